@@ -1,0 +1,68 @@
+/* keys.h — dispatch keys, key sets, and the thread-local include/exclude sets.
+ *
+ * A key set is a uint64_t with one bit per key; a higher bit is a higher priority, so the
+ * kernel to run is the one for the highest set bit (keyset_highest). See Note [Effective
+ * key set] in keys.c for how the per-call set is formed. */
+#ifndef PITH_DISPATCH_KEYS_H
+#define PITH_DISPATCH_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+
+typedef enum {
+    PITH_KEY_CPU = 0,
+    PITH_KEY_META = 1,
+    PITH_KEY_PYTHON = 2,
+    PITH_KEY_AUTOGRAD = 3,
+    PITH_KEY_PYTHON_MODE = 4,
+    PITH_NUM_KEYS = 5
+} pith_key;
+
+#define PITH_KEYSET(k) ((pith_keyset)1 << (k))
+#define PITH_KEYSET_BACKENDS (PITH_KEYSET(PITH_KEY_CPU) | PITH_KEYSET(PITH_KEY_META))
+
+/* The highest key of a non-empty set; -1 for the empty set. */
+static inline int keyset_highest(pith_keyset ks)
+{
+    return ks ? 63 - __builtin_clzll(ks) : -1;
+}
+/* All keys strictly below `key`. */
+static inline pith_keyset keyset_below(int key)
+{
+    return (PITH_KEYSET(key)) - 1;
+}
+
+/* "CPU", "Meta", "Python", "PythonMode", "Autograd"; NULL / -1 for unknown. */
+const char *key_name(int key);
+int key_from_name(const char *name);
+
+/* The backend key of a device. */
+static inline pith_keyset keyset_for_device(pith_device device)
+{
+    return device == PITH_META ? PITH_KEYSET(PITH_KEY_META) : PITH_KEYSET(PITH_KEY_CPU);
+}
+
+/* ---- thread-local include / exclude sets ---- */
+
+typedef struct {
+    pith_keyset included;
+    pith_keyset excluded;
+} pith_tls_keys;
+
+/* This thread's sets (never NULL). */
+pith_tls_keys *tls_keys(void);
+
+/* Note [Effective key set]
+ * The set used to pick a kernel is (union of the arguments' tensor key sets | included)
+ * & ~excluded. The Python bindings recompute `included`/`excluded` from the Python thread
+ * state on entry (see ARCHITECTURE.md: the mode stack belongs to the Python thread state),
+ * so these thread-locals only carry state within one C call chain. */
+static inline pith_keyset keyset_effective(pith_keyset from_args)
+{
+    pith_tls_keys *tls = tls_keys();
+    return (from_args | tls->included) & ~tls->excluded;
+}
+
+#endif /* PITH_DISPATCH_KEYS_H */

@@ -1,0 +1,72 @@
+/* schema.h — operator schemas in PyTorch's syntax, parsed into a struct.
+ *
+ *   ns::name.overload(Tensor self, int[] dims=[], *, Scalar alpha=1, Tensor(a!) out)
+ *       -> (Tensor values, Tensor indices)
+ *
+ * Supported types are the pith_arg_type values below. A malformed schema is
+ * PITH_ERR_VALUE with a message that quotes the schema and points at the bad character. */
+#ifndef PITH_DISPATCH_SCHEMA_H
+#define PITH_DISPATCH_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dispatch/value.h"
+
+/* Every argument type a schema can name; also the tokens of the op table's argument
+ * lists (PITH_TYPE_##TOKEN), so one list serves both. */
+#define PITH_FORALL_ARG_TYPES(_)                                                            \
+    _(TENSOR, "Tensor")                                                                     \
+    _(OPT_TENSOR, "Tensor?")                                                                \
+    _(TENSOR_LIST, "Tensor[]")                                                              \
+    _(INT, "int")                                                                           \
+    _(OPT_INT, "int?")                                                                      \
+    _(INT_LIST, "int[]")                                                                    \
+    _(OPT_INT_LIST, "int[]?")                                                               \
+    _(FLOAT, "float")                                                                       \
+    _(OPT_FLOAT, "float?")                                                                  \
+    _(BOOL, "bool")                                                                         \
+    _(SCALAR, "Scalar")                                                                     \
+    _(OPT_SCALAR, "Scalar?")                                                                \
+    _(DTYPE, "ScalarType")                                                                  \
+    _(OPT_DTYPE, "ScalarType?")                                                             \
+    _(OPT_DEVICE, "Device?")                                                                \
+    _(STR, "str")
+
+typedef enum {
+#define PITH_ARG_TYPE_ENUM_(tok, text) PITH_TYPE_##tok,
+    PITH_FORALL_ARG_TYPES(PITH_ARG_TYPE_ENUM_)
+#undef PITH_ARG_TYPE_ENUM_
+        PITH_NUM_ARG_TYPES
+} pith_arg_type;
+
+/* The spelling of a type in a schema ("Tensor?"). */
+const char *arg_type_name(pith_arg_type type);
+
+typedef struct {
+    char *name;           /* NULL for unnamed returns */
+    pith_arg_type type;
+    bool kwarg_only;      /* after the `*` */
+    bool has_default;
+    pith_value default_value; /* owned; kind NONE for `=None` */
+    bool is_mutable;      /* alias annotation with `!`, e.g. Tensor(a!) */
+    char alias_set;       /* the letter of an alias annotation, or 0 */
+} pith_schema_arg;
+
+typedef struct {
+    char *ns;       /* "pith" when the schema names none */
+    char *name;     /* "add" */
+    char *overload; /* "Tensor", or "" */
+    pith_schema_arg *args;
+    size_t nargs;
+    pith_schema_arg *returns;
+    size_t nreturns;
+} pith_schema;
+
+/* Parses `text` into `out` (zeroed first). On failure nothing is leaked. */
+pith_status schema_parse(const char *text, pith_schema *out);
+void schema_free(pith_schema *schema);
+/* Index of the argument named `name`, or -1. */
+int schema_find_arg(const pith_schema *schema, const char *name);
+
+#endif /* PITH_DISPATCH_SCHEMA_H */

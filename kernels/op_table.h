@@ -1,0 +1,272 @@
+/* op_table.h — every built-in operator, declared once.
+ *
+ * Note [One op table]
+ * This file is the single list of built-in ops. Each row is
+ *     _(id, "schema", KIND, (TYPE, arg), (TYPE, arg), ...)
+ * and from it the preprocessor makes: the op ids (PITH_OPID_<id>), the typed signatures and
+ * the typed call/redispatch functions (dispatch/op_macros.h), the boxed adapters, and the
+ * registration of the kernels into the registry (kernels/op_register.c). The Python method
+ * table is made from the registry at run time, so it follows this list too. Registration
+ * checks each argument list against its schema, so they cannot drift apart.
+ *
+ * KIND is BACKEND (kernels <id>_cpu and <id>_meta) or COMPOSITE (one <id>_composite that
+ * calls other ops, registered for CPU and Meta). See dispatch/op_macros.h.
+ *
+ * A bare name ("add") resolves to the overload with an empty name, or else to the first
+ * overload of that name in this table: list the default first.
+ *
+ * The unary and binary elementwise ops are listed by name in the public header
+ * (PITH_FORALL_UNARY_OPS / PITH_FORALL_BINARY_OPS, pith/ops.h); their rows here come from
+ * that list, with the per-op facts in PITH_BINARY_INFO_<name>. */
+#ifndef PITH_KERNELS_OP_TABLE_H
+#define PITH_KERNELS_OP_TABLE_H
+
+#include "pith/ops.h"
+
+/* Per binary op: the functional, out and in-place schema names, and whether it takes
+ * `alpha`. */
+#define PITH_BINARY_INFO_add(M, n) M(n, "add.Tensor", "add.out", "add_.Tensor", ALPHA)
+#define PITH_BINARY_INFO_sub(M, n) M(n, "sub.Tensor", "sub.out", "sub_.Tensor", ALPHA)
+#define PITH_BINARY_INFO_mul(M, n) M(n, "mul.Tensor", "mul.out", "mul_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_div(M, n) M(n, "div.Tensor", "div.out", "div_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_floor_divide(M, n)                                                 \
+    M(n, "floor_divide", "floor_divide.out", "floor_divide_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_remainder(M, n)                                                    \
+    M(n, "remainder.Tensor", "remainder.Tensor_out", "remainder_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_pow(M, n)                                                          \
+    M(n, "pow.Tensor_Tensor", "pow.Tensor_Tensor_out", "pow_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_maximum(M, n) M(n, "maximum", "maximum.out", "maximum_", PLAIN)
+#define PITH_BINARY_INFO_minimum(M, n) M(n, "minimum", "minimum.out", "minimum_", PLAIN)
+#define PITH_BINARY_INFO_eq(M, n) M(n, "eq.Tensor", "eq.Tensor_out", "eq_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_ne(M, n) M(n, "ne.Tensor", "ne.Tensor_out", "ne_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_lt(M, n) M(n, "lt.Tensor", "lt.Tensor_out", "lt_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_le(M, n) M(n, "le.Tensor", "le.Tensor_out", "le_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_gt(M, n) M(n, "gt.Tensor", "gt.Tensor_out", "gt_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_ge(M, n) M(n, "ge.Tensor", "ge.Tensor_out", "ge_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_logical_and(M, n)                                                  \
+    M(n, "logical_and", "logical_and.out", "logical_and_", PLAIN)
+#define PITH_BINARY_INFO_logical_or(M, n)                                                   \
+    M(n, "logical_or", "logical_or.out", "logical_or_", PLAIN)
+#define PITH_BINARY_INFO_bitwise_and(M, n)                                                  \
+    M(n, "bitwise_and.Tensor", "bitwise_and.Tensor_out", "bitwise_and_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_bitwise_or(M, n)                                                   \
+    M(n, "bitwise_or.Tensor", "bitwise_or.Tensor_out", "bitwise_or_.Tensor", PLAIN)
+#define PITH_BINARY_INFO_bitwise_xor(M, n)                                                  \
+    M(n, "bitwise_xor.Tensor", "bitwise_xor.Tensor_out", "bitwise_xor_.Tensor", PLAIN)
+
+#define PITH_BINARY_SCHEMA_TAIL_ALPHA ", *, Scalar alpha=1"
+#define PITH_BINARY_SCHEMA_OUT_ALPHA ", *, Scalar alpha=1, Tensor(a!) out"
+#define PITH_BINARY_SCHEMA_TAIL_PLAIN ""
+#define PITH_BINARY_SCHEMA_OUT_PLAIN ", *, Tensor(a!) out"
+#define PITH_BINARY_ARGS_ALPHA , (SCALAR, alpha)
+#define PITH_BINARY_ARGS_PLAIN
+
+/* The three rows of one binary op: <name>, <name>_out, <name>_ (in place). The macro
+ * parameters end in "_" so that they cannot capture argument names such as `out`. */
+#define PITH_BINARY_ROWS_(r_, n_, fn_, out_, inplace_, extra_)                              \
+    PITH_BINARY_ROWS_EXPAND_(r_, n_, fn_, out_, inplace_, extra_, PITH_BINARY_ARGS_##extra_)
+#define PITH_BINARY_ROWS_EXPAND_(r_, n_, fn_, out_, inplace_, extra_, ...)                  \
+    r_(n_, fn_ "(Tensor self, Tensor other" PITH_BINARY_SCHEMA_TAIL_##extra_ ") -> Tensor", \
+       BACKEND, (TENSOR, self), (TENSOR, other) __VA_ARGS__)                                \
+    r_(n_##_out,                                                                            \
+       out_ "(Tensor self, Tensor other" PITH_BINARY_SCHEMA_OUT_##extra_ ") -> Tensor(a!)", \
+       BACKEND, (TENSOR, self), (TENSOR, other) __VA_ARGS__, (TENSOR, out))                 \
+    r_(n_##_, inplace_ "(Tensor(a!) self, Tensor other" PITH_BINARY_SCHEMA_TAIL_##extra_    \
+                       ") -> Tensor(a!)",                                                   \
+       BACKEND, (TENSOR, self), (TENSOR, other) __VA_ARGS__)
+
+/* The three rows of one unary op: <name>, <name>_out, <name>_ (in place). */
+#define PITH_UNARY_ROWS_(r_, n_)                                                            \
+    r_(n_, #n_ "(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                          \
+    r_(n_##_out, #n_ ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", BACKEND,         \
+       (TENSOR, self), (TENSOR, out))                                                       \
+    r_(n_##_, #n_ "_(Tensor(a!) self) -> Tensor(a!)", BACKEND, (TENSOR, self))
+
+#define PITH_FACTORY_KW "*, ScalarType? dtype=None, Device? device=None) -> Tensor"
+#define PITH_FACTORY_ARGS (OPT_DTYPE, dtype), (OPT_DEVICE, device)
+
+#define PITH_FORALL_OPS(_)                                                                  \
+    PITH_FORALL_OPS_ELEMENTWISE_(_)                                                         \
+    PITH_FORALL_OPS_REDUCTIONS_(_)                                                          \
+    PITH_FORALL_OPS_LINALG_(_)                                                              \
+    PITH_FORALL_OPS_VIEWS_(_)                                                               \
+    PITH_FORALL_OPS_COPYING_(_)                                                             \
+    PITH_FORALL_OPS_NORMALISATION_(_)                                                       \
+    PITH_FORALL_OPS_FACTORIES_(_)
+
+/* ---- elementwise (kernels/elementwise*.c) ---- */
+#define PITH_UNARY_ROWS_FOR_(n_) PITH_UNARY_ROWS_(PITH_ROW_, n_)
+#define PITH_BINARY_ROWS_FOR_(n_) PITH_BINARY_INFO_##n_(PITH_BINARY_ROWS_CALL_, n_)
+#define PITH_BINARY_ROWS_CALL_(n_, fn_, out_, inplace_, extra_)                             \
+    PITH_BINARY_ROWS_(PITH_ROW_, n_, fn_, out_, inplace_, extra_)
+
+/* The row macro must be named PITH_ROW_ while a table is expanded: the sub-lists above
+ * refer to it (the preprocessor cannot pass a macro through PITH_FORALL_UNARY_OPS). */
+#define PITH_FORALL_OPS_ELEMENTWISE_(_)                                                     \
+    PITH_FORALL_UNARY_OPS(PITH_UNARY_ROWS_FOR_)                                             \
+    PITH_FORALL_BINARY_OPS(PITH_BINARY_ROWS_FOR_)                                           \
+    _(gelu, "gelu(Tensor self, *, str approximate='none') -> Tensor", BACKEND,              \
+      (TENSOR, self), (STR, approximate))                                                   \
+    _(gelu_out, "gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (STR, approximate), (TENSOR, out))                           \
+    _(gelu_, "gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", BACKEND,    \
+      (TENSOR, self), (STR, approximate))                                                   \
+    _(clamp, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", BACKEND,   \
+      (TENSOR, self), (OPT_SCALAR, min), (OPT_SCALAR, max))                                 \
+    _(clamp_, "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",  \
+      BACKEND, (TENSOR, self), (OPT_SCALAR, min), (OPT_SCALAR, max))                        \
+    _(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", BACKEND,  \
+      (TENSOR, condition), (TENSOR, self), (TENSOR, other))                                 \
+    _(copy_, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",   \
+      BACKEND, (TENSOR, self), (TENSOR, src), (BOOL, non_blocking))                         \
+    _(to_dtype,                                                                             \
+      "to.dtype(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor", \
+      COMPOSITE, (TENSOR, self), (DTYPE, dtype), (BOOL, non_blocking), (BOOL, copy))        \
+    _(clone, "clone(Tensor self) -> Tensor", COMPOSITE, (TENSOR, self))                     \
+    _(contiguous, "contiguous(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))
+
+/* ---- reductions (kernels/reduce*.c) ---- */
+#define PITH_REDUCE_DIMS_ "(Tensor self, int[]? dim=None, bool keepdim=False"
+#define PITH_FORALL_OPS_REDUCTIONS_(_)                                                      \
+    _(sum, "sum.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",    \
+      BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
+    _(mean, "mean.dim" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor", BACKEND, \
+      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))             \
+    _(prod, "prod.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",  \
+      BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
+    _(amax, "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
+      (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
+    _(amin, "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
+      (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
+    _(max, "max(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
+    _(max_dim,                                                                              \
+      "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", \
+      BACKEND, (TENSOR, self), (INT, dim), (BOOL, keepdim))                                 \
+    _(min, "min(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
+    _(min_dim,                                                                              \
+      "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", \
+      BACKEND, (TENSOR, self), (INT, dim), (BOOL, keepdim))                                 \
+    _(argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", BACKEND,  \
+      (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
+    _(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", BACKEND,  \
+      (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
+    _(var, "var.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
+      BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
+    _(std, "std.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
+      BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
+    _(all, "all.dims" PITH_REDUCE_DIMS_ ") -> Tensor", BACKEND, (TENSOR, self),             \
+      (OPT_INT_LIST, dim), (BOOL, keepdim))                                                 \
+    _(any, "any.dims" PITH_REDUCE_DIMS_ ") -> Tensor", BACKEND, (TENSOR, self),             \
+      (OPT_INT_LIST, dim), (BOOL, keepdim))
+
+/* ---- linear algebra (kernels/linalg.c) ---- */
+#define PITH_FORALL_OPS_LINALG_(_)                                                          \
+    _(matmul, "matmul(Tensor self, Tensor other) -> Tensor", BACKEND, (TENSOR, self),       \
+      (TENSOR, other))                                                                      \
+    _(mm, "mm(Tensor self, Tensor mat2) -> Tensor", BACKEND, (TENSOR, self), (TENSOR, mat2)) \
+    _(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", BACKEND, (TENSOR, self),              \
+      (TENSOR, mat2))                                                                       \
+    _(addmm,                                                                                \
+      "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", \
+      BACKEND, (TENSOR, self), (TENSOR, mat1), (TENSOR, mat2), (SCALAR, beta),              \
+      (SCALAR, alpha))                                                                      \
+    _(linear, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", BACKEND,  \
+      (TENSOR, input), (TENSOR, weight), (OPT_TENSOR, bias))
+
+/* ---- views (kernels/views.c); they work for every backend ---- */
+#define PITH_FORALL_OPS_VIEWS_(_)                                                           \
+    _(view, "view(Tensor(a) self, int[] size) -> Tensor(a)", COMPOSITE, (TENSOR, self),     \
+      (INT_LIST, size))                                                                     \
+    _(reshape, "reshape(Tensor(a) self, int[] shape) -> Tensor(a)", COMPOSITE,              \
+      (TENSOR, self), (INT_LIST, shape))                                                    \
+    _(permute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", COMPOSITE,               \
+      (TENSOR, self), (INT_LIST, dims))                                                     \
+    _(transpose, "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",          \
+      COMPOSITE, (TENSOR, self), (INT, dim0), (INT, dim1))                                  \
+    _(t, "t(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))                       \
+    _(expand, "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)",    \
+      COMPOSITE, (TENSOR, self), (INT_LIST, size), (BOOL, implicit))                        \
+    _(squeeze, "squeeze(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))           \
+    _(squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", COMPOSITE,          \
+      (TENSOR, self), (INT, dim))                                                           \
+    _(unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", COMPOSITE,              \
+      (TENSOR, self), (INT, dim))                                                           \
+    _(flatten, "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", \
+      COMPOSITE, (TENSOR, self), (INT, start_dim), (INT, end_dim))                          \
+    _(slice,                                                                                \
+      "slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)", \
+      COMPOSITE, (TENSOR, self), (INT, dim), (OPT_INT, start), (OPT_INT, end), (INT, step)) \
+    _(select, "select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", COMPOSITE,     \
+      (TENSOR, self), (INT, dim), (INT, index))                                             \
+    _(narrow, "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",        \
+      COMPOSITE, (TENSOR, self), (INT, dim), (INT, start), (INT, length))                   \
+    _(split, "split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]",         \
+      COMPOSITE, (TENSOR, self), (INT, split_size), (INT, dim))                             \
+    _(chunk, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", COMPOSITE,         \
+      (TENSOR, self), (INT, chunks), (INT, dim))                                            \
+    _(unbind, "unbind.int(Tensor(a) self, int dim=0) -> Tensor[]", COMPOSITE,               \
+      (TENSOR, self), (INT, dim))                                                           \
+    _(alias, "alias(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))               \
+    _(detach, "detach(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))
+
+/* ---- copying and combining (kernels/combine.c, kernels/indexing.c) ---- */
+#define PITH_FORALL_OPS_COPYING_(_)                                                         \
+    _(cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", BACKEND, (TENSOR_LIST, tensors),   \
+      (INT, dim))                                                                           \
+    _(stack, "stack(Tensor[] tensors, int dim=0) -> Tensor", COMPOSITE,                     \
+      (TENSOR_LIST, tensors), (INT, dim))                                                   \
+    _(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", BACKEND,  \
+      (TENSOR, self), (INT, dim), (TENSOR, index))                                          \
+    _(gather, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", \
+      BACKEND, (TENSOR, self), (INT, dim), (TENSOR, index), (BOOL, sparse_grad))            \
+    _(masked_fill, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",  \
+      BACKEND, (TENSOR, self), (TENSOR, mask), (SCALAR, value))                             \
+    _(masked_fill_,                                                                         \
+      "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",      \
+      BACKEND, (TENSOR, self), (TENSOR, mask), (SCALAR, value))                             \
+    _(tril, "tril(Tensor self, int diagonal=0) -> Tensor", BACKEND, (TENSOR, self),         \
+      (INT, diagonal))                                                                      \
+    _(triu, "triu(Tensor self, int diagonal=0) -> Tensor", BACKEND, (TENSOR, self),         \
+      (INT, diagonal))                                                                      \
+    _(embedding,                                                                            \
+      "embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
+      BACKEND, (TENSOR, weight), (TENSOR, indices), (INT, padding_idx),                     \
+      (BOOL, scale_grad_by_freq), (BOOL, sparse))
+
+/* ---- normalisation (kernels/normalisation.c) ---- */
+#define PITH_FORALL_OPS_NORMALISATION_(_)                                                   \
+    _(softmax, "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",       \
+      BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))                              \
+    _(log_softmax, "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", \
+      BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))                              \
+    _(layer_norm,                                                                           \
+      "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor", \
+      BACKEND, (TENSOR, input), (INT_LIST, normalized_shape), (OPT_TENSOR, weight),         \
+      (OPT_TENSOR, bias), (FLOAT, eps), (BOOL, cudnn_enable))
+
+/* ---- factories (kernels/factories.c, kernels/random.c) ---- */
+#define PITH_FORALL_OPS_FACTORIES_(_)                                                       \
+    _(empty, "empty(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),               \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(empty_strided, "empty_strided(int[] size, int[] stride, " PITH_FACTORY_KW, BACKEND,   \
+      (INT_LIST, size), (INT_LIST, stride), PITH_FACTORY_ARGS)                              \
+    _(zeros, "zeros(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),               \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(ones, "ones(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),                 \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(full, "full(int[] size, Scalar fill_value, " PITH_FACTORY_KW, BACKEND,                \
+      (INT_LIST, size), (SCALAR, fill_value), PITH_FACTORY_ARGS)                            \
+    _(arange, "arange.start_step(Scalar start, Scalar end, Scalar step=1, " PITH_FACTORY_KW, \
+      BACKEND, (SCALAR, start), (SCALAR, end), (SCALAR, step), PITH_FACTORY_ARGS)           \
+    _(linspace, "linspace(Scalar start, Scalar end, int steps, " PITH_FACTORY_KW, BACKEND,  \
+      (SCALAR, start), (SCALAR, end), (INT, steps), PITH_FACTORY_ARGS)                      \
+    _(eye, "eye(int n, int? m=None, " PITH_FACTORY_KW, BACKEND, (INT, n), (OPT_INT, m),     \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(rand, "rand(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),                 \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(randn, "randn(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),               \
+      PITH_FACTORY_ARGS)                                                                    \
+    _(randint, "randint.low(int low, int high, int[] size, " PITH_FACTORY_KW, BACKEND,      \
+      (INT, low), (INT, high), (INT_LIST, size), PITH_FACTORY_ARGS)
+
+#endif /* PITH_KERNELS_OP_TABLE_H */

@@ -1,0 +1,43 @@
+/* ops_internal.h — what kernels need from the op table: op ids, the built-in operator
+ * pointers, the typed signatures and the declarations of every kernel. */
+#ifndef PITH_KERNELS_OPS_INTERNAL_H
+#define PITH_KERNELS_OPS_INTERNAL_H
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "dispatch/op_macros.h"
+#include "kernels/op_table.h"
+
+typedef enum {
+#define PITH_ROW_(id, ...) PITH_OPID_##id,
+    PITH_FORALL_OPS(PITH_ROW_)
+#undef PITH_ROW_
+        PITH_NUM_BUILTIN_OPS
+} pith_builtin_op_id;
+
+/* Filled when the library loads (kernels/op_register.c); index by PITH_OPID_<id>. */
+extern const pith_op *pith_builtin_ops[PITH_NUM_BUILTIN_OPS];
+
+#define PITH_ROW_ PITH_OP_DECLARE
+PITH_FORALL_OPS(PITH_ROW_)
+#undef PITH_ROW_
+
+/* Helpers for kernels: return one new tensor through `ret`. */
+static inline pith_status ret_tensor(pith_value *ret, pith_tensor *t)
+{
+    if (!t)
+        return pith_last_status() != PITH_OK ? pith_last_status() : PITH_ERR_RUNTIME;
+    ret[0].kind = PITH_VALUE_TENSOR;
+    ret[0].u.t = t;
+    return PITH_OK;
+}
+/* Returns `self` (retained) through `ret`: what in-place and out= kernels return. */
+static inline pith_status ret_self(pith_value *ret, const pith_tensor *self)
+{
+    pith_retain((pith_tensor *)self);
+    ret[0].kind = PITH_VALUE_TENSOR;
+    ret[0].u.t = (pith_tensor *)self;
+    return PITH_OK;
+}
+
+#endif /* PITH_KERNELS_OPS_INTERNAL_H */
