@@ -124,4 +124,12 @@ static inline bool dtype_valid(int d)
     return d >= 0 && d < PITH_NUM_DTYPES;
 }
 
+/* pith_dtype_size for a valid dtype, inline for hot paths (no validation). */
+static inline size_t dtype_itemsize(pith_dtype d)
+{
+    /* bool u8 i8 i16 i32 i64 f16 bf16 f32 f64 */
+    static const unsigned char sizes[PITH_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+    return sizes[d];
+}
+
 #endif /* PITH_CORE_DTYPE_H */

@@ -11,7 +11,9 @@
 /* Sets the error and returns NULL: for functions returning a pointer. */
 #define PITH_FAIL_NULL(status, ...) (pith_set_error((status), __VA_ARGS__), NULL)
 
-/* Keeps the message of an error already set and prefixes context ("in add: ..."). */
+/* Keeps the message of an error already set and prefixes context: the formatted prefix,
+ * then ": ", then the old message ("add: <old message>"). Returns the (kept) status; with
+ * no error set it sets PITH_ERR_RUNTIME. */
 pith_status error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* PITH_CORE_ERROR_H */

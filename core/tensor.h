@@ -12,6 +12,7 @@
 
 #include "pith/pith.h"
 #include "pith/interpreter.h"
+#include "core/dtype.h"
 
 /* A dispatch key set: one bit per key of dispatch/keys.h. core/ only stores it. */
 typedef uint64_t pith_keyset;
@@ -34,6 +35,9 @@ typedef struct pith_storage {
      * that interpreter: the deleter runs only through it. NULL for everything else. */
     const pith_interpreter *owner;
     bool inline_data; /* data was allocated together with this struct */
+    /* This header (and its data) lives inside a tensor's block: freeing it hands the
+     * block back (See Note [Tensor blocks] in tensor.c). */
+    bool in_tensor_block;
 } pith_storage;
 
 /* Flags of a tensor (bit set). */
@@ -46,6 +50,17 @@ enum {
     PITH_TENSOR_POLICY_SIZES = 1u << 2,   /* also sizes, dim and numel */
     PITH_TENSOR_POLICY_DEVICE = 1u << 3,
 };
+
+/* The low bit of pith_tensor.pyobj: set while C owns the wrapper. See Note [PyObject
+ * preservation] in pyobj_slot.c. */
+#define PITH_PYOBJ_OWNS ((uintptr_t)1)
+
+/* Key bits that core/ sets itself. core/ must not include dispatch/ headers, so the bit
+ * values are repeated here; they must equal PITH_KEYSET(PITH_KEY_CPU / _META / _PYTHON) of
+ * dispatch/keys.h (dispatch/ static-asserts this). */
+#define TENSOR_KEY_CPU ((pith_keyset)1 << 0)
+#define TENSOR_KEY_META ((pith_keyset)1 << 1)
+#define TENSOR_KEY_PYTHON ((pith_keyset)1 << 2)
 
 struct pith_tensor {
     atomic_int_fast64_t refcount;
@@ -82,6 +97,12 @@ pith_tensor *tensor_view(const pith_tensor *base, int ndim, const int64_t *sizes
 pith_tensor *tensor_from_storage(pith_storage *storage, int ndim, const int64_t *sizes,
                                  const int64_t *strides, int64_t offset, pith_dtype dtype,
                                  pith_device device);
+/* Validates a geometry as the constructors do (ndim range, NULL sizes, dtype, device,
+ * negative sizes and strides, overflow) and gives the bytes it spans. `what` names the
+ * caller in the message. strides NULL means contiguous. */
+bool tensor_geometry_check(const char *what, int ndim, const int64_t *sizes,
+                           const int64_t *strides, pith_dtype dtype, pith_device device,
+                           size_t *nbytes);
 /* Sets sizes/strides and recomputes numel and the contiguity cache. */
 void tensor_set_geometry(pith_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides);
@@ -101,17 +122,21 @@ const char *shape_format(int ndim, const int64_t *sizes, char *buf, size_t cap);
 int dim_wrap(int64_t dim, int ndim);
 
 /* ---- storage ---- */
+/* Initialises a header: refcount 1, version 0, allocator-owned, no owner. */
+void storage_init(pith_storage *s, void *data, size_t nbytes);
 pith_storage *storage_new(size_t nbytes, pith_device device);
 pith_storage *storage_from_blob(void *data, size_t nbytes, void (*deleter)(void *, void *),
                                 void *ctx);
 void storage_retain(pith_storage *s);
 void storage_release(pith_storage *s);
+/* Called by storage_release for storage with in_tensor_block set. */
+void tensor_block_storage_free(pith_storage *s);
 
 /* ---- inline accessors ---- */
 static inline char *tensor_data(const pith_tensor *t)
 {
     return t->storage->data
-               ? (char *)t->storage->data + t->offset * (int64_t)pith_dtype_size(t->dtype)
+               ? (char *)t->storage->data + t->offset * (int64_t)dtype_itemsize(t->dtype)
                : NULL;
 }
 static inline void tensor_bump_version(const pith_tensor *t)

@@ -49,19 +49,35 @@ static inline pith_keyset keyset_for_device(pith_device device)
 typedef struct {
     pith_keyset included;
     pith_keyset excluded;
+    /* The interpreter of the active dispatch mode (the Python bindings set it together
+     * with including PythonMode); the PythonMode fallback calls into it. See Note [Python
+     * fallback] in python_fallback.c. */
+    const pith_interpreter *mode_interp;
+    /* The interpreter whose thread state this thread runs, when the bindings know it (set
+     * on entry from Python); calls into it count as its own thread during teardown. */
+    const pith_interpreter *thread_interp;
 } pith_tls_keys;
 
 /* This thread's sets (never NULL). */
 pith_tls_keys *tls_keys(void);
 
+/* The bindings set mode_interp and thread_interp through pith/dispatch.h
+ * (pith_keys_set_mode_interpreter, pith_keys_set_thread_interpreter). */
+
 /* Note [Effective key set]
  * The set used to pick a kernel is (union of the arguments' tensor key sets | included)
- * & ~excluded. The Python bindings recompute `included`/`excluded` from the Python thread
- * state on entry (see ARCHITECTURE.md: the mode stack belongs to the Python thread state),
- * so these thread-locals only carry state within one C call chain. */
+ * & ~excluded. When no argument contributes a backend key (a call with no tensor, or only
+ * tensors without a backend), the CPU key stands in: an op always has a backend to land
+ * on. Redispatch (a mask applied to a set already made effective) never adds it back, so
+ * a kernel that masks out CPU cannot recurse into itself. The Python bindings recompute
+ * `included`/`excluded` from the Python thread state on entry (see ARCHITECTURE.md: the
+ * mode stack belongs to the Python thread state), so these thread-locals only carry state
+ * within one C call chain. */
 static inline pith_keyset keyset_effective(pith_keyset from_args)
 {
     pith_tls_keys *tls = tls_keys();
+    if (!(from_args & PITH_KEYSET_BACKENDS))
+        from_args |= PITH_KEYSET(PITH_KEY_CPU);
     return (from_args | tls->included) & ~tls->excluded;
 }
 

@@ -5,7 +5,19 @@
  * Writers (define, register, unregister) take one mutex. Readers on the hot path take no
  * lock: each kernel slot is an atomic pointer to an immutable record, and operators live
  * at stable addresses that are never freed. A replaced or unregistered record is kept
- * (leaked) because a reader may still be calling through it. */
+ * (leaked) because a reader may still be calling through it.
+ *  - Operators live in fixed-size chunks that are allocated once and never moved, so a
+ *    `const pith_op *` is valid for the life of the process; the op count is published
+ *    with a release store after the op is fully written (pith_op_at reads it with acquire).
+ *  - Lookup by name (pith_op_find) takes the mutex: the name index is a hash table that
+ *    grows. The hot path never looks up by name: typed calls hold the op pointer
+ *    (pith_builtin_ops), and boxed callers look the op up once.
+ *  - Kernel and fallback slots are published with release stores and read with acquire
+ *    loads, so a reader that sees a record sees its contents.
+ *  - Records made by pith_kernel_register / pith_fallback_register stay on a list after
+ *    they are unregistered: still reachable, so leak checkers stay quiet, and never freed.
+ *  - All of it is statically initialised: the built-in ops register from a load-time
+ *    constructor, which may run before any other constructor. */
 #ifndef PITH_DISPATCH_REGISTRY_H
 #define PITH_DISPATCH_REGISTRY_H
 
@@ -15,7 +27,6 @@
 #include "dispatch/schema.h"
 #include "dispatch/value.h"
 
-#define PITH_MAX_RETURNS 4
 
 /* A kernel at one key. `boxed` is always set; `unboxed` is the typed entry of a built-in
  * kernel (its type is the op's pith_sig_<id>), called directly by the typed wrappers. */
@@ -41,6 +52,9 @@ pith_status registry_define(const char *schema_text, int builtin_id, pith_op **o
 pith_status registry_set_kernel(pith_op *op, int key, const pith_kernel_record *record);
 pith_op *registry_find_mutable(const char *name);
 
+/* Undoes pith_fallthrough_register (for tests; the public API has no unregister). */
+void registry_fallthrough_remove(int key);
+
 /* Picks the kernel for `ks`: the highest key with a kernel for `op`, else that key's
  * fallback; fallthrough keys are skipped. *key gets the key chosen. Sets the error (naming
  * the op and the keys) when there is none. */
@@ -50,7 +64,28 @@ pith_status dispatch_pick(const pith_op *op, pith_keyset ks, const pith_kernel_r
 /* pith_call_boxed with an explicit key set (already effective): fills defaults and checks
  * the arguments against the schema first. */
 pith_status dispatch_call_boxed_keyset(const pith_op *op, pith_stack *stack, pith_keyset ks);
-/* The union of the key sets of the tensors among the top `nargs` values. */
+/* The union of the key sets of the tensors (and tensor lists) among the top `nargs`
+ * values, plus the backend of any Device value (a factory's `device=`). */
 pith_keyset stack_keyset(const pith_stack *stack, size_t nargs);
+
+/* How errors name an op: "add.Tensor" for built-ins, "myns::myop" for others. */
+static inline const char *op_display_name(const pith_op *op)
+{
+    const char *q = op->qualified_name;
+    return q[0] == 'p' && q[1] == 'i' && q[2] == 't' && q[3] == 'h' && q[4] == ':' &&
+                   q[5] == ':'
+               ? q + 6
+               : q;
+}
+
+/* Whether an argument of `type` accepts a value of `kind` (boxing.c), and the same as an
+ * error: PITH_ERR_TYPE naming the op, the argument and the expected type. */
+bool arg_accepts(pith_arg_type type, pith_value_kind kind);
+pith_status arg_check(const pith_op *op, size_t index, const pith_value *v);
+
+/* The default fallbacks of the Python and PythonMode keys (python_fallback.c). See Note
+ * [Python fallback]. */
+extern const pith_kernel_record python_fallback_record;
+extern const pith_kernel_record python_mode_fallback_record;
 
 #endif /* PITH_DISPATCH_REGISTRY_H */

@@ -43,6 +43,9 @@ typedef enum {
 /* The spelling of a type in a schema ("Tensor?"). */
 const char *arg_type_name(pith_arg_type type);
 
+/* The most results an operator may return. */
+#define PITH_MAX_RETURNS 4
+
 typedef struct {
     char *name;           /* NULL for unnamed returns */
     pith_arg_type type;

@@ -41,8 +41,12 @@ struct pith_stack {
 
 /* Releases what a value owns and sets it to none. */
 void value_clear(pith_value *v);
-/* Pushes a value, taking ownership of what it holds. */
+/* Pushes a value, taking ownership of what it holds (released if the push fails). */
 pith_status stack_push_value(pith_stack *s, pith_value v);
+/* A deep copy: tensors retained, strings and lists copied. On failure *out is none. */
+pith_status value_copy(const pith_value *v, pith_value *out);
+/* "Tensor", "int", "None", ...: how errors name a value's kind. */
+const char *value_kind_name(pith_value_kind kind);
 /* Pointer to the i-th value from the bottom (no bounds check). */
 static inline pith_value *stack_at(const pith_stack *s, size_t i)
 {

@@ -1,0 +1,230 @@
+/* dtype.c — dtype and device names, sizes, categories, PyTorch's promote_types, and the
+ * generic element load/store used by slow paths (item, fill, conversions).
+ *
+ * The fast paths live in kernels/, specialised per dtype with PITH_FORALL_DTYPES. */
+#include <math.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_info[PITH_NUM_DTYPES] = {
+    [PITH_BOOL] = {"bool", 1},         [PITH_UINT8] = {"uint8", 1},
+    [PITH_INT8] = {"int8", 1},         [PITH_INT16] = {"int16", 2},
+    [PITH_INT32] = {"int32", 4},       [PITH_INT64] = {"int64", 8},
+    [PITH_FLOAT16] = {"float16", 2},   [PITH_BFLOAT16] = {"bfloat16", 2},
+    [PITH_FLOAT32] = {"float32", 4},   [PITH_FLOAT64] = {"float64", 8},
+};
+
+/* PyTorch's other spellings (torch.float, torch.long, ...). */
+static const struct {
+    const char *name;
+    pith_dtype dtype;
+} dtype_aliases[] = {
+    {"float", PITH_FLOAT32}, {"double", PITH_FLOAT64}, {"half", PITH_FLOAT16},
+    {"long", PITH_INT64},    {"int", PITH_INT32},      {"short", PITH_INT16},
+};
+
+const char *pith_dtype_name(pith_dtype dtype)
+{
+    if (!dtype_valid((int)dtype)) {
+        pith_set_error(PITH_ERR_TYPE, "invalid dtype %d", (int)dtype);
+        return "invalid";
+    }
+    return dtype_info[dtype].name;
+}
+
+size_t pith_dtype_size(pith_dtype dtype)
+{
+    if (!dtype_valid((int)dtype)) {
+        pith_set_error(PITH_ERR_TYPE, "invalid dtype %d", (int)dtype);
+        return 0;
+    }
+    return dtype_info[dtype].size;
+}
+
+const char *pith_device_name(pith_device device)
+{
+    switch (device) {
+    case PITH_CPU: return "cpu";
+    case PITH_META: return "meta";
+    }
+    pith_set_error(PITH_ERR_VALUE, "invalid device %d", (int)device);
+    return "invalid";
+}
+
+bool pith_dtype_from_name(const char *name, pith_dtype *out)
+{
+    if (!name || !out)
+        return false;
+    /* Accept "torch.float32" and "pith.float32" as written in Python reprs. */
+    if (!strncmp(name, "torch.", 6))
+        name += 6;
+    else if (!strncmp(name, "pith.", 5))
+        name += 5;
+    for (int d = 0; d < PITH_NUM_DTYPES; d++) {
+        if (!strcmp(name, dtype_info[d].name)) {
+            *out = (pith_dtype)d;
+            return true;
+        }
+    }
+    for (size_t i = 0; i < sizeof dtype_aliases / sizeof dtype_aliases[0]; i++) {
+        if (!strcmp(name, dtype_aliases[i].name)) {
+            *out = dtype_aliases[i].dtype;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool pith_dtype_is_floating(pith_dtype dtype)
+{
+    return dtype_valid((int)dtype) && dtype_is_floating(dtype);
+}
+
+bool pith_dtype_is_integral(pith_dtype dtype, bool include_bool)
+{
+    return dtype_valid((int)dtype) &&
+           (dtype_is_integral(dtype) || (include_bool && dtype == PITH_BOOL));
+}
+
+/* Note [promote_types]
+ * PyTorch's rules for two tensor dtypes: categories rank bool < integral < floating and the
+ * higher category wins; within integers the wider type wins, except that uint8 with a
+ * signed type needs the next signed type that holds both (uint8+int8 -> int16); within
+ * floats the wider wins, except float16+bfloat16 -> float32 (neither holds the other). */
+static pith_dtype promote_valid(pith_dtype a, pith_dtype b)
+{
+    if (a == b)
+        return a;
+    if (a == PITH_BOOL)
+        return b;
+    if (b == PITH_BOOL)
+        return a;
+    bool fa = dtype_is_floating(a), fb = dtype_is_floating(b);
+    if (fa != fb)
+        return fa ? a : b;
+    if (fa) {
+        if ((a == PITH_FLOAT16 && b == PITH_BFLOAT16) || (a == PITH_BFLOAT16 && b == PITH_FLOAT16))
+            return PITH_FLOAT32;
+        return a > b ? a : b; /* enum order float16/bfloat16 < float32 < float64 */
+    }
+    if (a == PITH_UINT8 || b == PITH_UINT8) {
+        pith_dtype other = a == PITH_UINT8 ? b : a;
+        return other == PITH_INT8 ? PITH_INT16 : other;
+    }
+    return a > b ? a : b; /* signed ints in order of width */
+}
+
+/* Weak for now: kernels/promotion.c also defines it (ownership to be settled by the lead);
+ * whichever strong definition exists wins, and this one is the fallback. */
+__attribute__((weak)) pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
+{
+    if (!dtype_valid((int)a) || !dtype_valid((int)b)) {
+        pith_set_error(PITH_ERR_TYPE, "promote_types: invalid dtype %d",
+                       (int)(dtype_valid((int)a) ? b : a));
+        return PITH_FLOAT32;
+    }
+    return promote_valid(a, b);
+}
+
+/* ---- generic load / store ---- */
+
+double dtype_load_double(pith_dtype dtype, const void *p)
+{
+    switch (dtype) {
+    case PITH_BOOL: return *(const bool *)p ? 1.0 : 0.0;
+    case PITH_UINT8: return *(const uint8_t *)p;
+    case PITH_INT8: return *(const int8_t *)p;
+    case PITH_INT16: return *(const int16_t *)p;
+    case PITH_INT32: return *(const int32_t *)p;
+    case PITH_INT64: return (double)*(const int64_t *)p;
+    case PITH_FLOAT16: return half_to_float(*(const pith_half *)p);
+    case PITH_BFLOAT16: return bfloat16_to_float(*(const pith_bfloat16 *)p);
+    case PITH_FLOAT32: return *(const float *)p;
+    case PITH_FLOAT64: return *(const double *)p;
+    }
+    return 0.0;
+}
+
+int64_t dtype_load_int64(pith_dtype dtype, const void *p)
+{
+    switch (dtype) {
+    case PITH_BOOL: return *(const bool *)p;
+    case PITH_UINT8: return *(const uint8_t *)p;
+    case PITH_INT8: return *(const int8_t *)p;
+    case PITH_INT16: return *(const int16_t *)p;
+    case PITH_INT32: return *(const int32_t *)p;
+    case PITH_INT64: return *(const int64_t *)p;
+    default: break;
+    }
+    /* Floating: truncate toward zero, clamped (see double_to_int64). */
+    double v = dtype_load_double(dtype, p);
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (v < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Clamps v to [lo, hi] and truncates toward zero; NaN becomes 0. Defined for every v. */
+static int64_t double_to_int_clamped(double v, double lo, double hi)
+{
+    if (isnan(v))
+        return 0;
+    if (v <= lo)
+        return (int64_t)lo;
+    if (v >= hi)
+        return (int64_t)hi;
+    return (int64_t)v;
+}
+
+void dtype_store_double(pith_dtype dtype, void *p, double v)
+{
+    switch (dtype) {
+    case PITH_BOOL: *(bool *)p = v != 0.0; break;
+    case PITH_UINT8: *(uint8_t *)p = (uint8_t)double_to_int_clamped(v, 0, UINT8_MAX); break;
+    case PITH_INT8: *(int8_t *)p = (int8_t)double_to_int_clamped(v, INT8_MIN, INT8_MAX); break;
+    case PITH_INT16:
+        *(int16_t *)p = (int16_t)double_to_int_clamped(v, INT16_MIN, INT16_MAX);
+        break;
+    case PITH_INT32:
+        *(int32_t *)p = (int32_t)double_to_int_clamped(v, INT32_MIN, INT32_MAX);
+        break;
+    case PITH_INT64:
+        /* INT64_MAX is not a double: 2^63 is the first value out of range. */
+        if (isnan(v))
+            *(int64_t *)p = 0;
+        else if (v >= 9223372036854775808.0)
+            *(int64_t *)p = INT64_MAX;
+        else if (v < -9223372036854775808.0)
+            *(int64_t *)p = INT64_MIN;
+        else
+            *(int64_t *)p = (int64_t)v;
+        break;
+    case PITH_FLOAT16: *(pith_half *)p = float_to_half((float)v); break;
+    case PITH_BFLOAT16: *(pith_bfloat16 *)p = float_to_bfloat16((float)v); break;
+    case PITH_FLOAT32: *(float *)p = (float)v; break;
+    case PITH_FLOAT64: *(double *)p = v; break;
+    }
+}
+
+void dtype_store_int64(pith_dtype dtype, void *p, int64_t v)
+{
+    /* Integer targets wrap (two's complement, computed unsigned), as PyTorch's casts do. */
+    uint64_t u = (uint64_t)v;
+    switch (dtype) {
+    case PITH_BOOL: *(bool *)p = v != 0; break;
+    case PITH_UINT8: *(uint8_t *)p = (uint8_t)u; break;
+    case PITH_INT8: *(int8_t *)p = (int8_t)(uint8_t)u; break;
+    case PITH_INT16: *(int16_t *)p = (int16_t)(uint16_t)u; break;
+    case PITH_INT32: *(int32_t *)p = (int32_t)(uint32_t)u; break;
+    case PITH_INT64: *(int64_t *)p = v; break;
+    default: dtype_store_double(dtype, p, (double)v); break;
+    }
+}

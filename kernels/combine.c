@@ -1,0 +1,364 @@
+/* combine.c — ops that assemble a new tensor from others: cat, stack, masked_fill (and
+ * its in-place form), tril and triu.
+ *
+ * cat copies each input into a narrowed view of its output through copy_ (which converts
+ * dtypes), so this file has no casting loops of its own. Checks and messages follow
+ * PyTorch; every check runs before data is touched. */
+#include <stdlib.h>
+
+#include "core/parallel.h"
+#include "kernels/factories.h"
+#include "kernels/indexing.h"
+#include "kernels/views.h"
+
+/* ---- cat ---- */
+
+/* PyTorch keeps accepting 1-D empty tensors of any other shape in cat (legacy). */
+static bool cat_should_skip(const pith_tensor *t)
+{
+    return t->ndim == 1 && t->numel == 0;
+}
+
+typedef struct {
+    int dim;
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    pith_dtype dtype;
+    pith_device device;
+    bool any_valid; /* some input is not skipped */
+} cat_plan;
+
+static pith_status cat_plan_make(pith_tensor_list tensors, int64_t dim, cat_plan *p)
+{
+    if (tensors.n == 0)
+        return pith_set_error(PITH_ERR_VALUE, "torch.cat(): expected a non-empty list of Tensors");
+    for (size_t i = 0; i < tensors.n; i++)
+        if (tensors.data[i]->ndim == 0)
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "cat: zero-dimensional tensor (at position %zu) cannot be "
+                                  "concatenated",
+                                  i);
+    const pith_tensor *valid = NULL;
+    for (size_t i = 0; i < tensors.n && !valid; i++)
+        if (!cat_should_skip(tensors.data[i]))
+            valid = tensors.data[i];
+    p->dim = 0;
+    if (valid) { /* PyTorch's legacy_cat_wrap_dim wraps against the first non-skipped input */
+        p->dim = dim_wrap(dim, valid->ndim);
+        if (p->dim < 0)
+            return pith_last_status();
+    }
+    p->dtype = tensors.data[0]->dtype;
+    p->device = tensors.data[0]->device;
+    for (size_t i = 0; i < tensors.n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        p->dtype = pith_promote_types(p->dtype, t->dtype);
+        if (devices_check("cat", tensors.data[0], t) != PITH_OK)
+            return pith_last_status();
+    }
+    p->any_valid = valid != NULL;
+    if (!valid) { /* only skipped inputs: the result is 1-D and empty */
+        p->ndim = 1;
+        p->sizes[0] = 0;
+        return PITH_OK;
+    }
+    p->ndim = valid->ndim;
+    memcpy(p->sizes, valid->sizes, sizeof(int64_t) * (size_t)valid->ndim);
+    int64_t total = 0;
+    for (size_t i = 0; i < tensors.n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (cat_should_skip(t))
+            continue;
+        if (t->ndim != valid->ndim)
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "cat: Tensors must have same number of dimensions: got %d and %d",
+                                  valid->ndim, t->ndim);
+        for (int d = 0; d < t->ndim; d++)
+            if (d != p->dim && t->sizes[d] != valid->sizes[d])
+                return pith_set_error(PITH_ERR_VALUE,
+                                      "cat: Sizes of tensors must match except in dimension %d. "
+                                      "Expected size %lld but got size %lld for tensor number "
+                                      "%zu in the list.",
+                                      p->dim, (long long)valid->sizes[d], (long long)t->sizes[d], i);
+        if (__builtin_add_overflow(total, t->sizes[p->dim], &total))
+            return pith_set_error(PITH_ERR_VALUE, "cat: the result's size overflows int64");
+    }
+    p->sizes[p->dim] = total;
+    return PITH_OK;
+}
+
+pith_status cat_cpu(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim)
+{
+    cat_plan p;
+    if (cat_plan_make(tensors, dim, &p) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(p.ndim, p.sizes, p.dtype, p.device);
+    if (!out)
+        return pith_last_status();
+    int64_t at = 0;
+    for (size_t i = 0; i < tensors.n && out->numel > 0; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (cat_should_skip(t) || t->sizes[p.dim] == 0)
+            continue;
+        view_geometry g;
+        geometry_of(out, &g);
+        g.offset += at * g.strides[p.dim];
+        g.sizes[p.dim] = t->sizes[p.dim];
+        at += t->sizes[p.dim];
+        pith_tensor *part = tensor_view(out, g.ndim, g.sizes, g.strides, g.offset);
+        pith_value copied[1];
+        pith_status status = part ? pith_call_copy_(copied, part, t, false) : pith_last_status();
+        pith_release(part);
+        if (status != PITH_OK) {
+            pith_release(out);
+            return status;
+        }
+        value_clear(&copied[0]);
+    }
+    return ret_tensor(ret, out);
+}
+
+pith_status cat_meta(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim)
+{
+    cat_plan p;
+    if (cat_plan_make(tensors, dim, &p) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(p.ndim, p.sizes, p.dtype, PITH_META));
+}
+
+/* ---- stack: unsqueeze every input at `dim`, then cat ---- */
+
+pith_status stack_composite(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
+                            int64_t dim)
+{
+    char a[512], b[512];
+    if (tensors.n == 0)
+        return pith_set_error(PITH_ERR_VALUE, "stack expects a non-empty TensorList");
+    const pith_tensor *first = tensors.data[0];
+    int d = dim_wrap(dim, first->ndim + 1);
+    if (d < 0)
+        return pith_last_status();
+    for (size_t i = 1; i < tensors.n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (!shape_equal(first->ndim, first->sizes, t->ndim, t->sizes))
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "stack expects each tensor to be equal size, but got %s at "
+                                  "entry 0 and %s at entry %zu",
+                                  shape_format(first->ndim, first->sizes, a, sizeof a),
+                                  shape_format(t->ndim, t->sizes, b, sizeof b), i);
+    }
+    pith_tensor **parts = calloc(tensors.n, sizeof *parts);
+    if (!parts)
+        return pith_set_error(PITH_ERR_NOMEM, "stack: cannot allocate %zu tensors", tensors.n);
+    pith_status status = PITH_OK;
+    size_t made = 0;
+    for (; made < tensors.n && status == PITH_OK; made++) {
+        pith_value one[1];
+        status = pith_call_unsqueeze(one, tensors.data[made], d);
+        parts[made] = status == PITH_OK ? one[0].u.t : NULL;
+    }
+    if (status == PITH_OK)
+        status = pith_call_cat(ret, (pith_tensor_list){(const pith_tensor *const *)parts, tensors.n},
+                               d);
+    tensor_list_release(parts, made);
+    return status;
+}
+
+/* ---- masked_fill ---- */
+
+static pith_status masked_fill_check(const char *op, const pith_tensor *self,
+                                     const pith_tensor *mask, pith_scalar value,
+                                     unsigned char *elem)
+{
+    if (mask->dtype != PITH_BOOL)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: masked_fill_ only supports boolean masks, but got mask with "
+                              "dtype %s",
+                              op, pith_dtype_name(mask->dtype));
+    if (devices_check(op, self, mask) != PITH_OK)
+        return pith_last_status();
+    return scalar_encode(op, value, self->dtype, elem);
+}
+
+/* out[i] = mask[i] ? value : src[i] over `out`'s shape, with src and mask given as
+ * geometries of that shape (broadcast strides allowed). `out` may be `src` itself. */
+static void masked_fill_run(char *out, const int64_t *out_strides, const char *src,
+                            const view_geometry *src_g, const char *mask,
+                            const view_geometry *mask_g, const unsigned char *elem,
+                            size_t itemsize, int64_t n, bool serial)
+{
+#pragma omp parallel num_threads(serial ? 1 : parallel_threads_for(n))
+    {
+        int64_t begin, end;
+        thread_range(n, &begin, &end);
+        strided_walk wo, ws, wm;
+        walk_init(&wo, src_g->ndim, src_g->sizes, out_strides, itemsize, begin);
+        walk_init(&ws, src_g->ndim, src_g->sizes, src_g->strides, itemsize, begin);
+        walk_init(&wm, mask_g->ndim, mask_g->sizes, mask_g->strides, 1, begin);
+        for (int64_t i = begin; i < end; i++) {
+            if (mask[wm.offset])
+                element_copy(out + wo.offset, (const char *)elem, itemsize);
+            else if (out + wo.offset != src + ws.offset)
+                element_copy(out + wo.offset, src + ws.offset, itemsize);
+            walk_next(&wo);
+            walk_next(&ws);
+            walk_next(&wm);
+        }
+    }
+}
+
+/* The broadcast shape of self and mask (masked_fill is not in place, so both expand). */
+static pith_status masked_fill_shape(const pith_tensor *self, const pith_tensor *mask,
+                                     int *ndim, int64_t *sizes)
+{
+    if (shape_broadcast(self->ndim, self->sizes, mask->ndim, mask->sizes, ndim, sizes) != PITH_OK)
+        return error_prefix("masked_fill");
+    return PITH_OK;
+}
+
+pith_status masked_fill_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            const pith_tensor *mask, pith_scalar value)
+{
+    unsigned char elem[8];
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    view_geometry sg, mg;
+    if (masked_fill_check("masked_fill", self, mask, value, elem) != PITH_OK ||
+        masked_fill_shape(self, mask, &ndim, sizes) != PITH_OK ||
+        geometry_expand("masked_fill", self, ndim, sizes, &sg) != PITH_OK ||
+        geometry_expand("masked_fill", mask, ndim, sizes, &mg) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(ndim, sizes, self->dtype, self->device);
+    if (!out)
+        return pith_last_status();
+    if (out->numel > 0)
+        masked_fill_run(tensor_data(out), out->strides, tensor_data(self), &sg, tensor_data(mask),
+                        &mg, elem, pith_dtype_size(self->dtype), out->numel, false);
+    return ret_tensor(ret, out);
+}
+
+pith_status masked_fill_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             const pith_tensor *mask, pith_scalar value)
+{
+    unsigned char elem[8];
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    if (masked_fill_check("masked_fill", self, mask, value, elem) != PITH_OK ||
+        masked_fill_shape(self, mask, &ndim, sizes) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(ndim, sizes, self->dtype, PITH_META));
+}
+
+/* Whether two elements of `t` share memory (a dim of size > 1 with stride 0). */
+static bool tensor_has_internal_overlap(const pith_tensor *t)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->sizes[d] > 1 && t->strides[d] == 0)
+            return true;
+    return false;
+}
+
+pith_status masked_fill__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             const pith_tensor *mask, pith_scalar value)
+{
+    unsigned char elem[8];
+    view_geometry sg, mg;
+    if (masked_fill_check("masked_fill_", self, mask, value, elem) != PITH_OK ||
+        geometry_expand("masked_fill_", mask, self->ndim, self->sizes, &mg) != PITH_OK)
+        return pith_last_status();
+    geometry_of(self, &sg);
+    /* PyTorch only warns about writing into an expanded self; do it serially so that no
+     * two threads write one location. */
+    if (self->numel > 0)
+        masked_fill_run(tensor_data(self), self->strides, tensor_data(self), &sg,
+                        tensor_data(mask), &mg, elem, pith_dtype_size(self->dtype), self->numel,
+                        tensor_has_internal_overlap(self));
+    tensor_bump_version(self);
+    return ret_self(ret, self);
+}
+
+pith_status masked_fill__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              const pith_tensor *mask, pith_scalar value)
+{
+    unsigned char elem[8];
+    view_geometry mg;
+    if (masked_fill_check("masked_fill_", self, mask, value, elem) != PITH_OK ||
+        geometry_expand("masked_fill_", mask, self->ndim, self->sizes, &mg) != PITH_OK)
+        return pith_last_status();
+    return ret_self(ret, self);
+}
+
+/* ---- tril, triu ---- */
+
+static pith_status triangle_check(const char *op, const pith_tensor *self)
+{
+    if (self->ndim < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: input tensor must have at least 2 dimensions",
+                              op);
+    return PITH_OK;
+}
+
+/* Keeps the elements of every matrix (the last two dims) with j - i <= k (lower) or
+ * j - i >= k (upper), and zeroes the rest. j - i cannot overflow, unlike i + k. */
+static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *self,
+                            int64_t k, bool lower)
+{
+    if (triangle_check(op, self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(self->ndim, self->sizes, self->dtype, self->device);
+    if (!out || out->numel == 0)
+        return ret_tensor(ret, out);
+    int nd = self->ndim;
+    int64_t rows = self->sizes[nd - 2], cols = self->sizes[nd - 1];
+    int64_t row_stride = self->strides[nd - 2], col_stride = self->strides[nd - 1];
+    int64_t lines = out->numel / cols;
+    size_t itemsize = pith_dtype_size(self->dtype);
+    const char *src = tensor_data(self);
+    char *dst = tensor_data(out);
+    static const unsigned char zero[8];
+#pragma omp parallel num_threads(parallel_threads_for(out->numel))
+    {
+        int64_t begin, end;
+        thread_range(lines, &begin, &end);
+        for (int64_t line = begin; line < end; line++) {
+            int64_t i = line % rows, batch = line / rows, base = i * row_stride;
+            for (int d = nd - 3; d >= 0; d--) {
+                base += (batch % self->sizes[d]) * self->strides[d];
+                batch /= self->sizes[d];
+            }
+            char *to = dst + (size_t)(line * cols) * itemsize;
+            for (int64_t j = 0; j < cols; j++) {
+                bool keep = lower ? j - i <= k : j - i >= k;
+                element_copy(to + (size_t)j * itemsize,
+                             keep ? src + (base + j * col_stride) * (int64_t)itemsize
+                                  : (const char *)zero,
+                             itemsize);
+            }
+        }
+    }
+    return ret_tensor(ret, out);
+}
+
+pith_status tril_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "tril", self, diagonal, true);
+}
+
+pith_status triu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "triu", self, diagonal, false);
+}
+
+pith_status tril_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    if (triangle_check("tril", self) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(self->ndim, self->sizes, self->dtype, PITH_META));
+}
+
+pith_status triu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    if (triangle_check("triu", self) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(self->ndim, self->sizes, self->dtype, PITH_META));
+}

@@ -1,0 +1,106 @@
+/* elementwise.h — the elementwise engine: broadcasting, output preparation (functional,
+ * out= and in-place), dimension coalescing, and the threaded strided iteration that
+ * calls 1-D inner loops. Also the dtype-converting copy that other kernels reuse (cat,
+ * contiguous, ...). The ops themselves live in elementwise_*.c.
+ *
+ * An inner loop has the NumPy ArrayMethod shape (see STYLE.md):
+ *     int loop(char **args, const int64_t *n, const int64_t *strides, void *ctx);
+ * args[0] is the output and args[1..] the inputs, each advancing strides[k] bytes per
+ * element, for n[0] elements. It returns 0, or a non-zero code that the engine ORs over
+ * every call (and every thread) and hands back to the caller. A stride of 0 means the
+ * operand is one broadcast value. See Note [Aliasing in inner loops] in elementwise.c. */
+#ifndef PITH_KERNELS_ELEMENTWISE_H
+#define PITH_KERNELS_ELEMENTWISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+typedef int (*elementwise_loop)(char **args, const int64_t *n, const int64_t *strides,
+                                void *ctx);
+
+/* The output plus at most three inputs (where). */
+#define ELEMENTWISE_MAX_OPERANDS 4
+
+/* The operands of one iteration, all of one (broadcast) shape. Strides are in bytes; a
+ * broadcast dim has stride 0. */
+typedef struct {
+    int noperands;
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    char *data[ELEMENTWISE_MAX_OPERANDS];
+    int64_t strides[ELEMENTWISE_MAX_OPERANDS][PITH_MAX_DIMS];
+} elementwise_geometry;
+
+/* Starts a geometry of the given shape (the broadcast shape, already validated). */
+void geometry_init(elementwise_geometry *g, int ndim, const int64_t *sizes);
+/* Adds `t` as the next operand, broadcast to the geometry's shape (which it must
+ * broadcast to: validated by the caller). */
+void geometry_add_operand(elementwise_geometry *g, const pith_tensor *t);
+/* Coalesces and runs `loop` over every element, with OpenMP above the grain size. Returns
+ * the OR of the loop's results. No validation happens here (it may run in threads). */
+int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx);
+
+/* ---- broadcasting and outputs ---- */
+
+/* The broadcast shape of `n` tensors (PyTorch rules). On a mismatch: PITH_ERR_VALUE,
+ * "<op>: the size of tensor a (3) must match the size of tensor b (4) at non-singleton
+ * dimension 1". */
+pith_status broadcast_shapes(const char *op, int n, const pith_tensor *const *tensors,
+                             int *ndim, int64_t *sizes);
+
+/* Checks that `src` broadcasts to exactly `dst`'s shape (copy_): "<op>: output with shape
+ * [3] doesn't match the broadcast shape [2, 3]". */
+pith_status broadcast_check_into(const char *op, const pith_tensor *dst,
+                                 const pith_tensor *src);
+
+typedef enum {
+    ELEMENTWISE_FUNCTIONAL, /* allocate a new output */
+    ELEMENTWISE_OUT,        /* write into an out= tensor (resized if it is empty) */
+    ELEMENTWISE_INPLACE     /* write into self: the broadcast shape must be self's */
+} elementwise_mode;
+
+/* Every tensor of an op must be on the device it runs on. A Meta kernel (`meta`) accepts
+ * CPU 0-dim inputs (PyTorch's CPU scalars), never a CPU output; a CPU kernel accepts no
+ * meta tensor. `output` may be NULL. */
+pith_status elementwise_check_devices(const char *op, bool meta, int n,
+                                      const pith_tensor *const *inputs,
+                                      const pith_tensor *output);
+
+/* Makes or checks the output of an op with broadcast shape (ndim, sizes) and result dtype
+ * `result`. FUNCTIONAL: *dst is a new tensor on `device`. OUT / INPLACE: `target` must be
+ * able to hold `result` (dtype_can_cast) and must not write one location twice; OUT
+ * resizes an empty target, INPLACE needs the shapes equal. *dst = target (borrowed). */
+pith_status elementwise_output(const char *op, elementwise_mode mode, pith_tensor *target,
+                               int ndim, const int64_t *sizes, pith_dtype result,
+                               pith_device device, pith_tensor **dst);
+
+/* Runs `loop` with output `out` (its shape is the broadcast shape) and inputs in[0..nin).
+ * The loop reads inputs of in_dtypes[i] and writes `loop_out_dtype`: inputs of another
+ * dtype are converted first, and a differently typed `out` is written through a temporary.
+ * An input that partially overlaps `out` is copied first. Returns the loop's non-zero
+ * code through *loop_result (may be NULL). Does not bump the version. */
+pith_status elementwise_apply(pith_tensor *out, pith_dtype loop_out_dtype, int nin,
+                              const pith_tensor *const *in, const pith_dtype *in_dtypes,
+                              elementwise_loop loop, void *ctx, int *loop_result);
+
+/* Whether `in` shares bytes with `out` without being exactly `out` (same start and the
+ * same strides wherever `out` has more than one element): reading it while writing `out`
+ * would see values already written. */
+bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out);
+
+/* ---- copies with conversion (elementwise_copy.c) ---- */
+
+/* The loop converting `src` elements into `dst` elements (args[0] dst, args[1] src).
+ * See Note [Float to integer conversion]. */
+elementwise_loop cast_loop(pith_dtype dst, pith_dtype src);
+/* Copies `src` into `dst` on CPU, broadcasting src to dst's shape and converting the
+ * dtype; safe when the two overlap. Validates the broadcast ("<op>: ..."), checks no
+ * device and bumps no version. */
+pith_status elementwise_copy(const char *op, pith_tensor *dst, const pith_tensor *src);
+/* A new contiguous CPU tensor holding `src` converted to `dtype`. */
+pith_tensor *tensor_converted(const pith_tensor *src, pith_dtype dtype);
+
+#endif /* PITH_KERNELS_ELEMENTWISE_H */

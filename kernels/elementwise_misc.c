@@ -1,0 +1,247 @@
+/* elementwise_misc.c — the elementwise ops outside the unary/binary lists: gelu (exact or
+ * tanh), clamp / clamp_ with Scalar bounds, and where. */
+#include <string.h>
+
+#include "kernels/elementwise_loops.h"
+#include "kernels/elementwise_ops.h"
+#include "kernels/promotion.h"
+
+/* ---- gelu: floating dtypes only, as in PyTorch ---- */
+
+#define GELU_SQRT1_2 0.70710678118654752440
+#define GELU_SQRT_2_OVER_PI 0.79788456080286535588
+EW_TAGS_FLOAT(EW_UNARY_SAME, gelu_exact, (T)0.5 * a * (1 + EW_MATH(erf, a * (T)GELU_SQRT1_2)))
+EW_TAGS_FLOAT(EW_UNARY_SAME, gelu_tanh,
+              (T)0.5 * a *
+                  (1 + EW_MATH(tanh, (T)GELU_SQRT_2_OVER_PI * (a + (T)0.044715 * a * a * a))))
+static const elementwise_loop gelu_exact_loops[PITH_NUM_DTYPES] = {
+    EW_TAGS_FLOAT(EW_LOOP_ENTRY, gelu_exact)};
+static const elementwise_loop gelu_tanh_loops[PITH_NUM_DTYPES] = {
+    EW_TAGS_FLOAT(EW_LOOP_ENTRY, gelu_tanh)};
+static const unary_def gelu_exact_def = {"gelu", RULE_PROMOTED, gelu_exact_loops, NULL};
+static const unary_def gelu_tanh_def = {"gelu", RULE_PROMOTED, gelu_tanh_loops, NULL};
+
+static pith_status gelu_run(pith_value *ret, const pith_tensor *self, const char *approximate,
+                            const pith_tensor *target, elementwise_mode mode, bool meta)
+{
+    const unary_def *def;
+    if (approximate && strcmp(approximate, "none") == 0)
+        def = &gelu_exact_def;
+    else if (approximate && strcmp(approximate, "tanh") == 0)
+        def = &gelu_tanh_def;
+    else
+        return pith_set_error(PITH_ERR_VALUE,
+                              "gelu: approximate argument must be either none or tanh, not '%s'",
+                              approximate ? approximate : "(null)");
+    return unary_run(def, ret, self, target, mode, meta);
+}
+
+pith_status gelu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                     const char *approximate)
+{
+    return gelu_run(ret, self, approximate, NULL, ELEMENTWISE_FUNCTIONAL, false);
+}
+pith_status gelu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                      const char *approximate)
+{
+    return gelu_run(ret, self, approximate, NULL, ELEMENTWISE_FUNCTIONAL, true);
+}
+pith_status gelu_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         const char *approximate, const pith_tensor *out)
+{
+    return gelu_run(ret, self, approximate, out, ELEMENTWISE_OUT, false);
+}
+pith_status gelu_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          const char *approximate, const pith_tensor *out)
+{
+    return gelu_run(ret, self, approximate, out, ELEMENTWISE_OUT, true);
+}
+pith_status gelu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                      const char *approximate)
+{
+    return gelu_run(ret, self, approximate, self, ELEMENTWISE_INPLACE, false);
+}
+pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       const char *approximate)
+{
+    return gelu_run(ret, self, approximate, self, ELEMENTWISE_INPLACE, true);
+}
+
+/* ---- clamp: min(max(x, min), max), so min > max gives max; NaN (in x or a bound)
+ * propagates, as PyTorch's clamp does. The bounds are Python numbers: they take part in
+ * type promotion as wrapped numbers (an int tensor clamped to 0.5 is float32). ---- */
+
+typedef struct {
+    elementwise_scalar lo, hi; /* absent bounds are the type's extremes / infinities */
+} clamp_bounds;
+
+static inline int64_t clamp_int(int64_t a, int64_t lo, int64_t hi)
+{
+    int64_t x = a < lo ? lo : a;
+    return x > hi ? hi : x;
+}
+#define CLAMP_FLOAT_HELPER(type)                                                            \
+    static inline type clamp_##type(type a, type lo, type hi)                               \
+    {                                                                                       \
+        type x = a != a ? a : lo != lo ? lo : a < lo ? lo : a;                              \
+        return hi != hi ? hi : x > hi ? hi : x;                                             \
+    }
+CLAMP_FLOAT_HELPER(float)
+CLAMP_FLOAT_HELPER(double)
+
+#define CLAMP_BOUNDS const clamp_bounds *c = ctx
+#define CLAMP_LOOP(tag, prologue, expr) EW_UNARY_LOOP(clamp_##tag, tag, tag, prologue, expr)
+EW_TAGS_INT(CLAMP_LOOP, CLAMP_BOUNDS, (T)clamp_int(a, c->lo.i, c->hi.i))
+EW_TAGS_FLOAT(CLAMP_LOOP, CLAMP_BOUNDS,
+              _Generic((a), float: clamp_float, default: clamp_double)(a, (T)c->lo.d, (T)c->hi.d))
+static const elementwise_loop clamp_loops[PITH_NUM_DTYPES] = {
+    EW_TAGS_INT(EW_LOOP_ENTRY, clamp) EW_TAGS_FLOAT(EW_LOOP_ENTRY, clamp)};
+
+static pith_status clamp_bound(const char *what, pith_scalar s, pith_dtype compute,
+                               elementwise_scalar *out, double absent_d, int64_t absent_i)
+{
+    if (s.kind == PITH_SCALAR_NONE) {
+        out->d = absent_d;
+        out->i = absent_i;
+        return PITH_OK;
+    }
+    return scalar_convert("clamp", what, s, compute, out);
+}
+
+static pith_status clamp_run(pith_value *ret, const pith_tensor *self, pith_scalar min,
+                             pith_scalar max, elementwise_mode mode, bool meta)
+{
+    const char *op = "clamp";
+    const pith_tensor *target = mode == ELEMENTWISE_INPLACE ? self : NULL;
+    promotion_state promotion;
+    clamp_bounds bounds;
+    pith_tensor *dst;
+    if (elementwise_check_devices(op, meta, 1, &self, target) != PITH_OK)
+        return pith_last_status();
+    if (min.kind == PITH_SCALAR_NONE && max.kind == PITH_SCALAR_NONE)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "clamp: At least one of 'min' or 'max' must not be None");
+    promotion_init(&promotion);
+    promotion_add_tensor(&promotion, self);
+    promotion_add_scalar(&promotion, min);
+    promotion_add_scalar(&promotion, max);
+    pith_dtype compute = promotion_result(&promotion);
+    if (!clamp_loops[compute])
+        return elementwise_not_implemented(op, compute);
+    if (clamp_bound("min", min, compute, &bounds.lo, -INFINITY, INT64_MIN) != PITH_OK ||
+        clamp_bound("max", max, compute, &bounds.hi, INFINITY, INT64_MAX) != PITH_OK)
+        return pith_last_status();
+    if (elementwise_output(op, mode, (pith_tensor *)target, self->ndim, self->sizes, compute,
+                           meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
+        return pith_last_status();
+    if (!meta && elementwise_apply(dst, compute, 1, &self, &compute, clamp_loops[compute],
+                                   &bounds, NULL) != PITH_OK) {
+        if (mode == ELEMENTWISE_FUNCTIONAL)
+            pith_release(dst);
+        return pith_last_status();
+    }
+    if (mode == ELEMENTWISE_FUNCTIONAL)
+        return ret_tensor(ret, dst);
+    tensor_bump_version(dst);
+    return ret_self(ret, dst);
+}
+
+pith_status clamp_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                      pith_scalar min, pith_scalar max)
+{
+    return clamp_run(ret, self, min, max, ELEMENTWISE_FUNCTIONAL, false);
+}
+pith_status clamp_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_scalar min, pith_scalar max)
+{
+    return clamp_run(ret, self, min, max, ELEMENTWISE_FUNCTIONAL, true);
+}
+pith_status clamp__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_scalar min, pith_scalar max)
+{
+    return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, false);
+}
+pith_status clamp__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        pith_scalar min, pith_scalar max)
+{
+    return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, true);
+}
+
+/* ---- where: picks bytes, so one loop per element size ---- */
+
+#define WHERE_LOOP(bytes, type)                                                             \
+    static int where_##bytes(char **args, const int64_t *n, const int64_t *s, void *ctx)    \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        const int64_t len = n[0];                                                           \
+        if (s[0] == bytes && s[1] == 1 && s[2] == bytes && s[3] == bytes) {                 \
+            type *o = (type *)args[0];                                                      \
+            const uint8_t *c = (const uint8_t *)args[1];                                    \
+            const type *a = (const type *)args[2], *b = (const type *)args[3];              \
+            EW_IVDEP for (int64_t i = 0; i < len; i++) o[i] = c[i] ? a[i] : b[i];           \
+        } else {                                                                            \
+            for (int64_t i = 0; i < len; i++)                                               \
+                *(type *)(args[0] + i * s[0]) = *(const uint8_t *)(args[1] + i * s[1])      \
+                                                    ? *(const type *)(args[2] + i * s[2])   \
+                                                    : *(const type *)(args[3] + i * s[3]);  \
+        }                                                                                   \
+        return 0;                                                                           \
+    }
+WHERE_LOOP(1, uint8_t)
+WHERE_LOOP(2, uint16_t)
+WHERE_LOOP(4, uint32_t)
+WHERE_LOOP(8, uint64_t)
+
+static elementwise_loop where_loop_for(pith_dtype dtype)
+{
+    switch (dtype_itemsize(dtype)) {
+    case 1:
+        return where_1;
+    case 2:
+        return where_2;
+    case 4:
+        return where_4;
+    default:
+        return where_8;
+    }
+}
+
+static pith_status where_run(pith_value *ret, const pith_tensor *condition,
+                             const pith_tensor *self, const pith_tensor *other, bool meta)
+{
+    const pith_tensor *in[3] = {condition, self, other};
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    pith_tensor *dst;
+    if (elementwise_check_devices("where", meta, 3, in, NULL) != PITH_OK)
+        return pith_last_status();
+    if (condition->dtype != PITH_BOOL && condition->dtype != PITH_UINT8)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "where: expected condition to be a boolean tensor, but got a "
+                              "tensor with dtype %s",
+                              pith_dtype_name(condition->dtype));
+    if (broadcast_shapes("where", 3, in, &ndim, sizes) != PITH_OK)
+        return pith_last_status();
+    pith_dtype result = result_type_of2(self, other);
+    if (elementwise_output("where", ELEMENTWISE_FUNCTIONAL, NULL, ndim, sizes, result,
+                           meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
+        return pith_last_status();
+    pith_dtype in_dtypes[3] = {PITH_BOOL, result, result};
+    if (!meta && elementwise_apply(dst, result, 3, in, in_dtypes, where_loop_for(result), NULL,
+                                   NULL) != PITH_OK) {
+        pith_release(dst);
+        return pith_last_status();
+    }
+    return ret_tensor(ret, dst);
+}
+
+pith_status where_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *condition,
+                      const pith_tensor *self, const pith_tensor *other)
+{
+    return where_run(ret, condition, self, other, false);
+}
+pith_status where_meta(pith_keyset ks, pith_value *ret, const pith_tensor *condition,
+                       const pith_tensor *self, const pith_tensor *other)
+{
+    return where_run(ret, condition, self, other, true);
+}

@@ -1,0 +1,241 @@
+/* elementwise_ops.c — the shared runners of the unary and binary ops (validation, type
+ * promotion, outputs, the call into the engine) and the CPU/Meta kernels of every row of
+ * PITH_FORALL_UNARY_OPS / PITH_FORALL_BINARY_OPS, generated from those lists. */
+#include "kernels/elementwise_ops.h"
+#include "kernels/elementwise_loops.h"
+#include "kernels/promotion.h"
+
+pith_status elementwise_not_implemented(const char *op, pith_dtype dtype)
+{
+    return pith_set_error(PITH_ERR_TYPE, "%s: not implemented for dtype %s", op,
+                          pith_dtype_name(dtype));
+}
+
+pith_status scalar_convert(const char *op, const char *what, pith_scalar s, pith_dtype dtype,
+                           elementwise_scalar *out)
+{
+    static const int64_t lo[] = {[PITH_UINT8] = 0, [PITH_INT8] = INT8_MIN,
+                                 [PITH_INT16] = INT16_MIN, [PITH_INT32] = INT32_MIN};
+    static const int64_t hi[] = {[PITH_UINT8] = UINT8_MAX, [PITH_INT8] = INT8_MAX,
+                                 [PITH_INT16] = INT16_MAX, [PITH_INT32] = INT32_MAX};
+    switch (s.kind) {
+    case PITH_SCALAR_NONE:
+        return pith_set_error(PITH_ERR_TYPE, "%s: %s must be a number, not None", op, what);
+    case PITH_SCALAR_BOOL:
+        out->i = s.u.b;
+        out->d = s.u.b;
+        return PITH_OK;
+    case PITH_SCALAR_INT:
+        out->i = s.u.i;
+        out->d = (double)s.u.i;
+        if (dtype >= PITH_UINT8 && dtype <= PITH_INT32 && (s.u.i < lo[dtype] || s.u.i > hi[dtype]))
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "%s: %s %lld cannot be converted to type %s without overflow",
+                                  op, what, (long long)s.u.i, pith_dtype_name(dtype));
+        return PITH_OK;
+    case PITH_SCALAR_DOUBLE:
+        out->d = s.u.d;
+        out->i = 0; /* unused: a float scalar only reaches float loops */
+        return PITH_OK;
+    }
+    return pith_set_error(PITH_ERR_TYPE, "%s: %s is not a number", op, what);
+}
+
+/* The dtypes an op computes in and returns, by its rule. */
+static void rule_dtypes(elementwise_rule rule, pith_dtype promoted, pith_dtype *compute,
+                        pith_dtype *result)
+{
+    switch (rule) {
+    case RULE_PROMOTED:
+        *compute = *result = promoted;
+        break;
+    case RULE_FLOAT:
+        *compute = *result = dtype_is_floating(promoted) ? promoted : PITH_DEFAULT_FLOAT;
+        break;
+    case RULE_TO_BOOL:
+        *compute = promoted;
+        *result = PITH_BOOL;
+        break;
+    case RULE_LOGICAL:
+        *compute = *result = PITH_BOOL;
+        break;
+    }
+}
+
+/* Returns the op's result: the new tensor, or the target (retained) after bumping its
+ * version for out= and in-place forms. */
+static pith_status run_finish(pith_value *ret, pith_tensor *dst, elementwise_mode mode)
+{
+    if (mode == ELEMENTWISE_FUNCTIONAL)
+        return ret_tensor(ret, dst);
+    tensor_bump_version(dst);
+    return ret_self(ret, dst);
+}
+
+pith_status unary_run(const unary_def *def, pith_value *ret, const pith_tensor *self,
+                      const pith_tensor *target, elementwise_mode mode, bool meta)
+{
+    const char *op = def->name;
+    pith_dtype compute, result;
+    pith_tensor *dst;
+    if (elementwise_check_devices(op, meta, 1, &self, target) != PITH_OK)
+        return pith_last_status();
+    if (self->dtype == PITH_BOOL && def->bool_message)
+        return pith_set_error(PITH_ERR_TYPE, "%s: %s", op, def->bool_message);
+    rule_dtypes(def->rule, self->dtype, &compute, &result);
+    elementwise_loop loop = def->loops[compute];
+    if (!loop)
+        return elementwise_not_implemented(op, compute);
+    if (elementwise_output(op, mode, (pith_tensor *)target, self->ndim, self->sizes, result,
+                           meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
+        return pith_last_status();
+    if (!meta && elementwise_apply(dst, result, 1, &self, &compute, loop, NULL, NULL) != PITH_OK) {
+        if (mode == ELEMENTWISE_FUNCTIONAL)
+            pith_release(dst);
+        return pith_last_status();
+    }
+    return run_finish(ret, dst, mode);
+}
+
+/* add and sub (PyTorch's alpha_check), and the alpha value for the loop. */
+static pith_status alpha_prepare(const char *op, pith_scalar alpha, pith_dtype compute,
+                                 elementwise_scalar *value, bool *is_one)
+{
+    if (alpha.kind == PITH_SCALAR_INT && alpha.u.i == 1) { /* the default: nothing to check */
+        value->d = 1.0;
+        value->i = 1;
+        *is_one = true;
+        return PITH_OK;
+    }
+    if (alpha.kind == PITH_SCALAR_BOOL && compute != PITH_BOOL)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: Boolean alpha only supported for Boolean results.", op);
+    if (alpha.kind == PITH_SCALAR_DOUBLE && !dtype_is_floating(compute))
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: For integral input tensors, argument alpha must not be a "
+                              "floating point number.",
+                              op);
+    if (scalar_convert(op, "alpha", alpha, compute, value) != PITH_OK)
+        return pith_last_status();
+    *is_one = alpha.kind == PITH_SCALAR_DOUBLE ? value->d == 1.0 : value->i == 1;
+    return PITH_OK;
+}
+
+/* Whether any element of `t` (bool or integer) is zero. */
+#define HAS_ZERO_LOOP(tag, unused)                                                          \
+    static int has_zero_##tag(char **args, const int64_t *n, const int64_t *s, void *ctx)   \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        for (int64_t i = 0; i < n[0]; i++)                                                  \
+            if (*(const EW_STORE_T_##tag *)(args[0] + i * s[0]) == 0)                       \
+                return 1;                                                                   \
+        return 0;                                                                           \
+    }
+HAS_ZERO_LOOP(b, 0)
+EW_TAGS_INT(HAS_ZERO_LOOP, 0)
+static const elementwise_loop has_zero_loops[PITH_NUM_DTYPES] = {
+    EW_LOOP_ENTRY(b, has_zero) EW_TAGS_INT(EW_LOOP_ENTRY, has_zero)};
+
+static bool tensor_has_zero(const pith_tensor *t)
+{
+    elementwise_geometry g;
+    geometry_init(&g, t->ndim, t->sizes);
+    geometry_add_operand(&g, t);
+    return geometry_run(&g, has_zero_loops[t->dtype], NULL) != 0;
+}
+
+pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                       const pith_tensor *other, pith_scalar alpha,
+                       const pith_tensor *target, elementwise_mode mode, bool meta)
+{
+    const char *op = def->name;
+    const pith_tensor *in[2] = {self, other};
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    pith_dtype compute, result;
+    elementwise_scalar alpha_value = {1.0, 1};
+    bool alpha_is_one = true;
+    pith_tensor *dst;
+    if (elementwise_check_devices(op, meta, 2, in, target) != PITH_OK ||
+        broadcast_shapes(op, 2, in, &ndim, sizes) != PITH_OK)
+        return pith_last_status();
+    rule_dtypes(def->rule, result_type_of2(self, other), &compute, &result);
+    if (def->check && def->check(self, other, compute) != PITH_OK)
+        return pith_last_status();
+    elementwise_loop loop = def->loops[compute];
+    if (!loop)
+        return elementwise_not_implemented(op, compute);
+    if (def->alpha_loops) {
+        if (alpha_prepare(op, alpha, compute, &alpha_value, &alpha_is_one) != PITH_OK)
+            return pith_last_status();
+        if (!alpha_is_one)
+            loop = def->alpha_loops[compute];
+    }
+    if (elementwise_output(op, mode, (pith_tensor *)target, ndim, sizes, result,
+                           meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
+        return pith_last_status();
+    if (!meta) {
+        pith_status status = PITH_OK;
+        pith_dtype in_dtypes[2] = {compute, compute};
+        /* Scanned before anything is written, so a failing in-place op changes nothing. */
+        if (def->integer_division && !dtype_is_floating(compute) && dst->numel > 0 &&
+            tensor_has_zero(other))
+            status = pith_set_error(PITH_ERR_VALUE,
+                                    "%s: ZeroDivisionError: integer division or remainder by "
+                                    "zero",
+                                    op);
+        if (status == PITH_OK)
+            status = elementwise_apply(dst, result, 2, in, in_dtypes, loop, &alpha_value, NULL);
+        if (status != PITH_OK) {
+            if (mode == ELEMENTWISE_FUNCTIONAL)
+                pith_release(dst);
+            return status;
+        }
+    }
+    return run_finish(ret, dst, mode);
+}
+
+/* ---- the kernels of every unary and binary row ---- */
+
+#define UNARY_OUT_PARAM , const pith_tensor *out
+#define UNARY_KERNELS(n) UNARY_KERNELS_(n, unary_##n)
+#define UNARY_KERNELS_(n, def)                                                              \
+    UNARY_KERNEL_PAIR_D(def, n, NULL, ELEMENTWISE_FUNCTIONAL, )                             \
+    UNARY_KERNEL_PAIR_D(def, n##_out, out, ELEMENTWISE_OUT, UNARY_OUT_PARAM)                \
+    UNARY_KERNEL_PAIR_D(def, n##_, self, ELEMENTWISE_INPLACE, )
+#define UNARY_KERNEL_PAIR_D(def, id, target, mode, extra)                                   \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self extra)    \
+    {                                                                                       \
+        return unary_run(&def, ret, self, target, mode, false);                             \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self extra)   \
+    {                                                                                       \
+        return unary_run(&def, ret, self, target, mode, true);                              \
+    }
+PITH_FORALL_UNARY_OPS(UNARY_KERNELS)
+
+/* Binary rows: alpha is a parameter only where PITH_BINARY_INFO_<op> says ALPHA. */
+#define BINARY_ALPHA_PARAM_ALPHA , pith_scalar alpha
+#define BINARY_ALPHA_PARAM_PLAIN
+#define BINARY_ALPHA_ARG_ALPHA alpha
+#define BINARY_ALPHA_ARG_PLAIN scalar_from_int(1)
+#define BINARY_KERNEL_PAIR(def, id, extra, target, mode, alpha_param, alpha_arg)           \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         const pith_tensor *other alpha_param extra)                       \
+    {                                                                                       \
+        return binary_run(&def, ret, self, other, alpha_arg, target, mode, false);          \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          const pith_tensor *other alpha_param extra)                      \
+    {                                                                                       \
+        return binary_run(&def, ret, self, other, alpha_arg, target, mode, true);           \
+    }
+#define BINARY_KERNELS_(n, fn_, out_, inplace_, extra_)                                     \
+    BINARY_KERNEL_PAIR(binary_##n, n, , NULL, ELEMENTWISE_FUNCTIONAL,                       \
+                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)              \
+    BINARY_KERNEL_PAIR(binary_##n, n##_out, UNARY_OUT_PARAM, out, ELEMENTWISE_OUT,          \
+                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)              \
+    BINARY_KERNEL_PAIR(binary_##n, n##_, , self, ELEMENTWISE_INPLACE,                       \
+                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)
+#define BINARY_KERNELS(n) PITH_BINARY_INFO_##n(BINARY_KERNELS_, n)
+PITH_FORALL_BINARY_OPS(BINARY_KERNELS)

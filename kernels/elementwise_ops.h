@@ -1,0 +1,70 @@
+/* elementwise_ops.h — how the unary and binary ops are described to the shared runners
+ * (elementwise_ops.c), which do the validation, promotion and output handling common to
+ * the functional, out= and in-place forms on CPU and Meta. Each op file defines the
+ * descriptions named here (unary_<op>, binary_<op>) with its loops. */
+#ifndef PITH_KERNELS_ELEMENTWISE_OPS_H
+#define PITH_KERNELS_ELEMENTWISE_OPS_H
+
+#include "kernels/elementwise.h"
+#include "kernels/ops_internal.h"
+
+/* How the dtype an op computes in, and the dtype of its result, follow from the promoted
+ * dtype of its inputs. */
+typedef enum {
+    RULE_PROMOTED, /* compute in and return the promoted dtype (add) */
+    RULE_FLOAT,    /* bool and integers compute in the default float dtype (exp, div) */
+    RULE_TO_BOOL,  /* compute in the promoted dtype, return bool (eq) */
+    RULE_LOGICAL   /* read every input as bool, return bool (logical_and) */
+} elementwise_rule;
+
+/* What a loop's `ctx` points at when an op has a scalar argument (add's alpha, clamp's
+ * bounds): the value as double and as int64 (bool as 0/1). */
+typedef struct {
+    double d;
+    int64_t i;
+} elementwise_scalar;
+
+typedef struct {
+    const char *name;
+    elementwise_rule rule;
+    const elementwise_loop *loops; /* by compute dtype; NULL: not implemented for it */
+    const char *bool_message;      /* PyTorch's own error for a bool input, or NULL */
+} unary_def;
+
+typedef struct {
+    const char *name;
+    elementwise_rule rule;
+    const elementwise_loop *loops;
+    /* add and sub: the loops for alpha != 1 (ctx is an elementwise_scalar); NULL for ops
+     * without alpha. */
+    const elementwise_loop *alpha_loops;
+    /* Extra validation given the operands and the compute dtype, or NULL. */
+    pith_status (*check)(const pith_tensor *self, const pith_tensor *other,
+                         pith_dtype compute);
+    /* Integer division: a zero divisor is an error (never SIGFPE). */
+    bool integer_division;
+} binary_def;
+
+#define PITH_DECLARE_UNARY_DEF_(n) extern const unary_def unary_##n;
+#define PITH_DECLARE_BINARY_DEF_(n) extern const binary_def binary_##n;
+PITH_FORALL_UNARY_OPS(PITH_DECLARE_UNARY_DEF_)
+PITH_FORALL_BINARY_OPS(PITH_DECLARE_BINARY_DEF_)
+#undef PITH_DECLARE_UNARY_DEF_
+#undef PITH_DECLARE_BINARY_DEF_
+
+/* The whole of a unary op: `target` is the out= tensor (OUT) or self (INPLACE), NULL
+ * for FUNCTIONAL. `meta` validates and computes metadata only. */
+pith_status unary_run(const unary_def *def, pith_value *ret, const pith_tensor *self,
+                      const pith_tensor *target, elementwise_mode mode, bool meta);
+pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                       const pith_tensor *other, pith_scalar alpha,
+                       const pith_tensor *target, elementwise_mode mode, bool meta);
+
+/* "<op>: not implemented for dtype <dtype>" (PITH_ERR_TYPE). */
+pith_status elementwise_not_implemented(const char *op, pith_dtype dtype);
+/* Checks that an integral scalar fits `dtype` (PyTorch's checked Scalar conversion) and
+ * fills `out` with it. */
+pith_status scalar_convert(const char *op, const char *what, pith_scalar s, pith_dtype dtype,
+                           elementwise_scalar *out);
+
+#endif /* PITH_KERNELS_ELEMENTWISE_OPS_H */

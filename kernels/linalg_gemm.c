@@ -1,0 +1,282 @@
+/* linalg_gemm.c — runs a matmul_plan: OpenBLAS (CBLAS) for float32 and float64, our own
+ * loop for the other dtypes and for whatever BLAS cannot take.
+ *
+ * Note [Matmul without copies]
+ * BLAS takes a row-major operand or its transpose, each with a leading dimension. An
+ * operand whose column stride is 1 goes as is; one whose row stride is 1 (a transposed
+ * contiguous matrix, such as linear's weight) goes with the transpose flag. Only other
+ * layouts are copied. The output is written in place (beta = 0 when there is nothing to
+ * add), and when B has no batch of its own and A's batch and row dims chain, the whole
+ * batch is one call with the rows stacked (linear over [batch, tokens, features]). */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "core/dtype.h"
+#include "core/parallel.h"
+#include "kernels/linalg.h"
+
+/* Output columns per block of the own loop (accumulators live on the stack). */
+#define GEMM_COL_BLOCK 256
+
+typedef struct {
+    const matmul_plan *plan;
+    const char *a, *b;
+    char *c;
+    matmul_scalars s;
+} gemm_job;
+
+/* Element offsets of batch `index` (row-major over the plan's batch dims) in A and B. */
+static void batch_offsets(const matmul_plan *p, int64_t index, int64_t *a_off, int64_t *b_off)
+{
+    *a_off = *b_off = 0;
+    for (int d = p->nbatch - 1; d >= 0; d--) {
+        int64_t i = index % p->batch[d];
+        index /= p->batch[d];
+        *a_off += i * p->a_batch_strides[d];
+        *b_off += i * p->b_batch_strides[d];
+    }
+}
+
+static int64_t batch_count(const matmul_plan *p)
+{
+    int64_t n = 1;
+    for (int d = 0; d < p->nbatch; d++)
+        n *= p->batch[d];
+    return n;
+}
+
+/* ---- our own loop ---- */
+
+#define LG_PLAIN(x) (x)
+#define LG_LOAD_BOOL(x) ((x) != 0)
+/* C = alpha * acc + beta * C, wrapping for integers; C is not read when beta is 0. */
+#define LG_FINISH_INT(T, acc, cold, s)                                                      \
+    ((T)((s).alpha_int * (acc) +                                                            \
+         ((s).beta_zero ? 0 : (s).beta_int * (uint64_t)(int64_t)(cold))))
+#define LG_FINISH_BOOL(T, acc, cold, s)                                                     \
+    ((T)(((s).alpha_int * (acc) + ((s).beta_zero ? 0 : (s).beta_int * (uint64_t)((cold) != 0))) != 0))
+#define LG_FINISH_FLOAT_(STORE, LOAD, acc, cold, s)                                         \
+    STORE((__typeof__(acc))((s).alpha * (acc) + ((s).beta_zero ? 0 : (s).beta * LOAD(cold))))
+#define LG_FINISH_F16(T, acc, cold, s) LG_FINISH_FLOAT_(float_to_half, half_to_float, acc, cold, s)
+#define LG_FINISH_BF16(T, acc, cold, s)                                                     \
+    LG_FINISH_FLOAT_(float_to_bfloat16, bfloat16_to_float, acc, cold, s)
+#define LG_FINISH_F(T, acc, cold, s) ((T)LG_FINISH_FLOAT_(LG_PLAIN, LG_PLAIN, acc, cold, s))
+
+/* Columns: dtype, element type, accumulator, load, finish. */
+#define LG_FORALL_DTYPES(M)                                                                 \
+    M(PITH_BOOL, uint8_t, uint64_t, LG_LOAD_BOOL, LG_FINISH_BOOL)                           \
+    M(PITH_UINT8, uint8_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
+    M(PITH_INT8, int8_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                                 \
+    M(PITH_INT16, int16_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
+    M(PITH_INT32, int32_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
+    M(PITH_INT64, int64_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
+    M(PITH_FLOAT16, uint16_t, float, half_to_float, LG_FINISH_F16)                          \
+    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, LG_FINISH_BF16)                    \
+    M(PITH_FLOAT32, float, float, LG_PLAIN, LG_FINISH_F)                                    \
+    M(PITH_FLOAT64, double, double, LG_PLAIN, LG_FINISH_F)
+
+/* One output row per call: row r of the stacked [batch * n, m] output. */
+#define LG_ROW_FN_(E, T, ACC, LOAD, FINISH)                                                 \
+    static void gemm_row_##E(const gemm_job *job, int64_t r)                                \
+    {                                                                                       \
+        const matmul_plan *p = job->plan;                                                   \
+        int64_t a_off, b_off, i = r % p->n;                                                 \
+        batch_offsets(p, r / p->n, &a_off, &b_off);                                         \
+        const T *a = (const T *)job->a + a_off + i * p->a_rs;                               \
+        const T *b = (const T *)job->b + b_off;                                             \
+        T *c = (T *)job->c + r * p->m;                                                      \
+        for (int64_t j0 = 0; j0 < p->m; j0 += GEMM_COL_BLOCK) {                             \
+            int64_t w = p->m - j0 < GEMM_COL_BLOCK ? p->m - j0 : GEMM_COL_BLOCK;            \
+            ACC acc[GEMM_COL_BLOCK];                                                        \
+            for (int64_t j = 0; j < w; j++)                                                 \
+                acc[j] = 0;                                                                 \
+            for (int64_t kk = 0; kk < p->k; kk++) {                                         \
+                ACC av = (ACC)LOAD(a[kk * p->a_cs]);                                        \
+                const T *brow = b + kk * p->b_rs + j0 * p->b_cs;                            \
+                if (p->b_cs == 1) {                                                         \
+                    for (int64_t j = 0; j < w; j++)                                         \
+                        acc[j] += av * (ACC)LOAD(brow[j]);                                  \
+                } else {                                                                    \
+                    for (int64_t j = 0; j < w; j++)                                         \
+                        acc[j] += av * (ACC)LOAD(brow[j * p->b_cs]);                        \
+                }                                                                           \
+            }                                                                               \
+            for (int64_t j = 0; j < w; j++)                                                 \
+                c[j0 + j] = FINISH(T, acc[j], c[j0 + j], job->s);                           \
+        }                                                                                   \
+    }
+LG_FORALL_DTYPES(LG_ROW_FN_)
+
+typedef void (*gemm_row_fn)(const gemm_job *job, int64_t r);
+
+static gemm_row_fn gemm_row_for(pith_dtype dtype)
+{
+#define LG_ROW_CASE_(E, T, ACC, LOAD, FINISH)                                               \
+    case E:                                                                                 \
+        return gemm_row_##E;
+    switch (dtype) {
+        LG_FORALL_DTYPES(LG_ROW_CASE_)
+    }
+#undef LG_ROW_CASE_
+    return NULL;
+}
+
+static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, const char *b,
+                     char *c, matmul_scalars s)
+{
+    gemm_job job = {p, a, b, c, s};
+    gemm_row_fn row = gemm_row_for(dtype);
+    int64_t rows = batch_count(p) * p->n;
+    double work = (double)rows * (double)p->m * (double)(p->k ? p->k : 1);
+    int nthreads = parallel_threads_for(work > (double)INT64_MAX ? INT64_MAX : (int64_t)work);
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++)
+        row(&job, r);
+}
+
+/* ---- BLAS ---- */
+
+/* Whether a rows x cols operand with strides (rs, cs) can go to BLAS as is: row-major with
+ * leading dimension *ld, or (*trans) the transpose of a row-major cols x rows matrix. */
+static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
+                        int64_t *ld)
+{
+    int64_t min_row = cols > 1 ? cols : 1, min_col = rows > 1 ? rows : 1;
+    if (cols == 1 || cs == 1) {
+        int64_t l = rows == 1 ? min_row : rs;
+        if (l >= min_row && l <= INT_MAX) {
+            *trans = false;
+            *ld = l;
+            return true;
+        }
+    }
+    if (rows == 1 || rs == 1) {
+        int64_t l = cols == 1 ? min_col : cs;
+        if (l >= min_col && l <= INT_MAX) {
+            *trans = true;
+            *ld = l;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A contiguous copy of a strided operand, for layouts BLAS cannot take. */
+static void *blas_copy(pith_dtype dtype, const char *src, int64_t rows, int64_t cols,
+                       int64_t rs, int64_t cs)
+{
+    size_t elem = pith_dtype_size(dtype);
+    char *dst = malloc((size_t)(rows * cols) * elem + 1);
+    if (!dst) {
+        pith_set_error(PITH_ERR_NOMEM, "matmul: out of memory copying a %lldx%lld operand",
+                       (long long)rows, (long long)cols);
+        return NULL;
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            if (dtype == PITH_FLOAT32)
+                ((float *)dst)[i * cols + j] = ((const float *)src)[i * rs + j * cs];
+            else
+                ((double *)dst)[i * cols + j] = ((const double *)src)[i * rs + j * cs];
+        }
+    }
+    return dst;
+}
+
+/* One BLAS call: C (n x m, row stride m) = beta * C + alpha * A @ B. */
+static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, const char *a,
+                             int64_t a_rs, int64_t a_cs, const char *b, int64_t b_rs,
+                             int64_t b_cs, char *c, matmul_scalars s)
+{
+    bool ta, tb;
+    int64_t lda, ldb;
+    void *copy_a = NULL, *copy_b = NULL;
+    if (!blas_layout(n, k, a_rs, a_cs, &ta, &lda)) {
+        if (!(copy_a = blas_copy(dtype, a, n, k, a_rs, a_cs)))
+            return PITH_ERR_NOMEM;
+        a = copy_a;
+        ta = false;
+        lda = k;
+    }
+    if (!blas_layout(k, m, b_rs, b_cs, &tb, &ldb)) {
+        if (!(copy_b = blas_copy(dtype, b, k, m, b_rs, b_cs))) {
+            free(copy_a);
+            return PITH_ERR_NOMEM;
+        }
+        b = copy_b;
+        tb = false;
+        ldb = m;
+    }
+    double beta = s.beta_zero ? 0.0 : s.beta;
+    if (dtype == PITH_FLOAT32)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    (int)n, (int)m, (int)k, (float)s.alpha, (const float *)a, (int)lda,
+                    (const float *)b, (int)ldb, (float)beta, (float *)c, (int)m);
+    else
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    (int)n, (int)m, (int)k, s.alpha, (const double *)a, (int)lda,
+                    (const double *)b, (int)ldb, beta, (double *)c, (int)m);
+    free(copy_a);
+    free(copy_b);
+    return PITH_OK;
+}
+
+/* Whether A's batch dims and row dim chain into one dim of stride a_rs (and B has no batch
+ * of its own), so that the batch is one call with batch * n rows. */
+static bool plan_foldable(const matmul_plan *p)
+{
+    int64_t stride = p->n > 1 ? p->a_rs * p->n : -1; /* -1: anything goes */
+    for (int d = p->nbatch - 1; d >= 0; d--) {
+        if (p->b_batch_strides[d] != 0 && p->batch[d] != 1)
+            return false;
+        if (p->batch[d] == 1)
+            continue;
+        if (stride != -1 && p->a_batch_strides[d] != stride)
+            return false;
+        stride = p->a_batch_strides[d] * p->batch[d];
+    }
+    return true;
+}
+
+static pith_status blas_run(pith_dtype dtype, const matmul_plan *p, const char *a,
+                            const char *b, char *c, matmul_scalars s)
+{
+    size_t elem = pith_dtype_size(dtype);
+    int64_t batches = batch_count(p);
+    if (batches > 1 && p->n * batches <= INT_MAX && plan_foldable(p)) {
+        /* The stacked rows' stride: a_rs, unless there is one row per batch. */
+        int64_t rs = p->a_rs;
+        if (p->n == 1) {
+            for (int d = p->nbatch - 1; d >= 0; d--)
+                if (p->batch[d] != 1) {
+                    rs = p->a_batch_strides[d];
+                    break;
+                }
+        }
+        return blas_gemm(dtype, p->n * batches, p->m, p->k, a, rs, p->a_cs, b, p->b_rs,
+                         p->b_cs, c, s);
+    }
+    for (int64_t i = 0; i < batches; i++) {
+        int64_t a_off, b_off;
+        batch_offsets(p, i, &a_off, &b_off);
+        if (blas_gemm(dtype, p->n, p->m, p->k, a + a_off * (int64_t)elem, p->a_rs, p->a_cs,
+                      b + b_off * (int64_t)elem, p->b_rs, p->b_cs,
+                      c + i * p->n * p->m * (int64_t)elem, s) != PITH_OK)
+            return PITH_ERR_NOMEM;
+    }
+    return PITH_OK;
+}
+
+pith_status linalg_run(pith_dtype dtype, const matmul_plan *p, const char *a, const char *b,
+                       char *c, matmul_scalars s)
+{
+    if (batch_count(p) == 0 || p->n == 0 || p->m == 0)
+        return PITH_OK;
+    bool blas = (dtype == PITH_FLOAT32 || dtype == PITH_FLOAT64) && p->k > 0 &&
+                p->n <= INT_MAX && p->m <= INT_MAX && p->k <= INT_MAX;
+    if (blas)
+        return blas_run(dtype, p, a, b, c, s);
+    loop_run(dtype, p, a, b, c, s);
+    return PITH_OK;
+}

@@ -1,0 +1,303 @@
+/* normalisation.c — softmax, log_softmax and layer_norm (CPU and Meta kernels).
+ *
+ * Both work on a contiguous copy of the input (none is made when it already is), seen as
+ * [outer, len, inner] around the normalised dims, and compute in float (double for
+ * float64) with double accumulators for the sums. Validation is shared by both kernels. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/parallel.h"
+#include "kernels/ops_internal.h"
+#include "kernels/reduce.h"
+
+#define NM_PLAIN(x) (x)
+
+/* Columns: dtype, element type, compute type, load, store, exp, log. */
+#define NM_FORALL_FLOAT_DTYPES(M)                                                           \
+    M(PITH_FLOAT16, uint16_t, float, half_to_float, float_to_half, expf, logf)              \
+    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, float_to_bfloat16, expf, logf)     \
+    M(PITH_FLOAT32, float, float, NM_PLAIN, NM_PLAIN, expf, logf)                           \
+    M(PITH_FLOAT64, double, double, NM_PLAIN, NM_PLAIN, exp, log)
+
+/* ---- softmax / log_softmax ---- */
+
+typedef struct {
+    int64_t outer, len, inner;
+    bool log;
+} softmax_shape;
+
+/* One vector along the softmax dim: stable (the max is subtracted first); a nan anywhere
+ * makes the whole vector nan, as in PyTorch. */
+#define NM_SOFTMAX_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                     \
+    static void softmax_##E(const char *xs, char *ys, const softmax_shape *s, int nthreads) \
+    {                                                                                       \
+        int64_t nvec = s->outer * s->inner, len = s->len, step = s->inner;                  \
+        _Pragma("omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)") \
+        for (int64_t v = 0; v < nvec; v++) {                                                \
+            const T *x = (const T *)xs + (v / step) * len * step + v % step;                \
+            T *y = (T *)ys + (v / step) * len * step + v % step;                            \
+            CT max = -INFINITY;                                                             \
+            for (int64_t j = 0; j < len; j++) {                                             \
+                CT xv = LOAD(x[j * step]);                                                  \
+                if (xv > max || isnan(xv))                                                  \
+                    max = xv;                                                               \
+                if (isnan(max))                                                             \
+                    break;                                                                  \
+            }                                                                               \
+            double sum = 0;                                                                 \
+            for (int64_t j = 0; j < len; j++)                                               \
+                sum += EXP(LOAD(x[j * step]) - max);                                        \
+            if (s->log) { /* (x - max) is exact; adding max to log(sum) first is not */      \
+                CT log_sum = (CT)LOG((CT)sum);                                              \
+                for (int64_t j = 0; j < len; j++)                                           \
+                    y[j * step] = STORE((LOAD(x[j * step]) - max) - log_sum);               \
+            } else {                                                                        \
+                CT inv = (CT)(1.0 / sum);                                                   \
+                for (int64_t j = 0; j < len; j++)                                           \
+                    y[j * step] = STORE(EXP(LOAD(x[j * step]) - max) * inv);                \
+            }                                                                               \
+        }                                                                                   \
+    }
+NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
+
+/* The dtype the softmax computes in: dtype= converts the input first. */
+static pith_status softmax_prepare(const char *name, const pith_tensor *x, int64_t dim,
+                                   pith_opt_dtype dtype, int *wrapped, pith_dtype *work)
+{
+    if (reduce_dim_wrap(name, x, dim, wrapped) != PITH_OK)
+        return pith_last_status();
+    if (dtype >= 0 && !dtype_valid(dtype))
+        return pith_set_error(PITH_ERR_TYPE, "%s: invalid dtype %d", name, dtype);
+    *work = dtype >= 0 ? (pith_dtype)dtype : x->dtype;
+    if (!dtype_is_floating(*work))
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: not implemented for '%s' (%s): the input must be floating "
+                              "point, or pass a floating dtype=",
+                              name, reduce_torch_dtype_name(*work), pith_dtype_name(*work));
+    return PITH_OK;
+}
+
+static pith_tensor *contiguous_of(const pith_tensor *x)
+{
+    pith_value ret[1];
+    if (pith_call_contiguous(ret, x) != PITH_OK)
+        return NULL;
+    return ret[0].u.t;
+}
+
+static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
+                                const pith_tensor *self, int64_t dim, pith_opt_dtype dtype,
+                                pith_device device)
+{
+    int d = 0;
+    pith_dtype work = PITH_FLOAT32;
+    if ((device == PITH_CPU && reduce_check_cpu(name, self) != PITH_OK) ||
+        softmax_prepare(name, self, dim, dtype, &d, &work) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(self->ndim, self->sizes, work, device);
+    if (!out || device == PITH_META || out->numel == 0)
+        return ret_tensor(ret, out);
+    pith_tensor *converted = reduce_convert(self, work);
+    pith_tensor *src = converted ? contiguous_of(converted) : NULL;
+    pith_release(converted);
+    if (!src) {
+        pith_release(out);
+        return pith_last_status();
+    }
+    softmax_shape s = {1, self->ndim ? self->sizes[d] : 1, 1, log};
+    for (int i = 0; i < self->ndim; i++) {
+        if (i < d)
+            s.outer *= self->sizes[i];
+        else if (i > d)
+            s.inner *= self->sizes[i];
+    }
+    int nthreads = parallel_threads_for(self->numel);
+    switch (work) {
+#define NM_SOFTMAX_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                   \
+    case E:                                                                                 \
+        softmax_##E(tensor_data(src), tensor_data(out), &s, nthreads);                      \
+        break;
+        NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_CASE_)
+#undef NM_SOFTMAX_CASE_
+    default:
+        break;
+    }
+    pith_release(src);
+    return ret_tensor(ret, out);
+}
+
+pith_status softmax_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
+                        pith_opt_dtype dtype)
+{
+    return softmax_impl(ret, "softmax", false, self, dim, dtype, PITH_CPU);
+}
+pith_status softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
+                         pith_opt_dtype dtype)
+{
+    return softmax_impl(ret, "softmax", false, self, dim, dtype, PITH_META);
+}
+pith_status log_softmax_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            int64_t dim, pith_opt_dtype dtype)
+{
+    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, PITH_CPU);
+}
+pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             int64_t dim, pith_opt_dtype dtype)
+{
+    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, PITH_META);
+}
+
+/* ---- layer_norm ---- */
+
+/* One row of `len` elements: y = (x - mean) / sqrt(var + eps) * w + b, with the biased
+ * variance from a two-pass sum in double. w and b may be NULL. */
+#define NM_LAYER_NORM_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                  \
+    static void layer_norm_##E(const char *xs, const char *ws, const char *bs, char *ys,    \
+                               int64_t rows, int64_t len, double eps, int nthreads)         \
+    {                                                                                       \
+        const T *w = (const T *)ws, *b = (const T *)bs;                                     \
+        _Pragma("omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)") \
+        for (int64_t r = 0; r < rows; r++) {                                                \
+            const T *x = (const T *)xs + r * len;                                           \
+            T *y = (T *)ys + r * len;                                                       \
+            double sum = 0, m2 = 0;                                                         \
+            for (int64_t j = 0; j < len; j++)                                               \
+                sum += (double)LOAD(x[j]);                                                  \
+            double mean = sum / (double)len;                                                \
+            for (int64_t j = 0; j < len; j++) {                                             \
+                double d = (double)LOAD(x[j]) - mean;                                       \
+                m2 += d * d;                                                                \
+            }                                                                               \
+            CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                             \
+            CT cmean = (CT)mean;                                                            \
+            for (int64_t j = 0; j < len; j++) {                                             \
+                CT v = (LOAD(x[j]) - cmean) * rstd;                                         \
+                if (w)                                                                      \
+                    v *= LOAD(w[j]);                                                        \
+                if (b)                                                                      \
+                    v += LOAD(b[j]);                                                        \
+                y[j] = STORE(v);                                                            \
+            }                                                                               \
+        }                                                                                   \
+    }
+NM_FORALL_FLOAT_DTYPES(NM_LAYER_NORM_FN_)
+
+static pith_status layer_norm_param_check(const char *what, const pith_tensor *param,
+                                          const pith_tensor *input, pith_int_list shape)
+{
+    char have[256], want[256];
+    if (!param)
+        return PITH_OK;
+    if (!shape_equal(param->ndim, param->sizes, (int)shape.n, shape.data)) {
+        shape_format(param->ndim, param->sizes, have, sizeof have);
+        shape_format((int)shape.n, shape.data, want, sizeof want);
+        return pith_set_error(PITH_ERR_VALUE,
+                              "layer_norm: Expected %s to be of same shape as normalized_shape, "
+                              "but got %s of shape %s and normalized_shape = %s",
+                              what, what, have, want);
+    }
+    if (param->dtype != input->dtype)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "layer_norm: expected %s to have dtype %s (the input's), but "
+                              "got %s",
+                              what, pith_dtype_name(input->dtype), pith_dtype_name(param->dtype));
+    return PITH_OK;
+}
+
+static pith_status layer_norm_prepare(const pith_tensor *input, pith_int_list shape,
+                                      const pith_tensor *weight, const pith_tensor *bias)
+{
+    char norm[256], got[256];
+    if (shape.n == 0)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "layer_norm: Expected normalized_shape to be at least "
+                              "1-dimensional, i.e., containing at least one element, but got "
+                              "normalized_shape = []");
+    if (shape.n > PITH_MAX_DIMS)
+        return pith_set_error(PITH_ERR_VALUE, "layer_norm: normalized_shape has %zu dims",
+                              shape.n);
+    bool match = shape.n <= (size_t)input->ndim;
+    for (size_t i = 0; match && i < shape.n; i++)
+        match = input->sizes[input->ndim - (int)shape.n + (int)i] == shape.data[i];
+    if (!match) {
+        shape_format((int)shape.n, shape.data, norm, sizeof norm);
+        shape_format(input->ndim, input->sizes, got, sizeof got);
+        return pith_set_error(PITH_ERR_VALUE,
+                              "layer_norm: Given normalized_shape=%s, expected input with "
+                              "shape [*, %s, but got input of size%s",
+                              norm, norm + 1, got);
+    }
+    if (!dtype_is_floating(input->dtype))
+        return pith_set_error(PITH_ERR_TYPE,
+                              "layer_norm: not implemented for '%s' (%s): the input must be "
+                              "floating point",
+                              reduce_torch_dtype_name(input->dtype),
+                              pith_dtype_name(input->dtype));
+    if (layer_norm_param_check("weight", weight, input, shape) != PITH_OK ||
+        layer_norm_param_check("bias", bias, input, shape) != PITH_OK)
+        return pith_last_status();
+    return PITH_OK;
+}
+
+static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
+                                   pith_int_list shape, const pith_tensor *weight,
+                                   const pith_tensor *bias, double eps, pith_device device)
+{
+    if (device == PITH_CPU &&
+        (reduce_check_cpu("layer_norm", input) != PITH_OK ||
+         reduce_check_cpu("layer_norm", weight) != PITH_OK ||
+         reduce_check_cpu("layer_norm", bias) != PITH_OK))
+        return pith_last_status();
+    if (layer_norm_prepare(input, shape, weight, bias) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(input->ndim, input->sizes, input->dtype, device);
+    if (!out || device == PITH_META || out->numel == 0)
+        return ret_tensor(ret, out);
+    pith_tensor *x = contiguous_of(input), *w = NULL, *b = NULL;
+    if (x && weight)
+        w = contiguous_of(weight);
+    if (x && (w || !weight) && bias)
+        b = contiguous_of(bias);
+    if (!x || (weight && !w) || (bias && !b)) {
+        pith_release(x);
+        pith_release(w);
+        pith_release(b);
+        pith_release(out);
+        return pith_last_status();
+    }
+    int64_t len = 1;
+    for (size_t i = 0; i < shape.n; i++)
+        len *= shape.data[i];
+    int64_t rows = input->numel / len;
+    int nthreads = parallel_threads_for(input->numel);
+    const char *wd = w ? tensor_data(w) : NULL, *bd = b ? tensor_data(b) : NULL;
+    switch (input->dtype) {
+#define NM_LAYER_NORM_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                \
+    case E:                                                                                 \
+        layer_norm_##E(tensor_data(x), wd, bd, tensor_data(out), rows, len, eps, nthreads); \
+        break;
+        NM_FORALL_FLOAT_DTYPES(NM_LAYER_NORM_CASE_)
+#undef NM_LAYER_NORM_CASE_
+    default:
+        break;
+    }
+    pith_release(x);
+    pith_release(w);
+    pith_release(b);
+    return ret_tensor(ret, out);
+}
+
+pith_status layer_norm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                           pith_int_list normalized_shape, const pith_tensor *weight,
+                           const pith_tensor *bias, double eps, bool cudnn_enable)
+{
+    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, PITH_CPU);
+}
+pith_status layer_norm_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                            pith_int_list normalized_shape, const pith_tensor *weight,
+                            const pith_tensor *bias, double eps, bool cudnn_enable)
+{
+    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, PITH_META);
+}

@@ -1,0 +1,346 @@
+/* reduce_ops.c — the reductions over a list of dims: sum, mean, prod, amax, amin, all, any,
+ * var and std (CPU and Meta kernels), and the dim/shape helpers that reduce_arg.c shares.
+ *
+ * Each op's validation, result dtype and shape live in one function (reduce_prepare), used
+ * by both kernels, so the Meta kernel fails exactly where the CPU one does. */
+#include <stdio.h>
+
+#include "core/dtype.h"
+#include "kernels/ops_internal.h"
+#include "kernels/reduce.h"
+
+/* ---- shared helpers ---- */
+
+const char *reduce_torch_dtype_name(pith_dtype dtype)
+{
+    static const char *const names[PITH_NUM_DTYPES] = {
+        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+    return dtype_valid((int)dtype) ? names[dtype] : "?";
+}
+
+pith_status reduce_dim_wrap(const char *op, const pith_tensor *x, int64_t dim, int *out)
+{
+    int64_t n = x->ndim > 0 ? x->ndim : 1; /* a 0-dim tensor takes 0 and -1 */
+    if (dim < -n || dim >= n)
+        return pith_set_error(PITH_ERR_INDEX,
+                              "%s: Dimension out of range (expected to be in range of "
+                              "[%lld, %lld], but got %lld)",
+                              op, (long long)-n, (long long)(n - 1), (long long)dim);
+    *out = (int)(dim < 0 ? dim + n : dim);
+    return PITH_OK;
+}
+
+pith_status reduce_dims_mask(const char *op, const pith_tensor *x, const int64_t *dims,
+                             size_t n, uint32_t *mask)
+{
+    uint32_t seen = 0;
+    if (n == 0) {
+        *mask = x->ndim ? (uint32_t)((1ull << x->ndim) - 1) : 0;
+        return PITH_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int d = 0;
+        if (reduce_dim_wrap(op, x, dims[i], &d) != PITH_OK)
+            return PITH_ERR_INDEX;
+        if (seen & (1u << d))
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "%s: dim %d appears multiple times in the list of dims", op,
+                                  d);
+        seen |= 1u << d;
+    }
+    *mask = x->ndim ? seen : 0;
+    return PITH_OK;
+}
+
+void reduce_out_shape(const pith_tensor *x, uint32_t mask, bool keepdim, int *ndim,
+                      int64_t *sizes)
+{
+    int m = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!(mask & (1u << d)))
+            sizes[m++] = x->sizes[d];
+        else if (keepdim)
+            sizes[m++] = 1;
+    }
+    *ndim = m;
+}
+
+int64_t reduce_count(const pith_tensor *x, uint32_t mask)
+{
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (mask & (1u << d))
+            count *= x->sizes[d];
+    return count;
+}
+
+pith_status reduce_check_cpu(const char *op, const pith_tensor *t)
+{
+    if (t && t->device != PITH_CPU)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected a CPU tensor, got a %s tensor", op,
+                              pith_device_name(t->device));
+    return PITH_OK;
+}
+
+pith_tensor *reduce_convert(const pith_tensor *x, pith_dtype dtype)
+{
+    if (x->dtype == dtype) {
+        pith_retain((pith_tensor *)x);
+        return (pith_tensor *)x;
+    }
+    pith_value ret[1];
+    if (pith_call_to_dtype(ret, x, dtype, false, false) != PITH_OK)
+        return NULL;
+    return ret[0].u.t;
+}
+
+/* ---- the list reductions ---- */
+
+typedef struct {
+    uint32_t mask;
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    pith_dtype in_dtype;  /* the input is converted to this first (the dtype= argument) */
+    pith_dtype out_dtype;
+    int64_t count;
+} reduce_setup;
+
+static const char *reduce_op_name(reduce_op op)
+{
+    switch (op) {
+    case REDUCE_SUM: return "sum";
+    case REDUCE_MEAN: return "mean";
+    case REDUCE_PROD: return "prod";
+    case REDUCE_AMAX: return "amax";
+    case REDUCE_AMIN: return "amin";
+    case REDUCE_ALL: return "all";
+    case REDUCE_ANY: return "any";
+    case REDUCE_VAR: return "var";
+    case REDUCE_STD: return "std";
+    case REDUCE_ARGMAX: return "argmax";
+    case REDUCE_ARGMIN: return "argmin";
+    case REDUCE_MAX_DIM: return "max";
+    case REDUCE_MIN_DIM: return "min";
+    }
+    return "reduce";
+}
+
+/* The result dtype (and the dtype the input is first converted to). */
+static pith_status reduce_dtypes(reduce_op op, const pith_tensor *x, pith_opt_dtype dtype,
+                                 reduce_setup *s)
+{
+    const char *name = reduce_op_name(op);
+    if (dtype >= 0 && !dtype_valid(dtype))
+        return pith_set_error(PITH_ERR_TYPE, "%s: invalid dtype %d", name, dtype);
+    s->in_dtype = dtype >= 0 ? (pith_dtype)dtype : x->dtype;
+    switch (op) {
+    case REDUCE_SUM:
+    case REDUCE_PROD:
+        s->out_dtype = dtype >= 0                  ? (pith_dtype)dtype
+                       : dtype_is_floating(x->dtype) ? x->dtype
+                                                     : PITH_INT64;
+        return PITH_OK;
+    case REDUCE_MEAN:
+        if (!dtype_is_floating(s->in_dtype))
+            return pith_set_error(PITH_ERR_TYPE,
+                                  "mean(): could not infer output dtype. %s dtype must be "
+                                  "either a floating point or complex dtype. Got: %s",
+                                  dtype >= 0 ? "Optional" : "Input",
+                                  reduce_torch_dtype_name(s->in_dtype));
+        s->out_dtype = s->in_dtype;
+        return PITH_OK;
+    case REDUCE_VAR:
+    case REDUCE_STD:
+        if (!dtype_is_floating(x->dtype))
+            return pith_set_error(PITH_ERR_TYPE,
+                                  "%s: std and var only support floating point and complex "
+                                  "dtypes, got %s",
+                                  name, pith_dtype_name(x->dtype));
+        s->out_dtype = x->dtype;
+        return PITH_OK;
+    case REDUCE_ALL:
+    case REDUCE_ANY:
+        s->out_dtype = x->dtype == PITH_UINT8 ? PITH_UINT8 : PITH_BOOL;
+        return PITH_OK;
+    default:
+        s->out_dtype = x->dtype;
+        return PITH_OK;
+    }
+}
+
+/* amax/amin have no identity: an empty reduced dim is an error, as in PyTorch. */
+static pith_status reduce_check_nonempty(const char *name, const pith_tensor *x,
+                                         uint32_t mask, bool all_dims)
+{
+    if (all_dims) {
+        if (x->numel == 0)
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "%s(): Expected reduction dim to be specified for "
+                                  "input.numel() == 0. Specify the reduction dim with the "
+                                  "'dim' argument.",
+                                  name);
+        return PITH_OK;
+    }
+    for (int d = 0; d < x->ndim; d++)
+        if ((mask & (1u << d)) && x->sizes[d] == 0)
+            return pith_set_error(PITH_ERR_INDEX,
+                                  "%s(): Expected reduction dim %d to have non-zero size.",
+                                  name, d);
+    return PITH_OK;
+}
+
+static pith_status reduce_prepare(reduce_op op, const pith_tensor *x, pith_opt_int_list dim,
+                                  bool keepdim, pith_opt_dtype dtype, reduce_setup *s)
+{
+    const char *name = reduce_op_name(op);
+    bool all_dims = !dim.present || dim.list.n == 0;
+    if (reduce_dims_mask(name, x, dim.present ? dim.list.data : NULL,
+                         dim.present ? dim.list.n : 0, &s->mask) != PITH_OK)
+        return pith_last_status();
+    if (reduce_dtypes(op, x, dtype, s) != PITH_OK)
+        return pith_last_status();
+    if ((op == REDUCE_AMAX || op == REDUCE_AMIN) &&
+        reduce_check_nonempty(name, x, s->mask, all_dims) != PITH_OK)
+        return pith_last_status();
+    reduce_out_shape(x, s->mask, keepdim, &s->ndim, s->sizes);
+    s->count = reduce_count(x, s->mask);
+    return PITH_OK;
+}
+
+static pith_status reduce_cpu(pith_value *ret, reduce_op op, const pith_tensor *x,
+                              pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                              double correction)
+{
+    reduce_setup s;
+    reduce_kernel k;
+    if (reduce_check_cpu(reduce_op_name(op), x) != PITH_OK ||
+        reduce_prepare(op, x, dim, keepdim, dtype, &s) != PITH_OK)
+        return pith_last_status();
+    if (!reduce_kernel_get(op, s.in_dtype, &k))
+        return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s",
+                              reduce_op_name(op), pith_dtype_name(s.in_dtype));
+    pith_tensor *src = reduce_convert(x, s.in_dtype);
+    if (!src)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(s.ndim, s.sizes, s.out_dtype, PITH_CPU);
+    if (!out) {
+        pith_release(src);
+        return pith_last_status();
+    }
+    reduce_ctx ctx = {tensor_data(out), NULL, s.out_dtype, s.count, correction};
+    pith_status status = reduce_run(&k, &ctx, src, s.mask);
+    pith_release(src);
+    if (status != PITH_OK) {
+        pith_release(out);
+        return status;
+    }
+    return ret_tensor(ret, out);
+}
+
+static pith_status reduce_meta(pith_value *ret, reduce_op op, const pith_tensor *x,
+                               pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
+{
+    reduce_setup s;
+    if (reduce_prepare(op, x, dim, keepdim, dtype, &s) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(s.ndim, s.sizes, s.out_dtype, PITH_META));
+}
+
+static pith_opt_int_list list_present(pith_int_list list)
+{
+    pith_opt_int_list l = {true, list};
+    return l;
+}
+
+/* `correction` of var/std: None is 1 (Bessel's correction). */
+static double correction_value(pith_scalar correction)
+{
+    return correction.kind == PITH_SCALAR_NONE ? 1.0 : scalar_to_double(correction);
+}
+
+#define REDUCE_DTYPE_KERNELS_(id, OP)                                                       \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)         \
+    {                                                                                       \
+        return reduce_cpu(ret, OP, self, dim, keepdim, dtype, 0);                           \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)        \
+    {                                                                                       \
+        return reduce_meta(ret, OP, self, dim, keepdim, dtype);                             \
+    }
+REDUCE_DTYPE_KERNELS_(sum, REDUCE_SUM)
+REDUCE_DTYPE_KERNELS_(mean, REDUCE_MEAN)
+REDUCE_DTYPE_KERNELS_(prod, REDUCE_PROD)
+
+#define REDUCE_LIST_KERNELS_(id, OP)                                                        \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         pith_int_list dim, bool keepdim)                                   \
+    {                                                                                       \
+        return reduce_cpu(ret, OP, self, list_present(dim), keepdim, -1, 0);                \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          pith_int_list dim, bool keepdim)                                  \
+    {                                                                                       \
+        return reduce_meta(ret, OP, self, list_present(dim), keepdim, -1);                  \
+    }
+REDUCE_LIST_KERNELS_(amax, REDUCE_AMAX)
+REDUCE_LIST_KERNELS_(amin, REDUCE_AMIN)
+
+#define REDUCE_OPT_LIST_KERNELS_(id, OP)                                                    \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         pith_opt_int_list dim, bool keepdim)                               \
+    {                                                                                       \
+        return reduce_cpu(ret, OP, self, dim, keepdim, -1, 0);                              \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          pith_opt_int_list dim, bool keepdim)                              \
+    {                                                                                       \
+        return reduce_meta(ret, OP, self, dim, keepdim, -1);                                \
+    }
+REDUCE_OPT_LIST_KERNELS_(all, REDUCE_ALL)
+REDUCE_OPT_LIST_KERNELS_(any, REDUCE_ANY)
+
+#define REDUCE_CORRECTION_KERNELS_(id, OP)                                                  \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         pith_opt_int_list dim, bool keepdim, pith_scalar correction)       \
+    {                                                                                       \
+        return reduce_cpu(ret, OP, self, dim, keepdim, -1, correction_value(correction));   \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          pith_opt_int_list dim, bool keepdim, pith_scalar correction)      \
+    {                                                                                       \
+        return reduce_meta(ret, OP, self, dim, keepdim, -1);                                \
+    }
+REDUCE_CORRECTION_KERNELS_(var, REDUCE_VAR)
+REDUCE_CORRECTION_KERNELS_(std, REDUCE_STD)
+
+/* ---- max() and min(): the full reduction, values only ---- */
+
+static pith_status reduce_full_minmax(pith_value *ret, reduce_op op, const char *name,
+                                      const pith_tensor *x, pith_device device)
+{
+    pith_opt_int_list all = {false, {NULL, 0}};
+    if (reduce_check_nonempty(name, x, 0, true) != PITH_OK)
+        return pith_last_status();
+    if (device == PITH_META)
+        return reduce_meta(ret, op, x, all, false, -1);
+    return reduce_cpu(ret, op, x, all, false, -1, 0);
+}
+
+pith_status max_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    return reduce_full_minmax(ret, REDUCE_AMAX, "max", self, PITH_CPU);
+}
+pith_status max_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    return reduce_full_minmax(ret, REDUCE_AMAX, "max", self, PITH_META);
+}
+pith_status min_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_CPU);
+}
+pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_META);
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR WORK_DIR — installs the pith built in BUILD_DIR into WORK_DIR/prefix with
+# `cmake --install`, then builds and runs tests/consumer/consumer.c against that installed
+# tree only: through find_package(pith) (shared and static targets) and through pkg-config
+# with a plain cc command (shared, and static with --static). Also checks the installed
+# files, the SONAME, and that libpith.so exports nothing but pith_* symbols.
+# Registered with ctest as Consumer.InstalledTree; scripts/test.sh runs it through ctest.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR WORK_DIR" >&2
+    exit 2
+fi
+build_dir=$(cd "$1" && pwd)
+work_dir=$2
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cmake_command=${CMAKE_COMMAND:-cmake}
+cc_command=${CC:-cc}
+
+die() {
+    echo "Consumer: FAILED: $*" >&2
+    exit 1
+}
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir"
+work_dir=$(cd "$work_dir" && pwd)
+prefix=$work_dir/prefix
+
+echo "== cmake --install $build_dir --prefix $prefix"
+"$cmake_command" --install "$build_dir" --prefix "$prefix" >"$work_dir/install.log" ||
+    { cat "$work_dir/install.log"; die "cmake --install"; }
+
+# Where GNUInstallDirs put the libraries (lib, or lib64 on some systems).
+libdir=$(dirname "$(find "$prefix" -name 'libpith.a' -print -quit)")
+[ -d "$libdir" ] || die "libpith.a was not installed"
+for file in include/pith/pith.h include/pith/ops.h include/pith/export.h; do
+    [ -f "$prefix/$file" ] || die "$file was not installed"
+done
+[ -f "$libdir/pkgconfig/pith.pc" ] || die "pith.pc was not installed"
+[ -f "$libdir/cmake/pith/pithConfig.cmake" ] || die "pithConfig.cmake was not installed"
+[ -f "$libdir/cmake/pith/pithConfigVersion.cmake" ] || die "pithConfigVersion.cmake was not installed"
+[ -L "$libdir/libpith.so" ] || die "the libpith.so development link was not installed"
+
+soname=$(objdump -p "$libdir/libpith.so" | awk '$1 == "SONAME" {print $2}')
+[ -n "$soname" ] || die "libpith.so has no SONAME"
+[ -e "$libdir/$soname" ] || die "the SONAME link $soname was not installed"
+echo "   SONAME $soname"
+
+# Hidden visibility: only the PITH_API functions (pith_*) leave the shared library.
+exported_others=$(nm -D --defined-only "$libdir/libpith.so" |
+    awk '$3 !~ /^pith_/ && $3 !~ /^(_init|_fini|_edata|_end|__bss_start)$/ {print $3}')
+[ -z "$exported_others" ] || die "libpith.so exports symbols without the pith_ prefix: $exported_others"
+
+echo "== find_package(pith): shared and static"
+"$cmake_command" -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix" >"$work_dir/configure.log" ||
+    { cat "$work_dir/configure.log"; die "configuring the consumer project"; }
+"$cmake_command" --build "$work_dir/build" >"$work_dir/build.log" ||
+    { cat "$work_dir/build.log"; die "building the consumer project"; }
+"$work_dir/build/consumer_shared" || die "consumer_shared"
+"$work_dir/build/consumer_static" || die "consumer_static"
+if objdump -p "$work_dir/build/consumer_static" | grep -q 'NEEDED.*libpith'; then
+    die "consumer_static links libpith.so"
+fi
+
+echo "== pkg-config: shared and static"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+pkg-config --exists pith || die "pkg-config does not find pith"
+# shellcheck disable=SC2046
+"$cc_command" -std=c11 -Wall -Wextra -Werror -o "$work_dir/consumer_pc" "$source_dir/consumer.c" \
+    $(pkg-config --cflags --libs pith) -Wl,-rpath,"$libdir" || die "cc with pkg-config"
+"$work_dir/consumer_pc" || die "consumer_pc"
+# Static: the same flags with --static, with -lpith pointing at the archive.
+static_libs=$(pkg-config --static --libs pith | sed 's/-lpith\b/-l:libpith.a/')
+# shellcheck disable=SC2086
+"$cc_command" -std=c11 -Wall -Wextra -Werror -o "$work_dir/consumer_pc_static" \
+    "$source_dir/consumer.c" $(pkg-config --cflags pith) $static_libs || die "cc with pkg-config --static"
+"$work_dir/consumer_pc_static" || die "consumer_pc_static"
+
+echo "Consumer: all four consumers passed against the installed tree"
