@@ -187,7 +187,8 @@ static void masked_fill_run(char *out, const int64_t *out_strides, const char *s
                             const view_geometry *mask_g, const unsigned char *elem,
                             size_t itemsize, int64_t n, bool serial)
 {
-#pragma omp parallel num_threads(serial ? 1 : parallel_threads_for(n))
+    int threads = serial ? 1 : parallel_threads_for(n);
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t begin, end;
         thread_range(n, &begin, &end);
@@ -316,7 +317,8 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
     const char *src = tensor_data(self);
     char *dst = tensor_data(out);
     static const unsigned char zero[8];
-#pragma omp parallel num_threads(parallel_threads_for(out->numel))
+    int threads = parallel_threads_for(out->numel);
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t begin, end;
         thread_range(lines, &begin, &end);

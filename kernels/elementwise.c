@@ -3,7 +3,6 @@
  * The inner loops and the ops are in elementwise_*.c; dtype conversion in
  * elementwise_copy.c. */
 #include <omp.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -67,23 +66,6 @@ pith_status broadcast_shapes(const char *op, int n, const pith_tensor *const *te
         }
     }
     *ndim = nd;
-    return PITH_OK;
-}
-
-pith_status elementwise_check_devices(const char *op, bool meta, int n,
-                                      const pith_tensor *const *inputs,
-                                      const pith_tensor *output)
-{
-    bool bad = output && (output->device == PITH_META) != meta;
-    for (int i = 0; i < n && !bad; i++) {
-        const pith_tensor *t = inputs[i];
-        bad = meta ? t->device != PITH_META && t->ndim != 0 : t->device == PITH_META;
-    }
-    if (bad)
-        return pith_set_error(PITH_ERR_VALUE,
-                              "%s: expected all tensors to be on the same device, but found "
-                              "at least two devices, meta and cpu",
-                              op);
     return PITH_OK;
 }
 
@@ -353,14 +335,19 @@ static bool tensor_is_exact_alias(const pith_tensor *in, const pith_tensor *out)
     return true;
 }
 
-bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out)
+/* The usual case, decided without looking at the geometry: two different storages whose
+ * buffers are disjoint. */
+static inline bool buffers_disjoint(const pith_tensor *in, const pith_tensor *out)
 {
     const pith_storage *si = in->storage, *so = out->storage;
-    if (in->numel == 0 || out->numel == 0 || !si->data || !so->data)
-        return false;
-    /* The usual case, decided without looking at the geometry: disjoint buffers. */
-    if (si != so && ((const char *)si->data + si->nbytes <= (const char *)so->data ||
-                     (const char *)so->data + so->nbytes <= (const char *)si->data))
+    return si != so && ((const char *)si->data + si->nbytes <= (const char *)so->data ||
+                        (const char *)so->data + so->nbytes <= (const char *)si->data);
+}
+
+bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out)
+{
+    if (in->numel == 0 || out->numel == 0 || !in->storage->data || !out->storage->data ||
+        buffers_disjoint(in, out))
         return false;
     uintptr_t in_lo, in_hi, out_lo, out_hi;
     tensor_address_extent(in, &in_lo, &in_hi);
@@ -436,7 +423,8 @@ pith_status elementwise_apply(pith_tensor *out, pith_dtype loop_out_dtype, int n
     }
     for (int i = 0; i < nin; i++) {
         args[i] = in[i];
-        if (in[i]->dtype != in_dtypes[i] || (!dst_temp && tensors_overlap_partially(in[i], out))) {
+        if (in[i]->dtype != in_dtypes[i] ||
+            (!dst_temp && !buffers_disjoint(in[i], out) && tensors_overlap_partially(in[i], out))) {
             temps[i] = tensor_compact_copy(in[i], in_dtypes[i]);
             if (!temps[i]) {
                 status = pith_last_status();
@@ -472,7 +460,7 @@ pith_status broadcast_check_into(const char *op, const pith_tensor *dst,
                                  const pith_tensor *src)
 {
     const pith_tensor *pair[2] = {dst, src};
-    int ndim;
+    int ndim = 0;
     int64_t sizes[PITH_MAX_DIMS];
     char have[256], want[256];
     if (broadcast_shapes(op, 2, pair, &ndim, sizes) != PITH_OK)
@@ -491,6 +479,8 @@ pith_status elementwise_copy(const char *op, pith_tensor *dst, const pith_tensor
         return pith_last_status();
     if (dst->numel == 0)
         return PITH_OK;
+    if (dst->device == PITH_META || src->device == PITH_META)
+        return pith_set_error(PITH_ERR_VALUE, "%s: cannot copy the data of a meta tensor", op);
     pith_tensor *temp = NULL;
     if (tensors_overlap_partially(src, dst)) {
         temp = tensor_compact_copy(src, src->dtype);

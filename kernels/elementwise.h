@@ -65,9 +65,22 @@ typedef enum {
 /* Every tensor of an op must be on the device it runs on. A Meta kernel (`meta`) accepts
  * CPU 0-dim inputs (PyTorch's CPU scalars), never a CPU output; a CPU kernel accepts no
  * meta tensor. `output` may be NULL. */
-pith_status elementwise_check_devices(const char *op, bool meta, int n,
-                                      const pith_tensor *const *inputs,
-                                      const pith_tensor *output);
+static inline pith_status elementwise_check_devices(const char *op, bool meta, int n,
+                                                    const pith_tensor *const *inputs,
+                                                    const pith_tensor *output)
+{
+    bool bad = output && (output->device == PITH_META) != meta;
+    for (int i = 0; i < n && !bad; i++) {
+        const pith_tensor *t = inputs[i];
+        bad = meta ? t->device != PITH_META && t->ndim != 0 : t->device == PITH_META;
+    }
+    if (bad)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "%s: expected all tensors to be on the same device, but found "
+                              "at least two devices, meta and cpu",
+                              op);
+    return PITH_OK;
+}
 
 /* Makes or checks the output of an op with broadcast shape (ndim, sizes) and result dtype
  * `result`. FUNCTIONAL: *dst is a new tensor on `device`. OUT / INPLACE: `target` must be
@@ -97,8 +110,8 @@ bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out);
  * See Note [Float to integer conversion]. */
 elementwise_loop cast_loop(pith_dtype dst, pith_dtype src);
 /* Copies `src` into `dst` on CPU, broadcasting src to dst's shape and converting the
- * dtype; safe when the two overlap. Validates the broadcast ("<op>: ..."), checks no
- * device and bumps no version. */
+ * dtype; safe when the two overlap. Validates the broadcast ("<op>: ..."); a meta tensor
+ * with elements is an error (no data). Bumps no version. */
 pith_status elementwise_copy(const char *op, pith_tensor *dst, const pith_tensor *src);
 /* A new contiguous CPU tensor holding `src` converted to `dtype`. */
 pith_tensor *tensor_converted(const pith_tensor *src, pith_dtype dtype);

@@ -210,7 +210,7 @@ static pith_status where_run(pith_value *ret, const pith_tensor *condition,
                              const pith_tensor *self, const pith_tensor *other, bool meta)
 {
     const pith_tensor *in[3] = {condition, self, other};
-    int ndim;
+    int ndim = 0;
     int64_t sizes[PITH_MAX_DIMS];
     pith_tensor *dst;
     if (elementwise_check_devices("where", meta, 3, in, NULL) != PITH_OK)

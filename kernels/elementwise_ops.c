@@ -45,9 +45,9 @@ pith_status scalar_convert(const char *op, const char *what, pith_scalar s, pith
 static void rule_dtypes(elementwise_rule rule, pith_dtype promoted, pith_dtype *compute,
                         pith_dtype *result)
 {
+    *compute = *result = promoted;
     switch (rule) {
     case RULE_PROMOTED:
-        *compute = *result = promoted;
         break;
     case RULE_FLOAT:
         *compute = *result = dtype_is_floating(promoted) ? promoted : PITH_DEFAULT_FLOAT;
@@ -150,7 +150,7 @@ pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor
 {
     const char *op = def->name;
     const pith_tensor *in[2] = {self, other};
-    int ndim;
+    int ndim = 0;
     int64_t sizes[PITH_MAX_DIMS];
     pith_dtype compute, result;
     elementwise_scalar alpha_value = {1.0, 1};

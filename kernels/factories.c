@@ -203,8 +203,8 @@ void bytes_fill(void *data, int64_t n, const void *elem, size_t itemsize)
 static pith_status empty_make(pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
                               pith_opt_device device, bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     if (factory_dtype("empty", dtype, PITH_FLOAT32, &dt) != PITH_OK ||
         factory_device("empty", device, &dev) != PITH_OK)
         return pith_last_status();
@@ -227,8 +227,8 @@ static pith_status empty_strided_make(pith_value *ret, pith_int_list size, pith_
                                       pith_opt_dtype dtype, pith_opt_device device,
                                       bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     if (factory_dtype("empty_strided", dtype, PITH_FLOAT32, &dt) != PITH_OK ||
         factory_device("empty_strided", device, &dev) != PITH_OK)
         return pith_last_status();
@@ -261,8 +261,8 @@ static pith_status full_make(pith_value *ret, const char *op, pith_int_list size
                              pith_scalar value, pith_dtype dflt, pith_opt_dtype dtype,
                              pith_opt_device device, bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     unsigned char elem[8];
     if (factory_dtype(op, dtype, dflt, &dt) != PITH_OK ||
         factory_device(op, device, &dev) != PITH_OK ||

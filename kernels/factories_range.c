@@ -30,7 +30,8 @@ static void range_fill(const range_plan *p, pith_tensor *t, range_element_fn ele
         return;
     size_t itemsize = pith_dtype_size(p->dtype);
     int64_t n = p->size;
-#pragma omp parallel for num_threads(parallel_threads_for(n)) schedule(static)
+    int threads = parallel_threads_for(n);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int64_t i = 0; i < n; i++)
         element(p, i, data + (size_t)i * itemsize);
 }
@@ -82,7 +83,7 @@ static pith_status arange_plan(range_plan *p, pith_scalar start, pith_scalar end
     double size_d;
     bool positive, negative, ordered_up, ordered_down;
     if (!dtype_is_floating(p->dtype)) {
-        int64_t s, e, st;
+        int64_t s = 0, e = 0, st = 0;
         if (scalar_to_int64("arange", start, &s) != PITH_OK ||
             scalar_to_int64("arange", end, &e) != PITH_OK ||
             scalar_to_int64("arange", step, &st) != PITH_OK)
@@ -158,7 +159,9 @@ pith_status arange_meta(pith_keyset ks, pith_value *ret, pith_scalar start, pith
  * the second, so both endpoints come out exact. The arithmetic is in the dtype itself
  * (float for float32), and in double for integer dtypes, truncated when stored. We do the
  * same; float16 and bfloat16 compute in float and round once (PyTorch rounds after every
- * operation there). */
+ * operation there). PyTorch's vectorized path computes whole SIMD runs as base + j * step,
+ * so for long outputs its values may differ from these in the last bit; short ones (below
+ * two SIMD vectors) take its scalar path and agree exactly. */
 static void linspace_element(const range_plan *p, int64_t i, char *out)
 {
     int64_t half = p->steps / 2, back = p->steps - 1 - i;

@@ -33,7 +33,8 @@ pith_status index_load(const char *op, const pith_tensor *index, int64_t **out)
     const char *data = tensor_data(index);
     size_t itemsize = pith_dtype_size(index->dtype);
     bool wide = index->dtype == PITH_INT64;
-#pragma omp parallel num_threads(parallel_threads_for(n))
+    int threads = parallel_threads_for(n);
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t begin, end;
         thread_range(n, &begin, &end);
@@ -82,14 +83,18 @@ static void rows_gather(char *dst, const pith_tensor *self, int d, const int64_t
     const int64_t *sizes = self->ndim > 0 ? self->sizes : &one;
     const int64_t *strides = self->ndim > 0 ? self->strides : &zero;
     size_t itemsize = pith_dtype_size(self->dtype);
+    /* An empty result copies nothing; otherwise every product below divides its numel. */
+    for (int i = 0; i < ndim; i++)
+        if (i != d && sizes[i] == 0)
+            return;
+    if (nidx == 0)
+        return;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < d; i++)
         outer *= sizes[i];
     for (int i = d + 1; i < ndim; i++)
         inner *= sizes[i];
     int64_t items = outer * nidx;
-    if (items == 0 || inner == 0)
-        return;
     /* Whether self's inner dims are contiguous, so each slice is one memcpy. */
     bool inner_contiguous = true;
     int64_t expected = 1;
@@ -100,7 +105,8 @@ static void rows_gather(char *dst, const pith_tensor *self, int d, const int64_t
     }
     const char *src = tensor_data(self);
     size_t slice_bytes = (size_t)inner * itemsize;
-#pragma omp parallel num_threads(parallel_threads_for(items * inner))
+    int threads = parallel_threads_for(items * inner);
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t begin, end;
         thread_range(items, &begin, &end);
@@ -159,7 +165,7 @@ static pith_tensor *index_select_output(const pith_tensor *self, int d, const pi
 pith_status index_select_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                              int64_t dim, const pith_tensor *index)
 {
-    int d;
+    int d = 0;
     int64_t *idx = NULL;
     if (index_select_check(self, dim, index, &d) != PITH_OK ||
         index_load("index_select", index, &idx) != PITH_OK)
@@ -179,7 +185,7 @@ pith_status index_select_cpu(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status index_select_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                               int64_t dim, const pith_tensor *index)
 {
-    int d;
+    int d = 0;
     if (index_select_check(self, dim, index, &d) != PITH_OK)
         return pith_last_status();
     return ret_tensor(ret, index_select_output(self, d, index));
@@ -278,7 +284,7 @@ static pith_status gather_check(const pith_tensor *self, int64_t dim, const pith
 pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
                        const pith_tensor *index, bool sparse_grad)
 {
-    int d;
+    int d = 0;
     int64_t *idx = NULL;
     if (gather_check(self, dim, index, &d) != PITH_OK ||
         index_load("gather", index, &idx) != PITH_OK)
@@ -305,7 +311,8 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
             memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
         int64_t dim_stride = strides[d] * (int64_t)itemsize;
         strides[d] = 0;
-#pragma omp parallel num_threads(parallel_threads_for(n))
+        int threads = parallel_threads_for(n);
+#pragma omp parallel num_threads(threads) if (threads > 1)
         {
             int64_t begin, end;
             thread_range(n, &begin, &end);
@@ -323,7 +330,7 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
 pith_status gather_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
                         const pith_tensor *index, bool sparse_grad)
 {
-    int d;
+    int d = 0;
     if (gather_check(self, dim, index, &d) != PITH_OK)
         return pith_last_status();
     return ret_tensor(ret, tensor_new(index->ndim, index->sizes, self->dtype, PITH_META));

@@ -10,11 +10,13 @@
  * batch is one call with the rows stacked (linear over [batch, tokens, features]). */
 #include <cblas.h>
 #include <limits.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "core/dtype.h"
 #include "core/parallel.h"
 #include "kernels/linalg.h"
+#include "kernels/reduce.h"
 
 /* Output columns per block of the own loop (accumulators live on the stack). */
 #define GEMM_COL_BLOCK 256
@@ -130,9 +132,7 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
     int64_t rows = batch_count(p) * p->n;
     double work = (double)rows * (double)p->m * (double)(p->k ? p->k : 1);
     int nthreads = parallel_threads_for(work > (double)INT64_MAX ? INT64_MAX : (int64_t)work);
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
-    for (int64_t r = 0; r < rows; r++)
-        row(&job, r);
+    KERNEL_PARALLEL_FOR(r, rows, row(&job, r););
 }
 
 /* ---- BLAS ---- */
@@ -239,8 +239,31 @@ static bool plan_foldable(const matmul_plan *p)
     return true;
 }
 
+/* Note [BLAS threads]
+ * The OpenMP build of OpenBLAS uses as many threads as the calling thread's
+ * omp_get_max_threads(), which pith_set_num_threads does not change (see Note [Thread
+ * count and grain size]). So each call sets the caller's count to pith's (1 below the
+ * grain size, and 1 in a forked child, where entering libgomp could hang) and puts the
+ * old one back. */
+static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, const char *a,
+                                    const char *b, char *c, matmul_scalars s);
+
 static pith_status blas_run(pith_dtype dtype, const matmul_plan *p, const char *a,
                             const char *b, char *c, matmul_scalars s)
+{
+    double work = (double)batch_count(p) * (double)p->n * (double)p->m * (double)p->k;
+    int nthreads = parallel_threads_for(work > (double)INT64_MAX ? INT64_MAX : (int64_t)work);
+    int saved = omp_get_max_threads();
+    if (saved != nthreads)
+        omp_set_num_threads(nthreads);
+    pith_status status = blas_run_batches(dtype, p, a, b, c, s);
+    if (saved != nthreads)
+        omp_set_num_threads(saved);
+    return status;
+}
+
+static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, const char *a,
+                                    const char *b, char *c, matmul_scalars s)
 {
     size_t elem = pith_dtype_size(dtype);
     int64_t batches = batch_count(p);

@@ -31,34 +31,36 @@ typedef struct {
 /* One vector along the softmax dim: stable (the max is subtracted first); a nan anywhere
  * makes the whole vector nan, as in PyTorch. */
 #define NM_SOFTMAX_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                     \
+    static void softmax_line_##E(const T *x, T *y, int64_t len, int64_t step, bool as_log)  \
+    {                                                                                       \
+        CT max = -INFINITY;                                                                 \
+        for (int64_t j = 0; j < len; j++) {                                                 \
+            CT xv = LOAD(x[j * step]);                                                      \
+            if (xv > max || isnan(xv))                                                      \
+                max = xv;                                                                   \
+            if (isnan(max))                                                                 \
+                break;                                                                      \
+        }                                                                                   \
+        double sum = 0;                                                                     \
+        for (int64_t j = 0; j < len; j++)                                                   \
+            sum += EXP(LOAD(x[j * step]) - max);                                            \
+        if (as_log) { /* (x - max) is exact; adding max to log(sum) first is not */         \
+            CT log_sum = (CT)LOG((CT)sum);                                                  \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j * step] = STORE((LOAD(x[j * step]) - max) - log_sum);                   \
+        } else {                                                                            \
+            CT inv = (CT)(1.0 / sum);                                                       \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j * step] = STORE(EXP(LOAD(x[j * step]) - max) * inv);                    \
+        }                                                                                   \
+    }                                                                                       \
     static void softmax_##E(const char *xs, char *ys, const softmax_shape *s, int nthreads) \
     {                                                                                       \
-        int64_t nvec = s->outer * s->inner, len = s->len, step = s->inner;                  \
-        _Pragma("omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)") \
-        for (int64_t v = 0; v < nvec; v++) {                                                \
-            const T *x = (const T *)xs + (v / step) * len * step + v % step;                \
-            T *y = (T *)ys + (v / step) * len * step + v % step;                            \
-            CT max = -INFINITY;                                                             \
-            for (int64_t j = 0; j < len; j++) {                                             \
-                CT xv = LOAD(x[j * step]);                                                  \
-                if (xv > max || isnan(xv))                                                  \
-                    max = xv;                                                               \
-                if (isnan(max))                                                             \
-                    break;                                                                  \
-            }                                                                               \
-            double sum = 0;                                                                 \
-            for (int64_t j = 0; j < len; j++)                                               \
-                sum += EXP(LOAD(x[j * step]) - max);                                        \
-            if (s->log) { /* (x - max) is exact; adding max to log(sum) first is not */      \
-                CT log_sum = (CT)LOG((CT)sum);                                              \
-                for (int64_t j = 0; j < len; j++)                                           \
-                    y[j * step] = STORE((LOAD(x[j * step]) - max) - log_sum);               \
-            } else {                                                                        \
-                CT inv = (CT)(1.0 / sum);                                                   \
-                for (int64_t j = 0; j < len; j++)                                           \
-                    y[j * step] = STORE(EXP(LOAD(x[j * step]) - max) * inv);                \
-            }                                                                               \
-        }                                                                                   \
+        int64_t len = s->len, step = s->inner;                                              \
+        KERNEL_PARALLEL_FOR(v, s->outer * step,                                             \
+                            int64_t start = (v / step) * len * step + v % step;             \
+                            softmax_line_##E((const T *)xs + start, (T *)ys + start, len,   \
+                                             step, s->log););                               \
     }
 NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
 
@@ -154,33 +156,34 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
 /* One row of `len` elements: y = (x - mean) / sqrt(var + eps) * w + b, with the biased
  * variance from a two-pass sum in double. w and b may be NULL. */
 #define NM_LAYER_NORM_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                  \
+    static void layer_norm_row_##E(const T *x, const T *w, const T *b, T *y, int64_t len,   \
+                                   double eps)                                              \
+    {                                                                                       \
+        double sum = 0, m2 = 0;                                                             \
+        for (int64_t j = 0; j < len; j++)                                                   \
+            sum += (double)LOAD(x[j]);                                                      \
+        double mean = sum / (double)len;                                                    \
+        for (int64_t j = 0; j < len; j++) {                                                 \
+            double d = (double)LOAD(x[j]) - mean;                                           \
+            m2 += d * d;                                                                    \
+        }                                                                                   \
+        CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                                 \
+        CT cmean = (CT)mean;                                                                \
+        for (int64_t j = 0; j < len; j++) {                                                 \
+            CT v = (LOAD(x[j]) - cmean) * rstd;                                             \
+            if (w)                                                                          \
+                v *= LOAD(w[j]);                                                            \
+            if (b)                                                                          \
+                v += LOAD(b[j]);                                                            \
+            y[j] = STORE(v);                                                                \
+        }                                                                                   \
+    }                                                                                       \
     static void layer_norm_##E(const char *xs, const char *ws, const char *bs, char *ys,    \
                                int64_t rows, int64_t len, double eps, int nthreads)         \
     {                                                                                       \
-        const T *w = (const T *)ws, *b = (const T *)bs;                                     \
-        _Pragma("omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)") \
-        for (int64_t r = 0; r < rows; r++) {                                                \
-            const T *x = (const T *)xs + r * len;                                           \
-            T *y = (T *)ys + r * len;                                                       \
-            double sum = 0, m2 = 0;                                                         \
-            for (int64_t j = 0; j < len; j++)                                               \
-                sum += (double)LOAD(x[j]);                                                  \
-            double mean = sum / (double)len;                                                \
-            for (int64_t j = 0; j < len; j++) {                                             \
-                double d = (double)LOAD(x[j]) - mean;                                       \
-                m2 += d * d;                                                                \
-            }                                                                               \
-            CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                             \
-            CT cmean = (CT)mean;                                                            \
-            for (int64_t j = 0; j < len; j++) {                                             \
-                CT v = (LOAD(x[j]) - cmean) * rstd;                                         \
-                if (w)                                                                      \
-                    v *= LOAD(w[j]);                                                        \
-                if (b)                                                                      \
-                    v += LOAD(b[j]);                                                        \
-                y[j] = STORE(v);                                                            \
-            }                                                                               \
-        }                                                                                   \
+        KERNEL_PARALLEL_FOR(r, rows,                                                        \
+                            layer_norm_row_##E((const T *)xs + r * len, (const T *)ws,      \
+                                               (const T *)bs, (T *)ys + r * len, len, eps););\
     }
 NM_FORALL_FLOAT_DTYPES(NM_LAYER_NORM_FN_)
 

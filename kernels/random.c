@@ -91,7 +91,8 @@ static void random_generate(pith_tensor *t, int per_block, block_writer write, c
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     size_t itemsize = pith_dtype_size(t->dtype);
     pith_dtype dtype = t->dtype;
-#pragma omp parallel for num_threads(parallel_threads_for(n)) schedule(static)
+    int threads = parallel_threads_for(n);
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int64_t b = 0; b < nblocks; b++) {
         uint64_t block = first + (uint64_t)b;
         const uint32_t counter[4] = {(uint32_t)block, (uint32_t)(block >> 32), 0, 0};
@@ -152,8 +153,8 @@ static void uniform_write(const uint32_t w[4], int count, char *out, pith_dtype 
 static pith_status rand_make(pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
                              pith_opt_device device, bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     if (random_options("rand", dtype, PITH_FLOAT32, device, true, &dt, &dev) != PITH_OK)
         return pith_last_status();
     pith_tensor *t = factory_new("rand", size, dt, force_meta ? PITH_META : dev);
@@ -205,8 +206,8 @@ static void normal_write(const uint32_t w[4], int count, char *out, pith_dtype d
 static pith_status randn_make(pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
                               pith_opt_device device, bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     if (random_options("randn", dtype, PITH_FLOAT32, device, true, &dt, &dev) != PITH_OK)
         return pith_last_status();
     pith_tensor *t = factory_new("randn", size, dt, force_meta ? PITH_META : dev);
@@ -277,8 +278,8 @@ static pith_status randint_check_bounds(int64_t from, int64_t to_inc, pith_dtype
 static pith_status randint_make(pith_value *ret, int64_t low, int64_t high, pith_int_list size,
                                 pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
 {
-    pith_dtype dt;
-    pith_device dev;
+    pith_dtype dt = PITH_FLOAT32;
+    pith_device dev = PITH_CPU;
     if (random_options("randint", dtype, PITH_INT64, device, false, &dt, &dev) != PITH_OK)
         return pith_last_status();
     if (low >= high)

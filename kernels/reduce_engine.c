@@ -7,14 +7,16 @@
  * is contiguous in that order) and reduced dims. Dims of size 1 are dropped, and adjacent
  * dims of one kind whose strides chain are merged. Unless the op is ordered (argmax and
  * friends, whose index is a row-major position), the reduced dims are sorted so that the
- * smallest stride is innermost, and broadcast (stride 0) dims outermost. Then:
- *   - one output: a full reduction, cut into fixed chunks of the reduced space; the chunks
- *     run in parallel and their accumulators are combined in chunk order, so the result
- *     does not depend on the thread count;
- *   - the innermost reduced dim moves fastest in memory: each output folds its strided
- *     runs with `inner`, outputs split across threads;
- *   - an output dim moves fastest: blocks of outputs along it fold whole rows with `outer`
- *     (vectorisable), blocks split across threads.
+ * smallest stride is innermost, and broadcast (stride 0) dims outermost. The outputs are
+ * then cut into items, the units of parallel work:
+ *   - when the innermost reduced dim moves fastest in memory, an item is a run of outputs,
+ *     each folding its strided runs with `inner`;
+ *   - when an output dim moves fastest, an item is a block of outputs along it, folding
+ *     whole rows with `outer` (vectorisable).
+ * With few items (a full reduction, or a handful of outputs) the reduced space is also cut
+ * into fixed chunks; the chunks run in parallel and their accumulators are combined in
+ * chunk order. Items and chunks depend on the shape only, so results never depend on the
+ * thread count.
  * Everything that can fail happens before the parallel regions. */
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +27,11 @@
 /* Outputs per block of the `outer` order, and the most of the `inner` order. */
 #define OUTER_BLOCK 256
 #define INNER_BLOCK 64
+/* Fewer items than this also split the reduced space into chunks. */
+#define MIN_ITEMS 16
 /* An output dim shorter than this is not worth the `outer` order. */
 #define OUTER_MIN_WIDTH 8
-/* Elements per chunk of a full reduction. */
+/* Elements per chunk of the reduced space (per output: divided by the outputs of an item). */
 #define FULL_CHUNK PITH_GRAIN_SIZE
 
 typedef struct {
@@ -152,93 +156,147 @@ static void span_fold(const reduce_kernel *k, void *acc, const char *base,
     }
 }
 
-/* Folds every reduced position into the `n` accumulators of a block of outputs that are
- * `step` bytes apart in the input. */
+/* Folds reduced positions [a, b) into the `n` accumulators of a block of outputs that are
+ * `step` bytes apart in the input, one reduced position at a time. */
 static void span_fold_outer(const reduce_kernel *k, void *accs, int64_t n, int64_t step,
-                            const char *base, const reduce_plan *pl)
+                            const char *base, const reduce_plan *pl, int64_t a, int64_t b)
 {
     int rows = pl->n_red - 1;
     int64_t len = pl->red_sizes[rows], stride = pl->red_strides[rows];
-    int64_t idx[PITH_MAX_DIMS] = {0};
-    int64_t off = 0;
-    for (int64_t pos = 0; pos < pl->numel_red;) {
-        for (int64_t c = 0; c < len; c++)
-            k->outer(accs, base + off + c * stride, n, step, pos + c);
-        pos += len;
+    int64_t idx[PITH_MAX_DIMS];
+    int64_t col = a % len;
+    int64_t off = index_from_flat(rows, pl->red_sizes, pl->red_strides, a / len, idx);
+    for (int64_t pos = a; pos < b;) {
+        int64_t end = len - col < b - pos ? len : col + (b - pos);
+        for (int64_t c = col; c < end; c++)
+            k->outer(accs, base + off + c * stride, n, step, pos + c - col);
+        pos += end - col;
+        col = 0;
         off = index_next(rows, pl->red_sizes, pl->red_strides, idx, off);
     }
 }
 
-static pith_status run_full(const reduce_kernel *k, const reduce_ctx *ctx, const char *base,
-                            const reduce_plan *pl, int nthreads)
+/* How the work is cut: outputs into items, and (when there are few items) the reduced space
+ * into chunks, whose accumulators are combined in chunk order afterwards. Both depend on
+ * the shape only, never on the thread count. See Note [Reduction loop order]. */
+typedef struct {
+    bool outer;
+    int64_t block;   /* outputs per item (at most) */
+    int64_t per_row; /* outer: items per row of the last output dim */
+    int64_t nitems;
+    int64_t chunk;   /* reduced positions per chunk */
+    int64_t nchunks;
+} reduce_split;
+
+static void split_make(const reduce_plan *pl, bool outer, reduce_split *s)
 {
-    double acc[ACC_WORDS(1)];
-    int64_t nchunks = (pl->numel_red + FULL_CHUNK - 1) / FULL_CHUNK;
-    k->init(acc, 1);
-    if (nchunks <= 1) {
-        span_fold(k, acc, base, pl, 0, pl->numel_red);
-        k->finish(ctx, 0, acc, 1);
+    s->outer = outer;
+    if (outer) {
+        int64_t width = pl->out_sizes[pl->n_out - 1];
+        s->block = width < OUTER_BLOCK ? width : OUTER_BLOCK;
+        s->per_row = (width + OUTER_BLOCK - 1) / OUTER_BLOCK;
+        s->nitems = pl->numel_out / width * s->per_row;
+    } else {
+        int64_t block = pl->numel_out / MIN_ITEMS;
+        s->block = block < 1 ? 1 : block > INNER_BLOCK ? INNER_BLOCK : block;
+        s->per_row = 0;
+        s->nitems = (pl->numel_out + s->block - 1) / s->block;
+    }
+    s->chunk = FULL_CHUNK / s->block > 0 ? FULL_CHUNK / s->block : 1;
+    s->nchunks = 1;
+    if (s->nitems < MIN_ITEMS && pl->numel_red >= 2 * s->chunk)
+        s->nchunks = (pl->numel_red + s->chunk - 1) / s->chunk;
+}
+
+/* The outputs of `item`: returns the first one and sets their count. */
+static int64_t item_outputs(const reduce_plan *pl, const reduce_split *s, int64_t item,
+                            int64_t *n)
+{
+    int64_t first, limit;
+    if (s->outer) {
+        int64_t width = pl->out_sizes[pl->n_out - 1];
+        int64_t j0 = (item % s->per_row) * OUTER_BLOCK;
+        first = (item / s->per_row) * width + j0;
+        limit = width - j0;
+    } else {
+        first = item * s->block;
+        limit = pl->numel_out - first;
+    }
+    *n = limit < s->block ? limit : s->block;
+    return first;
+}
+
+/* Folds reduced positions [a, b) of every output of `item` into its `n` accumulators. */
+static void item_fold(const reduce_kernel *k, const reduce_plan *pl, const reduce_split *s,
+                      const char *base, int64_t item, int64_t n, void *accs, int64_t a,
+                      int64_t b)
+{
+    int64_t idx[PITH_MAX_DIMS];
+    if (s->outer) {
+        int last = pl->n_out - 1;
+        int64_t step = pl->out_strides[last];
+        int64_t off = index_from_flat(last, pl->out_sizes, pl->out_strides, item / s->per_row,
+                                      idx);
+        off += (item % s->per_row) * OUTER_BLOCK * step;
+        span_fold_outer(k, accs, n, step, base + off, pl, a, b);
+        return;
+    }
+    int64_t off = index_from_flat(pl->n_out, pl->out_sizes, pl->out_strides, item * s->block,
+                                  idx);
+    for (int64_t j = 0; j < n; j++) {
+        span_fold(k, (char *)accs + j * (int64_t)k->acc_size, base + off, pl, a, b);
+        off = index_next(pl->n_out, pl->out_sizes, pl->out_strides, idx, off);
+    }
+}
+
+/* One item, over the whole reduced space. */
+static void run_item(const reduce_kernel *k, const reduce_ctx *ctx, const char *base,
+                     const reduce_plan *pl, const reduce_split *s, int64_t item)
+{
+    double accs[ACC_WORDS(OUTER_BLOCK)];
+    int64_t n, first = item_outputs(pl, s, item, &n);
+    k->init(accs, n);
+    item_fold(k, pl, s, base, item, n, accs, 0, pl->numel_red);
+    k->finish(ctx, first, accs, n);
+}
+
+/* Part `w` (item w / nchunks, chunk w % nchunks) into its partial accumulators. */
+static void run_part(const reduce_kernel *k, const char *base, const reduce_plan *pl,
+                     const reduce_split *s, char *parts, size_t per_part, int64_t w)
+{
+    int64_t item = w / s->nchunks, a = (w % s->nchunks) * s->chunk;
+    int64_t b = a + s->chunk < pl->numel_red ? a + s->chunk : pl->numel_red, n;
+    char *accs = parts + w * (int64_t)per_part;
+    item_outputs(pl, s, item, &n);
+    k->init(accs, n);
+    item_fold(k, pl, s, base, item, n, accs, a, b);
+}
+
+static pith_status run_split(const reduce_kernel *k, const reduce_ctx *ctx, const char *base,
+                             const reduce_plan *pl, const reduce_split *s, int nthreads)
+{
+    if (s->nchunks == 1) {
+        KERNEL_PARALLEL_FOR(item, s->nitems, run_item(k, ctx, base, pl, s, item););
         return PITH_OK;
     }
-    char *partials = malloc((size_t)nchunks * k->acc_size);
-    if (!partials)
+    size_t per_part = (size_t)s->block * k->acc_size;
+    int64_t nparts = s->nitems * s->nchunks;
+    char *parts = malloc((size_t)nparts * per_part);
+    if (!parts)
         return pith_set_error(PITH_ERR_NOMEM, "reduction: out of memory for %lld partials",
-                              (long long)nchunks);
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
-    for (int64_t c = 0; c < nchunks; c++) {
-        void *part = partials + c * (int64_t)k->acc_size;
-        int64_t end = (c + 1) * FULL_CHUNK;
-        k->init(part, 1);
-        span_fold(k, part, base, pl, c * FULL_CHUNK, end < pl->numel_red ? end : pl->numel_red);
+                              (long long)nparts);
+    KERNEL_PARALLEL_FOR(w, nparts, run_part(k, base, pl, s, parts, per_part, w););
+    for (int64_t item = 0; item < s->nitems; item++) {
+        int64_t n, first = item_outputs(pl, s, item, &n);
+        char *acc = parts + item * s->nchunks * (int64_t)per_part;
+        for (int64_t c = 1; c < s->nchunks; c++)
+            for (int64_t j = 0; j < n; j++)
+                k->combine(acc + j * (int64_t)k->acc_size,
+                           acc + c * (int64_t)per_part + j * (int64_t)k->acc_size);
+        k->finish(ctx, first, acc, n);
     }
-    for (int64_t c = 0; c < nchunks; c++)
-        k->combine(acc, partials + c * (int64_t)k->acc_size);
-    free(partials);
-    k->finish(ctx, 0, acc, 1);
+    free(parts);
     return PITH_OK;
-}
-
-static void run_inner(const reduce_kernel *k, const reduce_ctx *ctx, const char *base,
-                      const reduce_plan *pl, int nthreads)
-{
-    int64_t block = pl->numel_out / (4 * (int64_t)nthreads);
-    block = block < 1 ? 1 : block > INNER_BLOCK ? INNER_BLOCK : block;
-    int64_t nblocks = (pl->numel_out + block - 1) / block;
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
-    for (int64_t b = 0; b < nblocks; b++) {
-        double accs[ACC_WORDS(INNER_BLOCK)];
-        int64_t o0 = b * block;
-        int64_t n = pl->numel_out - o0 < block ? pl->numel_out - o0 : block;
-        int64_t idx[PITH_MAX_DIMS];
-        int64_t off = index_from_flat(pl->n_out, pl->out_sizes, pl->out_strides, o0, idx);
-        k->init(accs, n);
-        for (int64_t j = 0; j < n; j++) {
-            span_fold(k, (char *)accs + j * (int64_t)k->acc_size, base + off, pl, 0,
-                      pl->numel_red);
-            off = index_next(pl->n_out, pl->out_sizes, pl->out_strides, idx, off);
-        }
-        k->finish(ctx, o0, accs, n);
-    }
-}
-
-static void run_outer(const reduce_kernel *k, const reduce_ctx *ctx, const char *base,
-                      const reduce_plan *pl, int nthreads)
-{
-    int last = pl->n_out - 1;
-    int64_t width = pl->out_sizes[last], step = pl->out_strides[last];
-    int64_t per_row = (width + OUTER_BLOCK - 1) / OUTER_BLOCK;
-    int64_t nitems = (pl->numel_out / width) * per_row;
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
-    for (int64_t item = 0; item < nitems; item++) {
-        double accs[ACC_WORDS(OUTER_BLOCK)];
-        int64_t row = item / per_row, j0 = (item % per_row) * OUTER_BLOCK;
-        int64_t n = width - j0 < OUTER_BLOCK ? width - j0 : OUTER_BLOCK;
-        int64_t idx[PITH_MAX_DIMS];
-        int64_t off = index_from_flat(last, pl->out_sizes, pl->out_strides, row, idx);
-        k->init(accs, n);
-        span_fold_outer(k, accs, n, step, base + off + j0 * step, pl);
-        k->finish(ctx, row * width + j0, accs, n);
-    }
 }
 
 /* Outputs of an empty reduction: the finished identity (0 for sum, nan for mean, ...). */
@@ -269,18 +327,15 @@ pith_status reduce_run(const reduce_kernel *k, const reduce_ctx *ctx, const pith
         return PITH_OK;
     }
     reduce_plan pl;
+    reduce_split split;
     plan_build(&pl, x, mask, k->ordered);
-    const char *base = tensor_data(x);
-    int nthreads = parallel_threads_for(x->numel);
-    if (pl.numel_out == 1)
-        return run_full(k, ctx, base, &pl, nthreads);
-    int64_t out_step = pl.out_strides[pl.n_out - 1];
-    int64_t red_step = pl.red_strides[pl.n_red - 1];
-    bool outer = pl.out_sizes[pl.n_out - 1] >= OUTER_MIN_WIDTH && pl.numel_red > 1 &&
-                 (red_step == 0 || out_step < red_step);
-    if (outer)
-        run_outer(k, ctx, base, &pl, nthreads);
-    else
-        run_inner(k, ctx, base, &pl, nthreads);
-    return PITH_OK;
+    bool outer = false;
+    if (pl.numel_out > 1) {
+        int64_t out_step = pl.out_strides[pl.n_out - 1];
+        int64_t red_step = pl.red_strides[pl.n_red - 1];
+        outer = pl.out_sizes[pl.n_out - 1] >= OUTER_MIN_WIDTH && pl.numel_red > 1 &&
+                (red_step == 0 || out_step < red_step);
+    }
+    split_make(&pl, outer, &split);
+    return run_split(k, ctx, tensor_data(x), &pl, &split, parallel_threads_for(x->numel));
 }

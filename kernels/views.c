@@ -4,7 +4,6 @@
  * Every kernel here is COMPOSITE: it only computes geometry and calls tensor_view, so one
  * function serves CPU and Meta tensors. Slicing views (slice, select, narrow, split,
  * chunk, unbind) live in views_slicing.c. Semantics and messages follow PyTorch. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,16 +50,6 @@ const char *dtype_legacy_tensor_name(pith_dtype dtype)
     return dtype_valid((int)dtype) ? names[dtype] : "torch.Tensor";
 }
 
-/* Formats a list of int64 as "[2, 3]". */
-static const char *list_format(size_t n, const int64_t *v, char *buf, size_t cap)
-{
-    if (n > PITH_MAX_DIMS) { /* shape_format's limit; say how many instead */
-        snprintf(buf, cap, "[%zu sizes]", n);
-        return buf;
-    }
-    return shape_format((int)n, v, buf, cap);
-}
-
 pith_status shape_infer(const char *op, pith_int_list shape, int64_t numel, int64_t *out)
 {
     char buf[512];
@@ -99,13 +88,13 @@ pith_status shape_infer(const char *op, pith_int_list shape, int64_t numel, int6
                     PITH_ERR_VALUE,
                     "%s: cannot reshape tensor of 0 elements into shape %s because the "
                     "unspecified dimension size -1 can be any value and is ambiguous",
-                    op, list_format(shape.n, shape.data, buf, sizeof buf));
+                    op, shape_format((int)shape.n, shape.data, buf, sizeof buf));
             out[infer] = numel / newsize;
         }
         return PITH_OK;
     }
     return pith_set_error(PITH_ERR_VALUE, "%s: shape '%s' is invalid for input of size %lld", op,
-                          list_format(shape.n, shape.data, buf, sizeof buf), (long long)numel);
+                          shape_format((int)shape.n, shape.data, buf, sizeof buf), (long long)numel);
 }
 
 /* Products below wrap (unsigned) instead of overflowing: they only feed comparisons and

@@ -107,7 +107,7 @@ static pith_status narrow_check(const pith_tensor *self, int64_t dim, int64_t *s
 pith_status narrow_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                              int64_t dim, int64_t start, int64_t length)
 {
-    int d;
+    int d = 0;
     if (narrow_check(self, dim, &start, length, &d) != PITH_OK)
         return pith_last_status();
     view_geometry g;

@@ -536,6 +536,33 @@ TEST_F(ElementwiseSemanticsTest, CopyFromItsOwnTranspose)
     EXPECT_VALUES(PITH_INT32, t.get(), (std::vector<double>{1, 3, 2, 4}));
 }
 
+TEST_F(ElementwiseSemanticsTest, CopyIntoAnExpandedSelfIsAnError)
+{
+    Tensor dst = make_strided({3}, {0}, PITH_FLOAT32, {0, 0, 0});
+    Tensor src = make({3}, PITH_FLOAT32, {1, 2, 3});
+    EXPECT_ERROR(pith_copy_(dst.get(), src.get()), PITH_ERR_VALUE, "refers to a single memory location");
+}
+
+TEST_F(ElementwiseSemanticsTest, GeluClampAndWhereOnEmptyAndZeroDimInputs)
+{
+    Tensor empty = make({0, 2}, PITH_FLOAT32, {});
+    Tensor scalar = make_scalar(PITH_FLOAT32, -1.5);
+    double lo = -1;
+    Tensor g0(pith_gelu(empty.get(), false)), c0(pith_clamp(empty.get(), &lo, nullptr));
+    EXPECT_EQ(sizes_of(g0.get()), (std::vector<int64_t>{0, 2}));
+    EXPECT_EQ(sizes_of(c0.get()), (std::vector<int64_t>{0, 2}));
+    Tensor c1(pith_clamp(scalar.get(), &lo, nullptr));
+    EXPECT_EQ(pith_ndim(c1.get()), 0);
+    EXPECT_VALUES(PITH_FLOAT32, c1.get(), (std::vector<double>{-1}));
+    Tensor cond = make({0, 1}, PITH_BOOL, {});
+    Tensor w(pith_where(cond.get(), scalar.get(), empty.get()));
+    EXPECT_EQ(sizes_of(w.get()), (std::vector<int64_t>{0, 2}));
+    Tensor yes = make_scalar(PITH_BOOL, 1);
+    Tensor w0(pith_where(yes.get(), scalar.get(), scalar.get()));
+    EXPECT_EQ(pith_ndim(w0.get()), 0);
+    EXPECT_VALUES(PITH_FLOAT32, w0.get(), (std::vector<double>{-1.5}));
+}
+
 TEST_F(ElementwiseSemanticsTest, CopyMetaValidatesAndBumps)
 {
     Tensor dst = make_meta({2, 3}, PITH_FLOAT32), src = make_meta({3}, PITH_INT8);

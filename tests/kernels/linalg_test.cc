@@ -1,6 +1,10 @@
 // matmul (every rank combination), mm, bmm, addmm and linear against a naive double (or
 // wrapping integer) reference, for every dtype and layout, plus empty operands, errors,
 // large BLAS and own-loop products, and the Meta kernels.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "reduce_test_util.h"
 
 namespace pith_d_test {
@@ -494,6 +498,38 @@ TEST_F(Linalg, BatchedProductWithASharedMatrixMatchesReference)
         EXPECT_TRUE(AllClose(r.get(), want.v, ProductTolerance(PITH_FLOAT32, want.v, scale, 9)))
             << "layout " << (int)layout;
     }
+}
+
+TEST_F(Linalg, LargeMatmulInAForkedChildFinishes)
+{
+    /* The parent's BLAS and OpenMP threads do not exist in the child: there the product
+     * must run on one thread (see Note [BLAS threads]) rather than hang in libgomp. */
+    int64_t sizes[] = {256, 256};
+    Tensor a(pith_ones(2, sizes, PITH_FLOAT32));
+    Tensor warm(pith_matmul(a.get(), a.get())); /* starts the parent's thread pools */
+    ASSERT_NE(warm, nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        pith_tensor *r = pith_matmul(a.get(), a.get());
+        double v = 0;
+        bool ok = r && pith_item_at(r, 12345, &v) == PITH_OK && v == 256;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 300 && done == 0; i++) { /* up to 30 s */
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            usleep(100000);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        FAIL() << "matmul in a forked child did not finish";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 /* ---- Meta ---- */

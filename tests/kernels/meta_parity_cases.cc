@@ -1,0 +1,554 @@
+// meta_parity_cases.cc — the sample invocations of every built-in op for the meta parity
+// suite: generated rows for the unary and binary elementwise ops (from the op lists), and a
+// hand-written table for the rest. See meta_parity_test.cc.
+#include "meta_parity.h"
+
+// After pith.h: macros only, the unary/binary op lists and their schema names.
+#include "kernels/op_table.h"
+
+namespace meta_parity {
+
+namespace {
+
+constexpr pith_dtype b8 = PITH_BOOL, u8 = PITH_UINT8, i32 = PITH_INT32, i64 = PITH_INT64,
+                     f16 = PITH_FLOAT16, bf16 = PITH_BFLOAT16, f32 = PITH_FLOAT32,
+                     f64 = PITH_FLOAT64;
+
+// ---- the argument DSL ----
+
+Arg T(pith_dtype dtype, Shape sizes, Shape strides = {})
+{
+    Arg a;
+    a.kind = Arg::TENSOR;
+    a.dtype = dtype;
+    a.sizes = std::move(sizes);
+    a.strides = std::move(strides);
+    return a;
+}
+Arg F(Shape sizes, Shape strides = {}) { return T(f32, std::move(sizes), std::move(strides)); }
+// An int64 index tensor holding i % mod, so every index is in range for a dim of size mod.
+Arg Idx(Shape sizes, int64_t mod)
+{
+    Arg a = T(i64, std::move(sizes));
+    a.base = 0;
+    a.mod = mod;
+    return a;
+}
+Arg TL(std::vector<Arg> tensors)
+{
+    Arg a;
+    a.kind = Arg::TLIST;
+    a.list = std::move(tensors);
+    return a;
+}
+Arg I(int64_t v)
+{
+    Arg a;
+    a.kind = Arg::INT;
+    a.i = v;
+    return a;
+}
+Arg D(double v)
+{
+    Arg a;
+    a.kind = Arg::DOUBLE;
+    a.d = v;
+    return a;
+}
+Arg B(bool v)
+{
+    Arg a;
+    a.kind = Arg::BOOL;
+    a.b = v;
+    return a;
+}
+Arg None() { return Arg(); }
+Arg S(const char *v)
+{
+    Arg a;
+    a.kind = Arg::STR;
+    a.s = v;
+    return a;
+}
+Arg L(Shape v)
+{
+    Arg a;
+    a.kind = Arg::ILIST;
+    a.sizes = std::move(v);
+    return a;
+}
+Arg DT(pith_dtype v)
+{
+    Arg a;
+    a.kind = Arg::DTYPE;
+    a.dtype = v;
+    return a;
+}
+// The factory device: CPU in the CPU run, Meta in the meta run.
+Arg Dev()
+{
+    Arg a;
+    a.kind = Arg::DEVICE;
+    return a;
+}
+
+// ---- the sample invocations ----
+
+struct BinaryInfo {
+    const char *fn, *out, *inplace;
+    bool alpha;
+};
+#define MP_IS_ALPHA_ALPHA true
+#define MP_IS_ALPHA_PLAIN false
+#define MP_BINARY_ENTRY(n, fn, out, inplace, extra) {fn, out, inplace, MP_IS_ALPHA_##extra},
+#define MP_BINARY_ROW(n) PITH_BINARY_INFO_##n(MP_BINARY_ENTRY, n)
+#define MP_UNARY_NAME(n) #n,
+
+void add_unary_cases(std::vector<Case> &v)
+{
+    static const char *const names[] = {PITH_FORALL_UNARY_OPS(MP_UNARY_NAME)};
+    for (const char *n : names) {
+        std::string fn = n, out = fn + ".out", inplace = fn + "_";
+        // Functional: a dtype sweep; non-contiguous, 0-dim and empty inputs.
+        for (const Arg &x : {F({2, 3}, {1, 2}), T(i64, {}), T(b8, {0, 3}), T(f16, {3}),
+                             T(f64, {4, 1}), T(bf16, {2})})
+            v.push_back({fn, ANY, {x}});
+        v.push_back({out, ANY, {F({2, 3}), F({2, 3})}});
+        v.push_back({out, ANY, {F({2, 3}, {1, 2}), F({0})}});  // out is resized
+        v.push_back({out, ANY, {T(i64, {3}), T(i64, {3})}});
+        v.push_back({out, ANY, {F({3}), T(b8, {3})}});
+        v.push_back({out, ANY, {T(b8, {2}), T(i32, {5})}});
+        v.push_back({out, ERR, {F({3}), F({3}, {0})}});  // out overlaps itself
+        v.push_back({inplace, ANY, {F({2, 3}, {1, 2})}});
+        v.push_back({inplace, ANY, {T(i32, {2, 3}, {1, 2})}});
+        v.push_back({inplace, ANY, {T(i64, {3})}});
+        v.push_back({inplace, ANY, {T(b8, {})}});
+        v.push_back({inplace, ERR, {F({3}, {0})}});  // self overlaps itself
+    }
+}
+
+void add_binary_cases(std::vector<Case> &v)
+{
+    static const BinaryInfo infos[] = {PITH_FORALL_BINARY_OPS(MP_BINARY_ROW)};
+    for (const BinaryInfo &b : infos) {
+        // The alpha argument comes before `out` on the stack.
+        auto args = [&](std::vector<Arg> a, std::vector<Arg> tail = {}) {
+            if (b.alpha)
+                a.push_back(I(1));
+            a.insert(a.end(), tail.begin(), tail.end());
+            return a;
+        };
+        const std::vector<std::pair<Arg, Arg>> sweep = {
+            {F({2, 3}), F({3})},                 // broadcast one side
+            {T(i64, {4, 1}), F({1, 5})},         // broadcast both sides, promote
+            {F({}), T(i64, {2})},                // 0-dim
+            {T(b8, {0, 3}), T(b8, {3})},         // empty
+            {T(i32, {2, 3}, {1, 2}), T(i64, {2, 3})},  // non-contiguous
+            {T(f16, {3}), F({})},                // 0-dim does not promote the category
+            {T(u8, {2}), T(i32, {2})},
+        };
+        for (const auto &p : sweep)
+            v.push_back({b.fn, ANY, args({p.first, p.second})});
+        v.push_back({b.fn, ERR, args({F({2, 3}), F({4})})});  // broadcast mismatch
+        v.push_back({b.out, ANY, args({F({2, 3}), F({3})}, {F({2, 3})})});
+        v.push_back({b.out, ANY, args({T(i64, {2}), T(i64, {2})}, {F({0})})});
+        v.push_back({b.out, ANY, args({T(i64, {2, 1}), T(i64, {2})}, {T(i64, {2, 2}, {1, 2})})});
+        v.push_back({b.out, ERR, args({F({2, 3}), F({4})}, {F({2, 3})})});
+        v.push_back({b.out, ERR, args({F({3}), F({3})}, {F({3}, {0})})});
+        v.push_back({b.inplace, ANY, args({F({2, 3}), F({3})})});
+        v.push_back({b.inplace, ANY, args({T(i64, {2, 3}), F({2, 3})})});
+        v.push_back({b.inplace, ANY, args({T(i32, {2}, {2}), T(i64, {})})});
+        v.push_back({b.inplace, ERR, args({F({3}), F({2, 3})})});  // self cannot broadcast
+        v.push_back({b.inplace, ERR, args({F({3}, {0}), F({3})})});
+    }
+    // alpha: a float alpha for integer inputs and a bool alpha are errors.
+    for (const char *fn : {"add.Tensor", "sub.Tensor"}) {
+        v.push_back({fn, OK, {F({2}), F({2}), D(2.5)}});
+        v.push_back({fn, ERR, {T(i64, {2}), T(i64, {2}), D(2.5)}});
+        v.push_back({fn, ERR, {F({2}), F({2}), B(true)}});
+    }
+    v.push_back({"add.out", ERR, {T(i64, {2}), T(i64, {2}), D(0.5), T(i64, {2})}});
+    v.push_back({"sub_.Tensor", ERR, {T(i64, {2}), T(i64, {2}), D(0.5)}});
+}
+
+const std::vector<Case> &hand_written_cases()
+{
+    static const std::vector<Case> cases = {
+        // ---- the other elementwise ops ----
+        {"gelu", OK, {F({2, 3}), S("none")}},
+        {"gelu", OK, {F({}), S("tanh")}},
+        {"gelu", OK, {T(f64, {0, 2}), S("none")}},
+        {"gelu", ERR, {F({2}), S("bogus")}},
+        {"gelu", ANY, {T(i64, {3}), S("none")}},
+        {"gelu.out", OK, {F({2, 3}), S("none"), F({2, 3})}},
+        {"gelu.out", ERR, {F({2}), S("none"), T(i64, {2})}},
+        {"gelu_", OK, {F({2, 3}, {1, 2}), S("tanh")}},
+        {"gelu_", ERR, {F({3}, {0}), S("none")}},
+        {"gelu_", ERR, {F({3}), S("bad")}},
+        {"clamp", OK, {F({2, 3}), D(0.5), D(2)}},
+        {"clamp", OK, {T(i64, {3}), I(1), None()}},
+        {"clamp", OK, {T(i64, {}), D(1.5), None()}},
+        {"clamp", OK, {T(b8, {0}), None(), I(1)}},
+        {"clamp", ERR, {F({2}), None(), None()}},
+        {"clamp_", OK, {F({2, 3}, {1, 2}), D(1), D(3)}},
+        {"clamp_", ANY, {T(i64, {3}), D(1.5), None()}},
+        {"clamp_", ERR, {F({2}), None(), None()}},
+        {"where.self", OK, {T(b8, {2, 3}), F({3}), F({2, 1})}},
+        {"where.self", OK, {T(b8, {}), T(i64, {2}), F({})}},
+        {"where.self", OK, {T(b8, {0, 1}), T(i32, {2}), T(i32, {1})}},
+        {"where.self", ERR, {F({3}), F({3}), F({3})}},
+        {"where.self", ERR, {T(b8, {2}), F({3}), F({3})}},
+        {"copy_", OK, {F({2, 3}), T(i64, {3}), B(false)}},
+        {"copy_", OK, {F({2, 3}, {1, 2}), F({2, 3}), B(false)}},
+        {"copy_", OK, {T(b8, {}), T(f64, {}), B(false)}},
+        {"copy_", ERR, {F({2, 3}), F({4}), B(false)}},
+        {"copy_", ERR, {F({3}, {0}), F({3}), B(false)}},
+        {"to.dtype", OK, {F({2, 3}), DT(i64), B(false), B(false)}},
+        {"to.dtype", OK, {T(f16, {}), DT(f64), B(false), B(true)}},
+        {"to.dtype", OK, {F({2, 3}, {1, 2}), DT(f32), B(false), B(false)}},
+        {"to.dtype", OK, {T(b8, {0, 2}), DT(bf16), B(false), B(true)}},
+        {"clone", OK, {F({2, 3}, {1, 2})}},
+        {"clone", OK, {T(b8, {0})}},
+        {"clone", OK, {T(i64, {})}},
+        {"contiguous", OK, {F({2, 3}, {1, 2})}},
+        {"contiguous", OK, {T(i64, {})}},
+        {"contiguous", OK, {F({2, 3})}},
+
+        // ---- reductions ----
+        {"sum.dim_IntList", OK, {F({2, 3}), L({1}), B(false), None()}},
+        {"sum.dim_IntList", OK, {T(i32, {2, 3}), None(), B(true), None()}},
+        {"sum.dim_IntList", OK, {T(b8, {0, 3}), L({0}), B(false), DT(f64)}},
+        {"sum.dim_IntList", OK, {F({}), None(), B(false), None()}},
+        {"sum.dim_IntList", OK, {F({2, 3, 4}, {1, 2, 6}), L({0, -1}), B(true), None()}},
+        {"sum.dim_IntList", ERR, {F({2, 3}), L({2}), B(false), None()}},
+        {"sum.dim_IntList", ERR, {F({2, 3}), L({0, 0}), B(false), None()}},
+        {"mean.dim", OK, {F({2, 3}), L({-1}), B(true), None()}},
+        {"mean.dim", OK, {T(i64, {2, 3}), None(), B(false), DT(f32)}},
+        {"mean.dim", OK, {T(f16, {0, 3}), L({1}), B(false), None()}},
+        {"mean.dim", ERR, {T(i64, {2, 3}), None(), B(false), None()}},
+        {"mean.dim", ERR, {F({2, 3}), L({3}), B(false), None()}},
+        {"prod.dim_IntList", OK, {F({2, 3}), L({0}), B(false), None()}},
+        {"prod.dim_IntList", OK, {T(i32, {2, 3}), None(), B(false), None()}},
+        {"prod.dim_IntList", OK, {T(b8, {}), None(), B(true), None()}},
+        {"prod.dim_IntList", ERR, {F({2, 3}), L({-3}), B(false), None()}},
+        {"amax", OK, {F({2, 3}), L({1}), B(false)}},
+        {"amax", OK, {T(i64, {2, 3}), L({}), B(true)}},
+        {"amax", OK, {F({0, 3}), L({1}), B(false)}},
+        {"amax", ERR, {F({0, 3}), L({0}), B(false)}},
+        {"amax", ERR, {F({2, 3}), L({5}), B(false)}},
+        {"amin", OK, {F({2, 3}, {1, 2}), L({0}), B(true)}},
+        {"amin", OK, {T(f16, {}), L({}), B(false)}},
+        {"amin", ERR, {F({0, 3}), L({0}), B(false)}},
+        {"amin", ERR, {F({2, 3}), L({-3}), B(false)}},
+        {"max", OK, {F({2, 3})}},
+        {"max", OK, {T(i64, {})}},
+        {"max", ERR, {F({0})}},
+        {"min", OK, {F({2, 3}, {1, 2})}},
+        {"min", OK, {T(b8, {3})}},
+        {"min", ERR, {F({2, 0})}},
+        {"max.dim", OK, {F({2, 3}), I(1), B(false)}},
+        {"max.dim", OK, {T(i32, {2, 3}), I(0), B(true)}},
+        {"max.dim", OK, {F({}), I(0), B(false)}},
+        {"max.dim", OK, {F({0, 3}), I(1), B(false)}},
+        {"max.dim", ERR, {F({0, 3}), I(0), B(false)}},
+        {"max.dim", ERR, {F({2, 3}), I(2), B(false)}},
+        {"min.dim", OK, {F({2, 3}, {1, 2}), I(-1), B(false)}},
+        {"min.dim", OK, {T(f64, {}), I(-1), B(true)}},
+        {"min.dim", ERR, {F({0, 3}), I(0), B(true)}},
+        {"min.dim", ERR, {F({2, 3}), I(-3), B(false)}},
+        {"argmax", OK, {F({2, 3}), None(), B(false)}},
+        {"argmax", OK, {F({2, 3}), I(1), B(true)}},
+        {"argmax", OK, {T(i64, {}), None(), B(false)}},
+        {"argmax", ERR, {F({0}), None(), B(false)}},
+        {"argmax", ERR, {F({2}), I(1), B(false)}},
+        {"argmin", OK, {F({2, 3}, {1, 2}), I(0), B(false)}},
+        {"argmin", OK, {T(i32, {4}), None(), B(true)}},
+        {"argmin", ERR, {F({3, 0}), I(1), B(false)}},
+        {"argmin", ERR, {F({2}), I(-2), B(false)}},
+        {"var.correction", OK, {F({2, 3}), L({1}), B(false), None()}},
+        {"var.correction", OK, {F({2, 3}), None(), B(true), I(0)}},
+        {"var.correction", OK, {T(f64, {}), None(), B(false), None()}},
+        {"var.correction", ERR, {T(i64, {2, 3}), None(), B(false), None()}},
+        {"var.correction", ERR, {F({2, 3}), L({2}), B(false), None()}},
+        {"std.correction", OK, {F({2, 3}, {1, 2}), L({0}), B(true), None()}},
+        {"std.correction", OK, {T(f16, {0, 3}), L({0}), B(false), D(0.5)}},
+        {"std.correction", ERR, {T(b8, {3}), None(), B(false), None()}},
+        {"std.correction", ERR, {F({2, 3}), L({1, 1}), B(false), None()}},
+        {"all.dims", OK, {T(b8, {2, 3}), L({1}), B(false)}},
+        {"all.dims", OK, {F({2, 3}), None(), B(false)}},
+        {"all.dims", OK, {T(u8, {2, 3}), None(), B(true)}},
+        {"all.dims", OK, {F({}), None(), B(false)}},
+        {"all.dims", ERR, {T(b8, {2, 3}), L({4}), B(false)}},
+        {"any.dims", OK, {T(b8, {0, 3}), L({0}), B(false)}},
+        {"any.dims", OK, {T(u8, {2}), None(), B(false)}},
+        {"any.dims", OK, {T(i64, {2, 3}, {1, 2}), L({0, 1}), B(true)}},
+        {"any.dims", ERR, {T(b8, {2, 3}), L({-3}), B(false)}},
+
+        // ---- linear algebra ----
+        {"matmul", OK, {F({2, 3}), F({3, 4})}},
+        {"matmul", OK, {F({3}), F({3})}},
+        {"matmul", OK, {F({3}), F({3, 2})}},
+        {"matmul", OK, {F({2, 3}), F({3})}},
+        {"matmul", OK, {F({2, 1, 2, 3}), F({4, 3, 5})}},
+        {"matmul", ERR, {F({2, 1, 3}), F({4, 3, 5})}},  // batch dims 2 and 4
+        {"matmul", OK, {F({2, 0}), F({0, 3})}},
+        {"matmul", OK, {T(f64, {3, 2}, {1, 3}), T(f64, {2, 2})}},
+        {"matmul", ERR, {F({2, 3}), F({4, 5})}},
+        {"matmul", ERR, {F({}), F({3})}},
+        {"matmul", ERR, {F({2, 3}), T(i64, {3, 4})}},
+        {"mm", OK, {F({2, 3}), F({3, 4})}},
+        {"mm", OK, {F({3, 2}, {1, 3}), F({2, 0})}},
+        {"mm", OK, {T(i64, {2, 2}), T(i64, {2, 1})}},
+        {"mm", ERR, {F({2, 3}), F({4, 2})}},
+        {"mm", ERR, {F({3}), F({3, 2})}},
+        {"mm", ERR, {F({2, 3}), T(f64, {3, 2})}},
+        {"bmm", OK, {F({2, 2, 3}), F({2, 3, 4})}},
+        {"bmm", OK, {F({0, 2, 3}), F({0, 3, 1})}},
+        {"bmm", ERR, {F({2, 2, 3}), F({3, 3, 4})}},
+        {"bmm", ERR, {F({2, 3}), F({3, 4})}},
+        {"bmm", ERR, {F({2, 2, 3}), F({2, 4, 4})}},
+        {"addmm", OK, {F({4}), F({2, 3}), F({3, 4}), I(1), I(1)}},
+        {"addmm", OK, {F({2, 4}), F({2, 3}), F({3, 4}, {1, 3}), D(0.5), D(2)}},
+        {"addmm", OK, {F({}), F({2, 3}), F({3, 1}), I(1), I(1)}},
+        {"addmm", ERR, {F({3}), F({2, 3}), F({3, 4}), I(1), I(1)}},
+        {"addmm", ERR, {F({2, 4}), F({2, 3}), F({2, 4}), I(1), I(1)}},
+        {"linear", OK, {F({2, 3}), F({4, 3}), F({4})}},
+        {"linear", OK, {F({3}), F({4, 3}), None()}},
+        {"linear", OK, {F({5, 2, 3}), F({4, 3}), None()}},
+        {"linear", ERR, {F({2, 3}), F({4, 2}), None()}},
+        {"linear", ERR, {F({2, 3}), F({4, 3}), F({5})}},
+
+        // ---- views ----
+        {"view", OK, {F({2, 3}), L({3, 2})}},
+        {"view", OK, {F({2, 3}), L({-1})}},
+        {"view", OK, {F({}), L({1, 1})}},
+        {"view", OK, {F({2, 3}, {1, 2}), L({2, 3, 1})}},
+        {"view", ERR, {F({2, 3}), L({4})}},
+        {"view", ERR, {F({2, 3}, {1, 2}), L({6})}},
+        {"view", ERR, {F({2, 3}), L({-1, -1})}},
+        {"reshape", OK, {F({2, 3}, {1, 2}), L({6})}},
+        {"reshape", OK, {F({2, 3}), L({3, -1})}},
+        {"reshape", OK, {F({0, 3}), L({3, 0})}},
+        {"reshape", ERR, {F({2, 3}), L({-1, -1})}},
+        {"reshape", ERR, {F({2, 3}), L({5})}},
+        {"permute", OK, {F({2, 3, 4}), L({2, 0, 1})}},
+        {"permute", OK, {F({}), L({})}},
+        {"permute", ERR, {F({2, 3}), L({0, 0})}},
+        {"permute", ERR, {F({2, 3}), L({0})}},
+        {"transpose.int", OK, {F({2, 3, 4}), I(0), I(-1)}},
+        {"transpose.int", OK, {F({2, 3}, {1, 2}), I(1), I(0)}},
+        {"transpose.int", ERR, {F({2, 3}), I(0), I(2)}},
+        {"t", OK, {F({2, 3})}},
+        {"t", OK, {F({3})}},
+        {"t", ERR, {F({2, 3, 4})}},
+        {"expand", OK, {F({3, 1}), L({2, 3, 4}), B(false)}},
+        {"expand", OK, {F({3, 1}), L({-1, 2}), B(false)}},
+        {"expand", OK, {F({}), L({2, 0}), B(false)}},
+        {"expand", ERR, {F({3}), L({4}), B(false)}},
+        {"expand", ERR, {F({2, 3}), L({3}), B(false)}},
+        {"squeeze", OK, {F({2, 1, 3})}},
+        {"squeeze", OK, {F({})}},
+        {"squeeze", OK, {F({1, 0, 1})}},
+        {"squeeze.dim", OK, {F({2, 1, 3}), I(1)}},
+        {"squeeze.dim", OK, {F({2, 1, 3}), I(0)}},
+        {"squeeze.dim", ERR, {F({2, 3}), I(2)}},
+        {"unsqueeze", OK, {F({2, 3}), I(2)}},
+        {"unsqueeze", OK, {F({}), I(0)}},
+        {"unsqueeze", OK, {F({2, 3}, {1, 2}), I(-1)}},
+        {"unsqueeze", ERR, {F({2, 3}), I(3)}},
+        {"flatten.using_ints", OK, {F({2, 3, 4}), I(1), I(-1)}},
+        {"flatten.using_ints", OK, {F({}), I(0), I(-1)}},
+        {"flatten.using_ints", OK, {F({2, 3}, {1, 2}), I(0), I(1)}},
+        {"flatten.using_ints", ERR, {F({2, 3, 4}), I(2), I(1)}},
+        {"flatten.using_ints", ERR, {F({2, 3}), I(0), I(5)}},
+        {"slice.Tensor", OK, {F({5, 3}), I(0), I(1), I(4), I(2)}},
+        {"slice.Tensor", OK, {F({5, 3}), I(1), None(), None(), I(1)}},
+        {"slice.Tensor", OK, {F({5}), I(0), I(-10), I(10), I(1)}},
+        {"slice.Tensor", OK, {F({5}), I(0), I(4), I(2), I(1)}},
+        {"slice.Tensor", ERR, {F({5}), I(0), None(), None(), I(0)}},
+        {"slice.Tensor", ERR, {F({}), I(0), None(), None(), I(1)}},
+        {"slice.Tensor", ERR, {F({5}), I(1), None(), None(), I(1)}},
+        {"select.int", OK, {F({5, 3}), I(1), I(-1)}},
+        {"select.int", OK, {F({5, 3}, {1, 5}), I(0), I(4)}},
+        {"select.int", ERR, {F({5, 3}), I(0), I(5)}},
+        {"select.int", ERR, {F({}), I(0), I(0)}},
+        {"select.int", ERR, {F({5, 3}), I(2), I(0)}},
+        {"narrow", OK, {F({5, 3}), I(0), I(1), I(3)}},
+        {"narrow", OK, {F({5, 3}), I(1), I(3), I(0)}},
+        {"narrow", ERR, {F({5, 3}), I(0), I(4), I(3)}},
+        {"narrow", ERR, {F({5, 3}), I(0), I(0), I(-1)}},
+        {"narrow", ERR, {F({}), I(0), I(0), I(1)}},
+        {"split.Tensor", OK, {F({5, 3}), I(2), I(0)}},
+        {"split.Tensor", OK, {F({5, 3}, {1, 5}), I(3), I(1)}},
+        {"split.Tensor", ANY, {F({0, 3}), I(2), I(0)}},
+        {"split.Tensor", ERR, {F({5, 3}), I(-1), I(0)}},
+        {"split.Tensor", ERR, {F({}), I(1), I(0)}},
+        {"split.Tensor", ERR, {F({5, 3}), I(1), I(2)}},
+        {"chunk", OK, {F({5, 3}), I(2), I(0)}},
+        {"chunk", OK, {F({5, 3}), I(5), I(-1)}},
+        {"chunk", ERR, {F({5, 3}), I(0), I(0)}},
+        {"chunk", ERR, {F({}), I(1), I(0)}},
+        {"unbind.int", OK, {F({2, 3}), I(1)}},
+        {"unbind.int", OK, {F({0, 3}), I(0)}},
+        {"unbind.int", ERR, {F({2, 3}), I(2)}},
+        {"unbind.int", ERR, {F({}), I(0)}},
+        {"alias", OK, {F({2, 3}, {1, 2})}},
+        {"alias", OK, {T(i64, {})}},
+        {"detach", OK, {F({2, 3}, {1, 2})}},
+        {"detach", OK, {T(b8, {0})}},
+
+        // ---- copying and combining ----
+        {"cat", OK, {TL({F({2, 3}), F({1, 3})}), I(0)}},
+        {"cat", OK, {TL({F({2, 3}), T(i64, {2, 1})}), I(1)}},
+        {"cat", OK, {TL({F({2, 3}), F({0})}), I(0)}},
+        {"cat", OK, {TL({F({2, 3}, {1, 2}), F({2, 0})}), I(-1)}},
+        {"cat", ERR, {TL({}), I(0)}},
+        {"cat", ERR, {TL({F({2, 3}), F({2, 4})}), I(0)}},
+        {"cat", ERR, {TL({F({})}), I(0)}},
+        {"cat", ERR, {TL({F({2, 3})}), I(2)}},
+        {"stack", OK, {TL({F({2, 3}), F({2, 3})}), I(1)}},
+        {"stack", OK, {TL({F({}), F({})}), I(0)}},
+        {"stack", OK, {TL({F({2, 3}), T(i32, {2, 3})}), I(-1)}},
+        {"stack", ERR, {TL({F({2, 3}), F({3, 2})}), I(0)}},
+        {"stack", ERR, {TL({}), I(0)}},
+        {"stack", ERR, {TL({F({2, 3})}), I(3)}},
+        {"index_select", OK, {F({4, 3}), I(0), Idx({2}, 4)}},
+        {"index_select", OK, {F({4, 3}), I(1), Idx({}, 3)}},
+        {"index_select", OK, {F({4, 3}, {1, 4}), I(-1), Idx({0}, 3)}},
+        {"index_select", ERR, {F({4, 3}), I(0), F({2})}},
+        {"index_select", ERR, {F({4, 3}), I(2), Idx({2}, 3)}},
+        {"index_select", ERR, {F({4, 3}), I(0), Idx({2, 2}, 4)}},
+        {"gather", OK, {F({3, 4}), I(1), Idx({3, 2}, 4), B(false)}},
+        {"gather", OK, {F({3, 4}), I(0), Idx({2, 4}, 3), B(false)}},
+        {"gather", OK, {F({}), I(0), Idx({}, 1), B(false)}},
+        {"gather", ERR, {F({3, 4}), I(1), Idx({3}, 4), B(false)}},
+        {"gather", ERR, {F({3, 4}), I(2), Idx({3, 2}, 3), B(false)}},
+        {"gather", ERR, {F({3, 4}), I(1), F({3, 2}), B(false)}},
+        {"gather", ERR, {F({3, 4}), I(1), Idx({4, 2}, 4), B(false)}},
+        {"masked_fill.Scalar", OK, {F({2, 3}), T(b8, {3}), D(0.5)}},
+        {"masked_fill.Scalar", OK, {T(i64, {2, 3}), T(b8, {2, 1}), I(7)}},
+        {"masked_fill.Scalar", OK, {F({}), T(b8, {}), I(1)}},
+        {"masked_fill.Scalar", ANY, {F({3}), T(b8, {2, 3}), I(1)}},
+        {"masked_fill.Scalar", ERR, {F({2, 3}), F({3}), D(1)}},
+        {"masked_fill.Scalar", ERR, {F({2, 3}), T(b8, {4}), D(1)}},
+        {"masked_fill_.Scalar", OK, {F({2, 3}), T(b8, {3}), D(2)}},
+        {"masked_fill_.Scalar", OK, {T(i64, {2, 3}, {1, 2}), T(b8, {2, 3}), I(2)}},
+        {"masked_fill_.Scalar", ANY, {T(i64, {2}), T(b8, {2}), D(0.5)}},
+        {"masked_fill_.Scalar", ERR, {F({3}), T(b8, {2, 3}), D(1)}},
+        {"masked_fill_.Scalar", ERR, {F({2, 3}), F({2, 3}), D(1)}},
+        {"tril", OK, {F({3, 4}), I(0)}},
+        {"tril", OK, {F({2, 3, 4}, {1, 2, 6}), I(-1)}},
+        {"tril", OK, {T(i64, {0, 3}), I(1)}},
+        {"tril", ERR, {F({3}), I(0)}},
+        {"triu", OK, {F({3, 4}), I(1)}},
+        {"triu", OK, {T(b8, {2, 2, 2}), I(0)}},
+        {"triu", ERR, {F({}), I(0)}},
+        {"embedding", OK, {F({10, 3}), Idx({2, 4}, 10), I(-1), B(false), B(false)}},
+        {"embedding", OK, {F({10, 3}), Idx({}, 10), I(-1), B(false), B(false)}},
+        {"embedding", OK, {T(f64, {10, 3}, {1, 10}), Idx({0}, 10), I(2), B(false), B(false)}},
+        {"embedding", ERR, {F({10, 3}), F({2}), I(-1), B(false), B(false)}},
+        {"embedding", ERR, {F({10}), Idx({2}, 10), I(-1), B(false), B(false)}},
+
+        // ---- normalisation ----
+        {"softmax.int", OK, {F({2, 3}), I(1), None()}},
+        {"softmax.int", OK, {F({}), I(0), None()}},
+        {"softmax.int", OK, {F({2, 3}, {1, 2}), I(0), DT(f64)}},
+        {"softmax.int", OK, {T(f16, {0, 3}), I(-1), None()}},
+        {"softmax.int", ERR, {T(i64, {2, 3}), I(1), None()}},
+        {"softmax.int", ERR, {F({2, 3}), I(2), None()}},
+        {"log_softmax.int", OK, {F({2, 3}), I(-1), None()}},
+        {"log_softmax.int", OK, {T(f64, {}), I(-1), None()}},
+        {"log_softmax.int", OK, {F({2, 3}), I(1), DT(f64)}},
+        {"log_softmax.int", ERR, {T(i32, {2, 3}), I(1), None()}},
+        {"log_softmax.int", ERR, {F({2, 3}), I(-3), None()}},
+        {"layer_norm", OK, {F({2, 3}), L({3}), F({3}), F({3}), D(1e-5), B(true)}},
+        {"layer_norm", OK, {F({2, 3, 4}), L({3, 4}), None(), None(), D(1e-5), B(true)}},
+        {"layer_norm", OK, {F({2, 3}, {1, 2}), L({3}), None(), F({3}), D(1e-5), B(false)}},
+        {"layer_norm", OK, {F({0, 3}), L({3}), None(), None(), D(1e-5), B(true)}},
+        {"layer_norm", ERR, {F({2, 3}), L({4}), None(), None(), D(1e-5), B(true)}},
+        {"layer_norm", ERR, {F({2, 3}), L({3}), F({4}), None(), D(1e-5), B(true)}},
+        {"layer_norm", ERR, {F({2, 3}), L({3}), None(), F({2}), D(1e-5), B(true)}},
+        {"layer_norm", ANY, {T(i64, {2, 3}), L({3}), None(), None(), D(1e-5), B(true)}},
+
+        // ---- factories (the device is CPU in one run and Meta in the other) ----
+        {"empty", OK, {L({2, 3}), None(), Dev()}},
+        {"empty", OK, {L({}), DT(i64), Dev()}},
+        {"empty", OK, {L({0, 3}), DT(b8), Dev()}},
+        {"empty", ERR, {L({-1}), None(), Dev()}},
+        {"empty_strided", OK, {L({2, 3}), L({1, 2}), None(), Dev()}},
+        {"empty_strided", OK, {L({}), L({}), DT(f16), Dev()}},
+        {"empty_strided", OK, {L({3, 0}), L({0, 1}), DT(i32), Dev()}},
+        {"empty_strided", ERR, {L({2, 3}), L({1}), None(), Dev()}},
+        {"empty_strided", ERR, {L({-2}), L({1}), None(), Dev()}},
+        {"zeros", OK, {L({2, 3}), None(), Dev()}},
+        {"zeros", OK, {L({}), DT(f64), Dev()}},
+        {"zeros", OK, {L({0}), DT(b8), Dev()}},
+        {"zeros", ERR, {L({2, -1}), None(), Dev()}},
+        {"ones", OK, {L({2, 3}), DT(i32), Dev()}},
+        {"ones", OK, {L({}), None(), Dev()}},
+        {"ones", ERR, {L({-1}), None(), Dev()}},
+        {"full", OK, {L({2, 3}), D(1.5), None(), Dev()}},
+        {"full", OK, {L({2}), I(3), None(), Dev()}},
+        {"full", OK, {L({}), B(true), None(), Dev()}},
+        {"full", OK, {L({0, 2}), D(2), DT(f16), Dev()}},
+        {"full", ERR, {L({-2}), I(1), None(), Dev()}},
+        {"arange.start_step", OK, {I(0), I(5), I(1), None(), Dev()}},
+        {"arange.start_step", OK, {D(0), D(1), D(0.25), None(), Dev()}},
+        {"arange.start_step", OK, {I(0), I(0), I(1), None(), Dev()}},
+        {"arange.start_step", OK, {I(5), I(0), I(-2), DT(f64), Dev()}},
+        {"arange.start_step", ERR, {I(0), I(5), I(0), None(), Dev()}},
+        {"arange.start_step", ERR, {I(5), I(0), I(1), None(), Dev()}},
+        {"linspace", OK, {D(0), D(1), I(5), None(), Dev()}},
+        {"linspace", OK, {I(0), I(1), I(0), DT(i64), Dev()}},
+        {"linspace", ERR, {I(0), I(1), I(-1), None(), Dev()}},
+        {"eye", OK, {I(3), None(), None(), Dev()}},
+        {"eye", OK, {I(2), I(4), DT(i64), Dev()}},
+        {"eye", OK, {I(0), I(3), DT(b8), Dev()}},
+        {"eye", ERR, {I(-1), None(), None(), Dev()}},
+        {"eye", ERR, {I(2), I(-1), None(), Dev()}},
+        {"rand", OK, {L({2, 3}), None(), Dev()}},
+        {"rand", OK, {L({}), DT(f64), Dev()}},
+        {"rand", OK, {L({0, 2}), DT(bf16), Dev()}},
+        {"rand", ERR, {L({-1}), None(), Dev()}},
+        {"rand", ERR, {L({2}), DT(i64), Dev()}},
+        {"randn", OK, {L({2, 3}), None(), Dev()}},
+        {"randn", OK, {L({}), DT(f16), Dev()}},
+        {"randn", ERR, {L({-1}), None(), Dev()}},
+        {"randn", ERR, {L({2}), DT(i32), Dev()}},
+        {"randint.low", OK, {I(0), I(10), L({2, 3}), None(), Dev()}},
+        {"randint.low", OK, {I(0), I(10), L({3}), DT(f32), Dev()}},
+        {"randint.low", OK, {I(-5), I(5), L({}), DT(i32), Dev()}},
+        {"randint.low", ERR, {I(5), I(5), L({2}), None(), Dev()}},
+        {"randint.low", ERR, {I(0), I(10), L({-1}), None(), Dev()}},
+    };
+    return cases;
+}
+
+}  // namespace
+
+const std::vector<Case> &all_cases()
+{
+    static const std::vector<Case> cases = [] {
+        std::vector<Case> v;
+        add_unary_cases(v);
+        add_binary_cases(v);
+        const std::vector<Case> &h = hand_written_cases();
+        v.insert(v.end(), h.begin(), h.end());
+        return v;
+    }();
+    return cases;
+}
+
+// Ops with no input that fails validation: every input is accepted (the float-only unary
+// ops compute integers and bool in the default float dtype; the rest are copies or views
+// that fit any tensor).
+const std::set<std::string> &ops_without_error_path()
+{
+    static const std::set<std::string> names = {
+        "exp",   "log",   "log1p", "sqrt",       "rsqrt",    "sin",        "cos",
+        "tanh",  "sigmoid", "sign", "logical_not", "to.dtype", "clone",     "contiguous",
+        "squeeze", "alias", "detach"};
+    return names;
+}
+
+}  // namespace meta_parity
