@@ -96,7 +96,7 @@ bool pith_dtype_is_integral(pith_dtype dtype, bool include_bool)
  * higher category wins; within integers the wider type wins, except that uint8 with a
  * signed type needs the next signed type that holds both (uint8+int8 -> int16); within
  * floats the wider wins, except float16+bfloat16 -> float32 (neither holds the other). */
-static pith_dtype promote_valid(pith_dtype a, pith_dtype b)
+pith_dtype dtype_promote(pith_dtype a, pith_dtype b)
 {
     if (a == b)
         return a;
@@ -119,16 +119,14 @@ static pith_dtype promote_valid(pith_dtype a, pith_dtype b)
     return a > b ? a : b; /* signed ints in order of width */
 }
 
-/* Weak for now: kernels/promotion.c also defines it (ownership to be settled by the lead);
- * whichever strong definition exists wins, and this one is the fallback. */
-__attribute__((weak)) pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
+pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
 {
     if (!dtype_valid((int)a) || !dtype_valid((int)b)) {
         pith_set_error(PITH_ERR_TYPE, "promote_types: invalid dtype %d",
                        (int)(dtype_valid((int)a) ? b : a));
         return PITH_FLOAT32;
     }
-    return promote_valid(a, b);
+    return dtype_promote(a, b);
 }
 
 /* ---- generic load / store ---- */

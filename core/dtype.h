@@ -124,6 +124,10 @@ static inline bool dtype_valid(int d)
     return d >= 0 && d < PITH_NUM_DTYPES;
 }
 
+/* PyTorch's promote_types for two valid dtypes (no validation; see Note [promote_types]
+ * in dtype.c). pith_promote_types is the checked public form. */
+pith_dtype dtype_promote(pith_dtype a, pith_dtype b);
+
 /* pith_dtype_size for a valid dtype, inline for hot paths (no validation). */
 static inline size_t dtype_itemsize(pith_dtype d)
 {

@@ -209,7 +209,8 @@ typedef struct block_cache {
     bool registered, dead;
 } block_cache;
 
-static _Thread_local block_cache thread_blocks;
+/* initial-exec: see PITH_TLS_HOT in dispatch/keys.h (core cannot include it). */
+static _Thread_local __attribute__((tls_model("initial-exec"))) block_cache thread_blocks;
 static pthread_key_t block_cache_key;
 static pthread_once_t block_cache_once = PTHREAD_ONCE_INIT;
 

@@ -34,12 +34,7 @@ int key_from_name(const char *name)
     return -1;
 }
 
-static _Thread_local pith_tls_keys tls_keys_value;
-
-pith_tls_keys *tls_keys(void)
-{
-    return &tls_keys_value;
-}
+PITH_TLS_HOT pith_tls_keys tls_keys_value;
 
 /* ---- public guards ---- */
 

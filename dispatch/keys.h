@@ -58,8 +58,19 @@ typedef struct {
     const pith_interpreter *thread_interp;
 } pith_tls_keys;
 
+/* Small, hot thread-locals use the initial-exec TLS model: a direct %fs-relative access
+ * instead of a __tls_get_addr call on every op. It needs a few bytes of glibc's static
+ * TLS surplus when libpith is loaded with dlopen (by the Python extension), which is why
+ * only small variables use it. */
+#define PITH_TLS_HOT _Thread_local __attribute__((tls_model("initial-exec")))
+
+extern PITH_TLS_HOT pith_tls_keys tls_keys_value;
+
 /* This thread's sets (never NULL). */
-pith_tls_keys *tls_keys(void);
+static inline pith_tls_keys *tls_keys(void)
+{
+    return &tls_keys_value;
+}
 
 /* The bindings set mode_interp and thread_interp through pith/dispatch.h
  * (pith_keys_set_mode_interpreter, pith_keys_set_thread_interpreter). */

@@ -2,9 +2,8 @@
 #include "kernels/promotion.h"
 
 /* Note [Type promotion]
- * promote_types(a, b) is the lattice join of two dtypes: bool is below everything; among
- * integers the wider wins, and uint8 with int8 meets at int16; any float beats any
- * integer; among floats the wider wins, and float16 with bfloat16 meets at float32.
+ * promote_types(a, b) is the lattice join of two dtypes (core/dtype.c, Note
+ * [promote_types]).
  *
  * result_type over operands follows c10's ResultTypeState: each operand joins one of
  * three priority classes, dimensioned tensors > 0-dim tensors > wrapped numbers (Python
@@ -14,43 +13,9 @@
  * Python float joins as the default dtype (float32): int32 tensor + 2.5 is float32.
  * A wrapped number keeps int64 (Python int) or bool (Python bool). */
 
-static int dtype_category(pith_dtype d)
-{
-    return d == PITH_BOOL ? 0 : dtype_is_floating(d) ? 2 : 1;
-}
-
-static pith_dtype promote_types(pith_dtype a, pith_dtype b)
-{
-    if (a == b || b == PITH_BOOL)
-        return a;
-    if (a == PITH_BOOL)
-        return b;
-    int ca = dtype_category(a), cb = dtype_category(b);
-    if (ca != cb)
-        return ca > cb ? a : b;
-    if (ca == 1) { /* both integers: uint8 is the only unsigned one */
-        if ((a == PITH_UINT8 && b == PITH_INT8) || (a == PITH_INT8 && b == PITH_UINT8))
-            return PITH_INT16;
-        return a > b ? a : b; /* the enum lists the integers by width */
-    }
-    if ((a == PITH_FLOAT16 && b == PITH_BFLOAT16) || (a == PITH_BFLOAT16 && b == PITH_FLOAT16))
-        return PITH_FLOAT32;
-    return a > b ? a : b; /* float16 < bfloat16 < float32 < float64 in the enum */
-}
-
-PITH_API pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
-{
-    if (!dtype_valid((int)a) || !dtype_valid((int)b)) {
-        pith_set_error(PITH_ERR_TYPE, "promote_types: invalid dtype %d",
-                       (int)(dtype_valid((int)a) ? b : a));
-        return PITH_FLOAT32;
-    }
-    return promote_types(a, b);
-}
-
 static int promote_join(int acc, pith_dtype d)
 {
-    return acc < 0 ? (int)d : (int)promote_types((pith_dtype)acc, d);
+    return acc < 0 ? (int)d : (int)dtype_promote((pith_dtype)acc, d);
 }
 
 void promotion_init(promotion_state *state)
@@ -97,7 +62,7 @@ static int categories_combine(int higher, int lower)
     if (lower < 0 || dtype_is_floating((pith_dtype)higher))
         return higher;
     if (higher == PITH_BOOL || dtype_is_floating((pith_dtype)lower))
-        return (int)promote_types((pith_dtype)higher, (pith_dtype)lower);
+        return (int)dtype_promote((pith_dtype)higher, (pith_dtype)lower);
     return higher;
 }
 
