@@ -17,4 +17,43 @@
  * in a forked child, else the configured count (capped by the work's grain count). */
 int parallel_threads_for(int64_t work);
 
+/* Note [No OpenMP region for one thread]
+ * libgomp enters a full parallel region even for `omp parallel if(0)` or num_threads(1):
+ * a team is set up and torn down, which costs several hundred ns, more than a small
+ * kernel. So a kernel that may run serially must not open a region at all; these two
+ * macros branch around the pragma. Outside a region omp_get_thread_num() is 0 and
+ * omp_get_num_threads() is 1, so a body that splits work by thread runs whole. */
+
+/* Runs the statements after `count` for `var` in [0, count), on `nthreads` threads. */
+#define PITH_PARALLEL_FOR(var, count, nthreads, ...)                                        \
+    do {                                                                                    \
+        int64_t count_ = (count);                                                           \
+        int nthreads_ = (nthreads);                                                         \
+        if (nthreads_ > 1) {                                                                \
+            _Pragma("omp parallel for num_threads(nthreads_) schedule(static)")             \
+            for (int64_t var = 0; var < count_; var++) {                                    \
+                __VA_ARGS__                                                                 \
+            }                                                                               \
+        } else {                                                                            \
+            for (int64_t var = 0; var < count_; var++) {                                    \
+                __VA_ARGS__                                                                 \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* Runs the statements once per thread of a region of `nthreads` threads (once, with no
+ * region, when nthreads <= 1). */
+#define PITH_PARALLEL_REGION(nthreads, ...)                                                 \
+    do {                                                                                    \
+        int nthreads_ = (nthreads);                                                         \
+        if (nthreads_ > 1) {                                                                \
+            _Pragma("omp parallel num_threads(nthreads_)")                                  \
+            {                                                                               \
+                __VA_ARGS__                                                                 \
+            }                                                                               \
+        } else {                                                                            \
+            __VA_ARGS__                                                                     \
+        }                                                                                   \
+    } while (0)
+
 #endif /* PITH_CORE_PARALLEL_H */

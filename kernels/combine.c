@@ -188,8 +188,7 @@ static void masked_fill_run(char *out, const int64_t *out_strides, const char *s
                             size_t itemsize, int64_t n, bool serial)
 {
     int threads = serial ? 1 : parallel_threads_for(n);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
+    PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(n, &begin, &end);
         strided_walk wo, ws, wm;
@@ -205,7 +204,7 @@ static void masked_fill_run(char *out, const int64_t *out_strides, const char *s
             walk_next(&ws);
             walk_next(&wm);
         }
-    }
+    });
 }
 
 /* The broadcast shape of self and mask (masked_fill is not in place, so both expand). */
@@ -318,8 +317,7 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
     char *dst = tensor_data(out);
     static const unsigned char zero[8];
     int threads = parallel_threads_for(out->numel);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
+    PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(lines, &begin, &end);
         for (int64_t line = begin; line < end; line++) {
@@ -337,7 +335,7 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
                              itemsize);
             }
         }
-    }
+    });
     return ret_tensor(ret, out);
 }
 

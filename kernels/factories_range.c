@@ -31,9 +31,8 @@ static void range_fill(const range_plan *p, pith_tensor *t, range_element_fn ele
     size_t itemsize = pith_dtype_size(p->dtype);
     int64_t n = p->size;
     int threads = parallel_threads_for(n);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        element(p, i, data + (size_t)i * itemsize);
+    PITH_PARALLEL_FOR(i, n, threads,
+        element(p, i, data + (size_t)i * itemsize););
 }
 
 /* A Scalar as int64, as Scalar::to<int64_t> converts it (checked). */

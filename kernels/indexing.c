@@ -34,8 +34,7 @@ pith_status index_load(const char *op, const pith_tensor *index, int64_t **out)
     size_t itemsize = pith_dtype_size(index->dtype);
     bool wide = index->dtype == PITH_INT64;
     int threads = parallel_threads_for(n);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
+    PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(n, &begin, &end);
         strided_walk w;
@@ -49,7 +48,7 @@ pith_status index_load(const char *op, const pith_tensor *index, int64_t **out)
                 idx[i] = v;
             }
         }
-    }
+    });
     *out = idx;
     return PITH_OK;
 }
@@ -106,8 +105,7 @@ static void rows_gather(char *dst, const pith_tensor *self, int d, const int64_t
     const char *src = tensor_data(self);
     size_t slice_bytes = (size_t)inner * itemsize;
     int threads = parallel_threads_for(items * inner);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
+    PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(items, &begin, &end);
         for (int64_t item = begin; item < end; item++) {
@@ -128,7 +126,7 @@ static void rows_gather(char *dst, const pith_tensor *self, int d, const int64_t
             for (int64_t k = 0; k < inner; k++, walk_next(&w))
                 element_copy(to + (size_t)k * itemsize, from + w.offset, itemsize);
         }
-    }
+    });
 }
 
 /* ---- index_select ---- */
@@ -312,8 +310,7 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
         int64_t dim_stride = strides[d] * (int64_t)itemsize;
         strides[d] = 0;
         int threads = parallel_threads_for(n);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-        {
+        PITH_PARALLEL_REGION(threads, {
             int64_t begin, end;
             thread_range(n, &begin, &end);
             strided_walk w;
@@ -321,7 +318,7 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
             for (int64_t i = begin; i < end; i++, walk_next(&w))
                 element_copy(dst + (size_t)i * itemsize, src + w.offset + idx[i] * dim_stride,
                               itemsize);
-        }
+        });
     }
     free(idx);
     return ret_tensor(ret, out);

@@ -132,7 +132,7 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
     int64_t rows = batch_count(p) * p->n;
     double work = (double)rows * (double)p->m * (double)(p->k ? p->k : 1);
     int nthreads = parallel_threads_for(work > (double)INT64_MAX ? INT64_MAX : (int64_t)work);
-    KERNEL_PARALLEL_FOR(r, rows, row(&job, r););
+    PITH_PARALLEL_FOR(r, rows, nthreads, row(&job, r););
 }
 
 /* ---- BLAS ---- */

@@ -57,7 +57,7 @@ typedef struct {
     static void softmax_##E(const char *xs, char *ys, const softmax_shape *s, int nthreads) \
     {                                                                                       \
         int64_t len = s->len, step = s->inner;                                              \
-        KERNEL_PARALLEL_FOR(v, s->outer * step,                                             \
+        PITH_PARALLEL_FOR(v, s->outer * step, nthreads,                                             \
                             int64_t start = (v / step) * len * step + v % step;             \
                             softmax_line_##E((const T *)xs + start, (T *)ys + start, len,   \
                                              step, s->log););                               \
@@ -181,7 +181,7 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
     static void layer_norm_##E(const char *xs, const char *ws, const char *bs, char *ys,    \
                                int64_t rows, int64_t len, double eps, int nthreads)         \
     {                                                                                       \
-        KERNEL_PARALLEL_FOR(r, rows,                                                        \
+        PITH_PARALLEL_FOR(r, rows, nthreads,                                                        \
                             layer_norm_row_##E((const T *)xs + r * len, (const T *)ws,      \
                                                (const T *)bs, (T *)ys + r * len, len, eps););\
     }

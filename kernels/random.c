@@ -92,8 +92,7 @@ static void random_generate(pith_tensor *t, int per_block, block_writer write, c
     size_t itemsize = pith_dtype_size(t->dtype);
     pith_dtype dtype = t->dtype;
     int threads = parallel_threads_for(n);
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
-    for (int64_t b = 0; b < nblocks; b++) {
+    PITH_PARALLEL_FOR(b, nblocks, threads, {
         uint64_t block = first + (uint64_t)b;
         const uint32_t counter[4] = {(uint32_t)block, (uint32_t)(block >> 32), 0, 0};
         uint32_t w[4];
@@ -101,7 +100,7 @@ static void random_generate(pith_tensor *t, int per_block, block_writer write, c
         int64_t e0 = b * per_block;
         int count = n - e0 < per_block ? (int)(n - e0) : per_block;
         write(w, count, data + (size_t)e0 * itemsize, dtype, ctx);
-    }
+    });
 }
 
 static uint64_t words_u64(const uint32_t *w)

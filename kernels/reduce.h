@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/parallel.h"
 #include "core/tensor.h"
 
 /* What a reduction computes. MEAN shares SUM's loops, STD shares VAR's, MAX_DIM/MIN_DIM
@@ -88,24 +89,6 @@ void reduce_out_shape(const pith_tensor *x, uint32_t mask, bool keepdim, int *nd
 int64_t reduce_count(const pith_tensor *x, uint32_t mask);
 /* PyTorch's name of a dtype ("Long", "Float"), for messages quoting PyTorch. */
 const char *reduce_torch_dtype_name(pith_dtype dtype);
-/* Runs the statements after `count` for `var` in [0, count): on `nthreads` OpenMP threads
- * (a variable of that name must be in scope), or without any OpenMP region when it is 1,
- * since entering even a one-thread region costs more than a small kernel. */
-#define KERNEL_PARALLEL_FOR(var, count, ...)                                                \
-    do {                                                                                    \
-        int64_t count_ = (count);                                                           \
-        if (nthreads > 1) {                                                                 \
-            _Pragma("omp parallel for num_threads(nthreads) schedule(static)")              \
-            for (int64_t var = 0; var < count_; var++) {                                    \
-                __VA_ARGS__                                                                 \
-            }                                                                               \
-        } else {                                                                            \
-            for (int64_t var = 0; var < count_; var++) {                                    \
-                __VA_ARGS__                                                                 \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-
 /* A CPU kernel's inputs must be CPU tensors. */
 pith_status reduce_check_cpu(const char *op, const pith_tensor *t);
 /* `x` converted to `dtype` (a new reference; `x` itself, retained, when it already is). */

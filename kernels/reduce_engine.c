@@ -276,7 +276,7 @@ static pith_status run_split(const reduce_kernel *k, const reduce_ctx *ctx, cons
                              const reduce_plan *pl, const reduce_split *s, int nthreads)
 {
     if (s->nchunks == 1) {
-        KERNEL_PARALLEL_FOR(item, s->nitems, run_item(k, ctx, base, pl, s, item););
+        PITH_PARALLEL_FOR(item, s->nitems, nthreads, run_item(k, ctx, base, pl, s, item););
         return PITH_OK;
     }
     size_t per_part = (size_t)s->block * k->acc_size;
@@ -285,7 +285,7 @@ static pith_status run_split(const reduce_kernel *k, const reduce_ctx *ctx, cons
     if (!parts)
         return pith_set_error(PITH_ERR_NOMEM, "reduction: out of memory for %lld partials",
                               (long long)nparts);
-    KERNEL_PARALLEL_FOR(w, nparts, run_part(k, base, pl, s, parts, per_part, w););
+    PITH_PARALLEL_FOR(w, nparts, nthreads, run_part(k, base, pl, s, parts, per_part, w););
     for (int64_t item = 0; item < s->nitems; item++) {
         int64_t n, first = item_outputs(pl, s, item, &n);
         char *acc = parts + item * s->nchunks * (int64_t)per_part;
