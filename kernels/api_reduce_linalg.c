@@ -139,6 +139,18 @@ pith_status pith_min_dim(const pith_tensor *x, int dim, bool keepdim, pith_tenso
     return values_indices("min_dim", pith_call_min_dim, x, dim, keepdim, values, indices);
 }
 
+pith_tensor *pith_max(const pith_tensor *x)
+{
+    pith_value ret[1];
+    return result_tensor(pith_call_max(ret, x), ret);
+}
+
+pith_tensor *pith_min(const pith_tensor *x)
+{
+    pith_value ret[1];
+    return result_tensor(pith_call_min(ret, x), ret);
+}
+
 pith_tensor *pith_argmax(const pith_tensor *x, const int *dim, bool keepdim)
 {
     pith_value ret[1];

@@ -58,6 +58,9 @@ PITH_API pith_tensor *pith_var(const pith_tensor *x, int ndims, const int *dims,
                                double correction, bool keepdim);
 PITH_API pith_tensor *pith_std(const pith_tensor *x, int ndims, const int *dims,
                                double correction, bool keepdim);
+/* The largest / smallest element (0-dim); NaN if any element is NaN; empty is an error. */
+PITH_API pith_tensor *pith_max(const pith_tensor *x);
+PITH_API pith_tensor *pith_min(const pith_tensor *x);
 /* max/min along one dim, with the indices of the first extreme value. */
 PITH_API pith_status pith_max_dim(const pith_tensor *x, int dim, bool keepdim,
                                   pith_tensor **values, pith_tensor **indices);

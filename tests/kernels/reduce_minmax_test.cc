@@ -73,6 +73,19 @@ TEST_F(ReduceMinMax, FullMaxAndMinAreZeroDim)
     }
 }
 
+TEST_F(ReduceMinMax, TypedMaxAndMinAgreeWithTheBoxedOps)
+{
+    Tensor x = FromValues({2, 3}, PITH_FLOAT32, {4, -7.5, 9, 9, 0, -7.5});
+    Tensor mx(pith_max(x.get())), mn(pith_min(x.get()));
+    ASSERT_NE(mx, nullptr) << pith_last_error();
+    ASSERT_NE(mn, nullptr) << pith_last_error();
+    EXPECT_EQ(Sizes(mx.get()), Shape{});
+    EXPECT_EQ(Values(mx.get()), std::vector<double>{9.0});
+    EXPECT_EQ(Values(mn.get()), std::vector<double>{-7.5});
+    EXPECT_EQ(pith_max(nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+}
+
 void CheckMaxMinDim(pith_dtype dtype, unsigned seed)
 {
     std::mt19937 rng(seed);
