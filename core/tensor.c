@@ -280,8 +280,8 @@ void tensor_block_storage_free(pith_storage *s)
 
 /* A tensor in a fresh block. With storage NULL it uses the block's embedded storage for
  * `nbytes` (<= TENSOR_BLOCK_INLINE) of CPU data. */
-static pith_tensor *tensor_alloc(pith_storage *storage, size_t nbytes, pith_dtype dtype,
-                                 pith_device device)
+static inline __attribute__((always_inline)) pith_tensor *
+tensor_alloc_inline(pith_storage *storage, size_t nbytes, pith_dtype dtype, pith_device device)
 {
     tensor_block *b = block_alloc();
     if (!b)
@@ -317,6 +317,12 @@ static pith_tensor *tensor_alloc(pith_storage *storage, size_t nbytes, pith_dtyp
     atomic_init(&t->tag, (pith_interpreter *)NULL);
     atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
     return t;
+}
+
+static pith_tensor *tensor_alloc(pith_storage *storage, size_t nbytes, pith_dtype dtype,
+                                 pith_device device)
+{
+    return tensor_alloc_inline(storage, nbytes, dtype, device);
 }
 
 void tensor_set_geometry(pith_tensor *t, int ndim, const int64_t *sizes,
@@ -418,6 +424,34 @@ pith_tensor *tensor_new(int ndim, const int64_t *sizes, pith_dtype dtype, pith_d
         }
     }
     return tensor_create("empty", ndim, sizes, NULL, dtype, device);
+}
+
+static __attribute__((noinline)) pith_tensor *tensor_new_cpu(int ndim, const int64_t *sizes,
+                                                             pith_dtype dtype)
+{
+    return tensor_new(ndim, sizes, dtype, PITH_CPU);
+}
+
+pith_tensor *tensor_new_shape_of(const pith_tensor *like, pith_dtype dtype)
+{
+    const int ndim = like->ndim;
+    int64_t nbytes;
+    if (__builtin_mul_overflow(like->numel, (int64_t)dtype_itemsize(dtype), &nbytes) ||
+        nbytes <= 0 || nbytes > TENSOR_BLOCK_INLINE)
+        return tensor_new_cpu(ndim, like->sizes, dtype);
+    pith_tensor *t = tensor_alloc_inline(NULL, (size_t)nbytes, dtype, PITH_CPU);
+    if (!t)
+        return NULL;
+    t->ndim = ndim;
+    t->numel = like->numel;
+    int64_t stride = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        int64_t size = like->sizes[i];
+        t->sizes[i] = size;
+        t->strides[i] = stride;
+        stride *= size > 1 ? size : 1; /* cannot overflow: numel does not */
+    }
+    return t;
 }
 
 pith_tensor *tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides,

@@ -85,6 +85,10 @@ struct pith_tensor {
 /* A new contiguous tensor with uninitialised data; sizes are validated (negative sizes,
  * overflow, ndim range) and the error is set on failure. Backend key set from device. */
 pith_tensor *tensor_new(int ndim, const int64_t *sizes, pith_dtype dtype, pith_device device);
+/* A new contiguous CPU tensor with the shape of `like` (whose shape is valid, as every
+ * tensor's is: nothing to check again) and `dtype` (valid). The output of a small op
+ * without broadcasting; anything but small inline data goes through tensor_new. */
+pith_tensor *tensor_new_shape_of(const pith_tensor *like, pith_dtype dtype);
 /* Like tensor_new but with explicit strides (validated: non-negative, in range). */
 pith_tensor *tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides,
                                 pith_dtype dtype, pith_device device);

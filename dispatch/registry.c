@@ -387,8 +387,8 @@ static const char *keyset_format(pith_keyset ks, char *buf, size_t cap)
     return len ? buf : "none";
 }
 
-pith_status dispatch_pick(const pith_op *op, pith_keyset ks, const pith_kernel_record **out,
-                          int *key)
+pith_status dispatch_pick_general(const pith_op *op, pith_keyset ks,
+                                  const pith_kernel_record **out, int *key)
 {
     pith_keyset remaining = ks;
     pith_keyset fallthrough = atomic_load_explicit(&fallthrough_keys, memory_order_acquire);
@@ -462,9 +462,14 @@ static pith_status boxed_prepare(const pith_op *op, pith_stack *stack)
             stack_push_value(stack, v) != PITH_OK)
             goto fail;
     }
-    for (size_t i = 0; i < schema->nargs; i++)
-        if (arg_check(op, i, stack_at(stack, i)) != PITH_OK)
+    for (size_t i = 0; i < schema->nargs; i++) {
+        const pith_value *v = stack_at(stack, i);
+        /* Tensor arguments are the common case: checked inline. */
+        if (schema->args[i].type == PITH_TYPE_TENSOR && v->kind == PITH_VALUE_TENSOR)
+            continue;
+        if (arg_check(op, i, v) != PITH_OK)
             goto fail;
+    }
     return PITH_OK;
 fail:
     pith_stack_drop(stack, stack->size - given);

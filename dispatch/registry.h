@@ -57,9 +57,40 @@ void registry_fallthrough_remove(int key);
 
 /* Picks the kernel for `ks`: the highest key with a kernel for `op`, else that key's
  * fallback; fallthrough keys are skipped. *key gets the key chosen. Sets the error (naming
- * the op and the keys) when there is none. */
-pith_status dispatch_pick(const pith_op *op, pith_keyset ks, const pith_kernel_record **out,
-                          int *key);
+ * the op and the keys) when there is none. The common case, a kernel of the op at the
+ * highest key, is inline; dispatch_pick_general handles fallbacks and fallthrough (and
+ * starts from the highest key again, so it picks the same kernel when called first). */
+pith_status dispatch_pick_general(const pith_op *op, pith_keyset ks,
+                                  const pith_kernel_record **out, int *key);
+static inline pith_status dispatch_pick(const pith_op *op, pith_keyset ks,
+                                        const pith_kernel_record **out, int *key)
+{
+    if (ks) {
+        int k = keyset_highest(ks);
+        const pith_kernel_record *record =
+            atomic_load_explicit(&op->kernels[k], memory_order_acquire);
+        if (record) {
+            *out = record;
+            if (key)
+                *key = k;
+            return PITH_OK;
+        }
+    }
+    return dispatch_pick_general(op, ks, out, key);
+}
+
+/* The typed call's fast path: the record dispatch_pick would take at the highest key of
+ * `ks` when it is the op's own kernel with a typed entry, else NULL (then the caller goes
+ * through dispatch_pick, which handles fallbacks, fallthrough, boxed kernels and errors). */
+static inline const pith_kernel_record *dispatch_pick_unboxed(const pith_op *op,
+                                                              pith_keyset ks)
+{
+    if (!ks)
+        return NULL;
+    const pith_kernel_record *record =
+        atomic_load_explicit(&op->kernels[keyset_highest(ks)], memory_order_acquire);
+    return record && record->unboxed ? record : NULL;
+}
 
 /* pith_call_boxed with an explicit key set (already effective): fills defaults and checks
  * the arguments against the schema first. */

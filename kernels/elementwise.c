@@ -21,17 +21,6 @@
  * restrict would make the exact in-place alias undefined behaviour. ivdep lets GCC
  * vectorise at -O2/-O3 without run-time alias checks. */
 
-/* shape_equal for the hot path: inline, no library calls for the few dims of a tensor. */
-static inline bool sizes_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b)
-{
-    if (ndim_a != ndim_b)
-        return false;
-    for (int d = 0; d < ndim_a; d++)
-        if (a[d] != b[d])
-            return false;
-    return true;
-}
-
 /* ---- broadcasting ---- */
 
 pith_status broadcast_shapes(const char *op, int n, const pith_tensor *const *tensors,

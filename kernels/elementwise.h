@@ -45,6 +45,18 @@ int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx);
 
 /* ---- broadcasting and outputs ---- */
 
+/* shape_equal for the hot path: inline, no library calls for the few dims of a tensor. */
+static inline bool sizes_equal(int ndim_a, const int64_t *a, int ndim_b, const int64_t *b)
+{
+    if (ndim_a != ndim_b)
+        return false;
+    for (int d = 0; d < ndim_a; d++)
+        if (a[d] != b[d])
+            return false;
+    return true;
+}
+
+
 /* The broadcast shape of `n` tensors (PyTorch rules). On a mismatch: PITH_ERR_VALUE,
  * "<op>: the size of tensor a (3) must match the size of tensor b (4) at non-singleton
  * dimension 1". */

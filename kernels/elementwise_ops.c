@@ -4,6 +4,7 @@
 #include "kernels/elementwise_ops.h"
 #include "kernels/elementwise_loops.h"
 #include "kernels/promotion.h"
+#include "core/parallel.h"
 
 pith_status elementwise_not_implemented(const char *op, pith_dtype dtype)
 {
@@ -136,7 +137,7 @@ EW_TAGS_INT(HAS_ZERO_LOOP, 0)
 static const elementwise_loop has_zero_loops[PITH_NUM_DTYPES] = {
     EW_LOOP_ENTRY(b, has_zero) EW_TAGS_INT(EW_LOOP_ENTRY, has_zero)};
 
-static bool tensor_has_zero(const pith_tensor *t)
+static __attribute__((noinline)) bool tensor_has_zero(const pith_tensor *t)
 {
     elementwise_geometry g;
     geometry_init(&g, t->ndim, t->sizes);
@@ -144,9 +145,75 @@ static bool tensor_has_zero(const pith_tensor *t)
     return geometry_run(&g, has_zero_loops[t->dtype], NULL) != 0;
 }
 
-pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor *self,
-                       const pith_tensor *other, pith_scalar alpha,
-                       const pith_tensor *target, elementwise_mode mode, bool meta)
+/* Note [Binary fast path]
+ * Most binary calls are functional, on CPU, with two contiguous inputs of one dtype and
+ * one shape, small enough to run serially (a + b in a loop over small tensors). For them
+ * the device and broadcast checks hold by construction, the fresh output cannot overlap
+ * an input, the inputs need no conversion when they are already of the compute dtype,
+ * and the whole iteration is one call of the inner loop. binary_run_simple does exactly
+ * that, keeping every remaining check (the op's own check, the loop for the dtype, alpha,
+ * integer division by zero) in the same order as the general path, so it fails alike.
+ * Anything else (broadcasting, strides, mixed dtypes, wrapped numbers, empty or large
+ * tensors, out= and in-place forms, meta) takes the general path. */
+static inline bool binary_is_simple(const pith_tensor *self, const pith_tensor *other)
+{
+    return self->dtype == other->dtype &&
+           !((self->flags | other->flags) & PITH_TENSOR_WRAPPED_NUMBER) &&
+           self->device == PITH_CPU && other->device == PITH_CPU && self->contiguous &&
+           other->contiguous && self->numel > 0 && self->numel < PITH_GRAIN_SIZE &&
+           sizes_equal(self->ndim, self->sizes, other->ndim, other->sizes);
+}
+
+/* See Note [Binary fast path]. The operands passed binary_is_simple, so their result_type
+ * is their common dtype. Returns -1 (nothing done, no error set) when the op computes in
+ * another dtype (the inputs would need a conversion), else the status. */
+static inline __attribute__((always_inline)) int
+binary_run_simple(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                  const pith_tensor *other, pith_scalar alpha)
+{
+    const char *op = def->name;
+    pith_dtype compute, result;
+    rule_dtypes(def->rule, self->dtype, &compute, &result);
+    if (compute != self->dtype)
+        return -1;
+    if (def->check && def->check(self, other, compute) != PITH_OK)
+        return pith_last_status();
+    elementwise_loop loop = def->loops[compute];
+    if (!loop)
+        return elementwise_not_implemented(op, compute);
+    elementwise_scalar alpha_value = {1.0, 1};
+    if (def->alpha_loops && !(alpha.kind == PITH_SCALAR_INT && alpha.u.i == 1)) {
+        bool alpha_is_one;
+        if (alpha_prepare(op, alpha, compute, &alpha_value, &alpha_is_one) != PITH_OK)
+            return pith_last_status();
+        if (!alpha_is_one)
+            loop = def->alpha_loops[compute];
+    }
+    pith_tensor *dst = tensor_new_shape_of(self, result);
+    if (!dst)
+        return pith_last_status();
+    if (def->integer_division && !dtype_is_floating(compute) && tensor_has_zero(other)) {
+        pith_release(dst);
+        return pith_set_error(PITH_ERR_VALUE,
+                              "%s: ZeroDivisionError: integer division or remainder by zero",
+                              op);
+    }
+    /* dst is a fresh non-empty CPU tensor: its data is its storage's, at offset 0. */
+    char *args[3] = {dst->storage->data, tensor_data(self), tensor_data(other)};
+    int64_t in_stride = (int64_t)dtype_itemsize(compute);
+    int64_t strides[3] = {(int64_t)dtype_itemsize(result), in_stride, in_stride};
+    int64_t n = self->numel;
+    loop(args, &n, strides, &alpha_value);
+    ret[0].kind = PITH_VALUE_TENSOR;
+    ret[0].u.t = dst;
+    return PITH_OK;
+}
+
+/* Out of line, so that its large frame is not set up on the fast path. */
+static __attribute__((noinline)) pith_status
+binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                   const pith_tensor *other, pith_scalar alpha, const pith_tensor *target,
+                   elementwise_mode mode, bool meta)
 {
     const char *op = def->name;
     const pith_tensor *in[2] = {self, other};
@@ -195,6 +262,28 @@ pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor
     return run_finish(ret, dst, mode);
 }
 
+/* binary_run, inlined into each kernel so that the fast path of the functional CPU kernel
+ * is one function. See Note [Binary fast path]. */
+static inline __attribute__((always_inline)) pith_status
+binary_run_inline(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                  const pith_tensor *other, pith_scalar alpha, const pith_tensor *target,
+                  elementwise_mode mode, bool meta)
+{
+    if (mode == ELEMENTWISE_FUNCTIONAL && !meta && binary_is_simple(self, other)) {
+        int status = binary_run_simple(def, ret, self, other, alpha);
+        if (status >= 0)
+            return (pith_status)status;
+    }
+    return binary_run_general(def, ret, self, other, alpha, target, mode, meta);
+}
+
+pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor *self,
+                       const pith_tensor *other, pith_scalar alpha,
+                       const pith_tensor *target, elementwise_mode mode, bool meta)
+{
+    return binary_run_inline(def, ret, self, other, alpha, target, mode, meta);
+}
+
 /* ---- the kernels of every unary and binary row ---- */
 
 #define UNARY_OUT_PARAM , const pith_tensor *out
@@ -223,7 +312,7 @@ PITH_FORALL_UNARY_OPS(UNARY_KERNELS)
     pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
                          const pith_tensor *other alpha_param extra)                       \
     {                                                                                       \
-        return binary_run(&def, ret, self, other, alpha_arg, target, mode, false);          \
+        return binary_run_inline(&def, ret, self, other, alpha_arg, target, mode, false);   \
     }                                                                                       \
     pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
                           const pith_tensor *other alpha_param extra)                      \

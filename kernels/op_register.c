@@ -3,7 +3,6 @@
  * registration of the CPU and Meta kernels when the library loads. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "kernels/ops_internal.h"
 
@@ -86,10 +85,22 @@ static void stack_release_all(pith_stack *stack)
     free(stack->values);
 }
 
+/* Marks every result slot empty (the kinds only: cheaper than clearing the values), so
+ * that a slot a kernel did not fill is never released. */
+static inline void returns_clear(pith_value *ret)
+{
+    for (size_t r = 0; r < PITH_MAX_RETURNS; r++)
+        ret[r].kind = PITH_VALUE_NONE;
+}
+
 #define PITH_OPARG_CHECK_(T, n) PITH_ARG_CHECK_##T(n)
 
+/* pith_redispatch_<id> is split in two so that its common case, the op's own typed kernel
+ * at the highest key, is a few instructions and a tail call: redispatch_general_<id>
+ * (out of line, with the boxing machinery's frame) does the full dispatch_pick. */
 #define PITH_OP_DEFINE_CALLS(id, schema, kind, ...)                                         \
-    PITH_OP_SIGNATURE_(pith_redispatch_##id, __VA_ARGS__)                                   \
+    static __attribute__((noinline))                                                        \
+    PITH_OP_SIGNATURE_(redispatch_general_##id, __VA_ARGS__)                                \
     {                                                                                       \
         const pith_op *op = pith_builtin_ops[PITH_OPID_##id];                               \
         const pith_kernel_record *kernel;                                                   \
@@ -108,6 +119,15 @@ static void stack_release_all(pith_stack *stack)
             status = stack_pop_returns(op, stack, ret);                                     \
         stack_release_all(stack);                                                           \
         return status;                                                                      \
+    }                                                                                       \
+    PITH_OP_SIGNATURE_(pith_redispatch_##id, __VA_ARGS__)                                   \
+    {                                                                                       \
+        const pith_kernel_record *kernel =                                                  \
+            dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_##id], ks);                    \
+        if (kernel)                                                                         \
+            return ((pith_sig_##id)kernel->unboxed)(ks, ret PITH_PP_FOREACH(PITH_OPARG_NAME_, \
+                                                                            __VA_ARGS__));  \
+        return redispatch_general_##id(ks, ret PITH_PP_FOREACH(PITH_OPARG_NAME_, __VA_ARGS__)); \
     }                                                                                       \
     pith_status pith_call_##id(pith_value *ret PITH_PP_FOREACH(PITH_OPARG_PARAM_, __VA_ARGS__)) \
     {                                                                                       \
@@ -132,7 +152,7 @@ static void stack_release_all(pith_stack *stack)
         (void)index_;                                                                       \
         pith_keyset ks = keyset_effective(stack_keyset(stack, nargs_));                     \
         pith_value ret[PITH_MAX_RETURNS];                                                   \
-        memset(ret, 0, sizeof ret);                                                         \
+        returns_clear(ret);                                                                 \
         pith_status status = ((pith_sig_##id)record->unboxed)(                              \
             ks, ret PITH_PP_FOREACH(PITH_OPARG_NAME_, __VA_ARGS__));                        \
         if (status != PITH_OK)                                                              \

@@ -73,7 +73,7 @@ pith_dtype promotion_result(const promotion_state *state)
     return r < 0 ? PITH_BOOL : (pith_dtype)r;
 }
 
-pith_dtype result_type_of2(const pith_tensor *a, const pith_tensor *b)
+pith_dtype result_type_of2_general(const pith_tensor *a, const pith_tensor *b)
 {
     promotion_state state;
     promotion_init(&state);

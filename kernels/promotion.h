@@ -31,8 +31,16 @@ void promotion_add_scalar(promotion_state *state, pith_scalar value);
 /* The result dtype; PITH_BOOL when no operand was added. */
 pith_dtype promotion_result(const promotion_state *state);
 
-/* result_type of two tensor operands. */
-pith_dtype result_type_of2(const pith_tensor *a, const pith_tensor *b);
+/* result_type of two tensor operands. The common case is inline: equal dtypes and no
+ * wrapped number give that dtype whatever the priority classes (joining a dtype with
+ * itself changes nothing), so only mixed operands take the general rules. */
+pith_dtype result_type_of2_general(const pith_tensor *a, const pith_tensor *b);
+static inline pith_dtype result_type_of2(const pith_tensor *a, const pith_tensor *b)
+{
+    if (a->dtype == b->dtype && !((a->flags | b->flags) & PITH_TENSOR_WRAPPED_NUMBER))
+        return a->dtype;
+    return result_type_of2_general(a, b);
+}
 
 /* torch.can_cast: whether a value of `from` may be written to an out= or in-place tensor of
  * `to` (no float to integer, no non-bool to bool). */
