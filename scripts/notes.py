@@ -24,6 +24,7 @@ BEGIN, END = "<!-- notes-index -->", "<!-- /notes-index -->"
 DEFINITION = re.compile(r"^\s*(?:/\*+|\*|//|#)\s*Note \[([^\]]+)\]\s*$")
 LEADER = re.compile(r"^\s*(?:/\*+|\*+/?|//|#)\s?")
 REFERENCE = re.compile(r"Note \[([^\]]+)\]")
+PLACEHOLDERS = {"...", "…", "Title"}  # how docs and comments name "some Note"
 
 
 def source_files():
@@ -55,7 +56,8 @@ def scan():
         text = " ".join(LEADER.sub("", line).strip() for line in lines)
         text = re.sub(r"\s+", " ", text)
         for match in REFERENCE.finditer(text):
-            references.append((relative, match.group(1)))
+            if match.group(1) not in PLACEHOLDERS:
+                references.append((relative, match.group(1)))
     return definitions, references
 
 

@@ -51,6 +51,11 @@ echo "   SONAME $soname"
 exported_others=$(nm -D --defined-only "$libdir/libpith.so" |
     awk '$3 !~ /^pith_/ && $3 !~ /^(_init|_fini|_edata|_end|__bss_start)$/ {print $3}')
 [ -z "$exported_others" ] || die "libpith.so exports symbols without the pith_ prefix: $exported_others"
+# ... and every function that the public headers declare is there.
+if command -v python3 >/dev/null; then
+    python3 "$source_dir/../../scripts/check_c_api_doc.py" --library "$libdir/libpith.so" ||
+        die "libpith.so lacks public functions"
+fi
 
 echo "== find_package(pith): shared and static"
 "$cmake_command" -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \

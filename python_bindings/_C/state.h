@@ -1,0 +1,130 @@
+/* state.h — the per-module state of pith._C and the helpers its files share.
+ *
+ * Every Python object the extension needs lives in this state (one per module instance, so
+ * one per interpreter): no static PyObject *. See Note [Module state]. */
+#ifndef PITH_BINDINGS_STATE_H
+#define PITH_BINDINGS_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pith/interpreter.h>
+#include <pith/pith.h>
+
+/* Note [Module state]
+ * pith._C uses PEP 489 multi-phase init and heap types only, so each interpreter that
+ * imports it gets its own module object, its own types and its own exception classes. A C
+ * function finds them through the module: module functions get it as `self`; methods of a
+ * type defined by the module use PyType_GetModuleByDef on the receiver's type, which also
+ * works for Python subclasses. The interpreter table is the one thing shared by every
+ * module instance of one interpreter; it lives in the interpreter's dict, not here (see
+ * Note [One interpreter table per interpreter], interp.c). */
+typedef struct {
+    PyTypeObject *tensor_type; /* pith.Tensor */
+    PyTypeObject *dtype_type;  /* pith.dtype */
+    PyTypeObject *size_type;   /* pith.Size, a tuple subclass */
+    PyObject *dtypes[PITH_NUM_DTYPES];
+    PyObject *value_error;       /* pith.PithError(ValueError, RuntimeError) */
+    PyObject *interpreter_error; /* pith.InterpreterError(RuntimeError) */
+    pith_interpreter *interp;    /* this interpreter's table; never freed */
+    pith_dtype default_dtype;
+} pith_module_state;
+
+typedef struct {
+    PyObject_HEAD
+    pith_tensor *t; /* one strong C reference; see Note [Tensor wrapper] (tensor.c) */
+    PyObject *dict;
+    PyObject *weakreflist;
+} pith_tensor_object;
+
+typedef struct {
+    PyObject_HEAD
+    pith_dtype dtype;
+} pith_dtype_object;
+
+extern PyModuleDef pith_module_def;
+
+/* State of the module that defined `type` (or a base of it); NULL with an exception set. */
+pith_module_state *state_of_type(PyTypeObject *type);
+static inline pith_module_state *state_of_module(PyObject *module)
+{
+    return (pith_module_state *)PyModule_GetState(module);
+}
+
+/* errors.c */
+PyObject *error_raise(pith_module_state *st);
+int errors_init(PyObject *module, pith_module_state *st);
+
+/* interp.c */
+int interp_init(pith_module_state *st);
+
+/* dtype.c */
+int dtype_types_init(PyObject *module, pith_module_state *st);
+PyObject *dtype_object(pith_module_state *st, pith_dtype dtype); /* new reference */
+/* Accepts a pith.dtype; returns 0 with *out set, or -1 with TypeError. */
+int dtype_from_object(pith_module_state *st, PyObject *obj, pith_dtype *out);
+PyObject *size_new(pith_module_state *st, int ndim, const int64_t *sizes);
+
+/* tensor.c */
+int tensor_type_init(PyObject *module, pith_module_state *st);
+/* Wraps `t`, stealing the reference; returns the one wrapper of `t` in this interpreter.
+ * NULL `t` raises the C library's last error. See Note [Tensor wrapper]. */
+PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t);
+static inline int tensor_check(pith_module_state *st, PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, st->tensor_type);
+}
+static inline pith_tensor *tensor_of(PyObject *obj)
+{
+    return ((pith_tensor_object *)obj)->t;
+}
+
+/* tensor_number.c: the operator slots of pith.Tensor, listed once for tensor.c's spec and
+ * declared here with their real signatures. */
+#define TENSOR_BINARY_SLOTS(_)                                                              \
+    _(Py_nb_add, tensor_nb_add) _(Py_nb_subtract, tensor_nb_subtract)                       \
+    _(Py_nb_multiply, tensor_nb_multiply) _(Py_nb_true_divide, tensor_nb_true_divide)       \
+    _(Py_nb_floor_divide, tensor_nb_floor_divide) _(Py_nb_remainder, tensor_nb_remainder)   \
+    _(Py_nb_matrix_multiply, tensor_nb_matrix_multiply)                                     \
+    _(Py_nb_and, tensor_nb_and) _(Py_nb_or, tensor_nb_or) _(Py_nb_xor, tensor_nb_xor)       \
+    _(Py_nb_inplace_add, tensor_nb_inplace_add)                                             \
+    _(Py_nb_inplace_subtract, tensor_nb_inplace_subtract)                                   \
+    _(Py_nb_inplace_multiply, tensor_nb_inplace_multiply)                                   \
+    _(Py_nb_inplace_true_divide, tensor_nb_inplace_true_divide)                             \
+    _(Py_nb_inplace_floor_divide, tensor_nb_inplace_floor_divide)                           \
+    _(Py_nb_inplace_remainder, tensor_nb_inplace_remainder)                                 \
+    _(Py_nb_inplace_and, tensor_nb_inplace_and) _(Py_nb_inplace_or, tensor_nb_inplace_or)   \
+    _(Py_nb_inplace_xor, tensor_nb_inplace_xor)
+#define TENSOR_UNARY_SLOTS(_)                                                               \
+    _(Py_nb_negative, tensor_nb_negative) _(Py_nb_absolute, tensor_nb_absolute)             \
+    _(Py_nb_invert, tensor_nb_invert) _(Py_nb_float, tensor_nb_float)                       \
+    _(Py_nb_int, tensor_nb_int) _(Py_nb_index, tensor_nb_index)
+#define TENSOR_DECLARE_BINARY_(slot, fn) PyObject *fn(PyObject *a, PyObject *b);
+#define TENSOR_DECLARE_UNARY_(slot, fn) PyObject *fn(PyObject *self);
+TENSOR_BINARY_SLOTS(TENSOR_DECLARE_BINARY_)
+TENSOR_UNARY_SLOTS(TENSOR_DECLARE_UNARY_)
+#undef TENSOR_DECLARE_BINARY_
+#undef TENSOR_DECLARE_UNARY_
+PyObject *tensor_nb_power(PyObject *a, PyObject *b, PyObject *mod);
+PyObject *tensor_nb_inplace_power(PyObject *a, PyObject *b, PyObject *mod);
+int tensor_nb_bool(PyObject *self);
+PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op);
+/* A Python bool, int or float as a 0-dim wrapped-number tensor (new C reference), or a
+ * Tensor's own tensor (new C reference); NULL with *not_implemented set for other types. */
+pith_tensor *operand_to_tensor(pith_module_state *st, PyObject *obj, int *not_implemented);
+
+/* convert.c */
+pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dtype,
+                              pith_dtype dtype);
+PyObject *tensor_tolist(pith_tensor *t);
+PyObject *tensor_item(pith_tensor *t);
+/* Parses `*size` or one sequence of ints; returns ndim or -1 with an exception set. */
+int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn);
+
+/* ops.c */
+extern PyMethodDef ops_module_methods[];
+
+/* Whether a kernel on `numel` elements is big enough to run without the GIL. */
+#define PITH_GIL_RELEASE_NUMEL 32768
+
+#endif /* PITH_BINDINGS_STATE_H */

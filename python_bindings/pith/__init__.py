@@ -1,0 +1,28 @@
+"""pith: a tensor library on a C core, shaped like PyTorch.
+
+This package is thin: pith._C holds the tensor type and the operators; this file
+re-exports them and adds the methods and functions generated from the op schemas
+(see _ops.py). Importing pith never imports NumPy.
+"""
+from . import _C
+from ._C import (  # noqa: F401
+    InterpreterError, PithError, Size, Tensor, arange, dtype, empty, full,
+    get_default_dtype, manual_seed, ones, rand, randn, set_default_dtype, tensor, zeros,
+)
+from ._C import (  # noqa: F401
+    bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
+)
+from . import _ops
+from ._ops import ops  # noqa: F401
+
+_ops.install_methods(globals())
+
+# PyTorch's aliases.
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+
+__version__ = "0.1.0"

@@ -1,0 +1,276 @@
+"""pith.ops and the generated method table.
+
+Every registered operator is reachable as pith.ops.<ns>.<name> (its default overload) and
+pith.ops.<ns>.<name>.<overload>. An overload binds Python arguments from its schema
+(positional, keyword, defaults) and calls pith._C._call_op, which pushes them onto a
+boxed stack and dispatches. The common Tensor methods and pith.* functions are built from
+these overloads, with PyTorch's keyword names, so there is one table: the registry.
+"""
+import re
+
+from . import _C
+
+_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\])?\??)\s+(?P<name>\w+)"
+                  r"(?:=(?P<default>.+))?$")
+_NO_DEFAULT = object()
+
+
+def _parse_default(text, type_):
+    if text == "None":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    if text.startswith("["):
+        return [int(v) for v in text[1:-1].split(",") if v.strip()]
+    if text[0] in "'\"":
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+class Argument:
+    __slots__ = ("name", "type", "default", "kwarg_only")
+
+    def __init__(self, name, type_, default, kwarg_only):
+        self.name, self.type, self.default, self.kwarg_only = name, type_, default, kwarg_only
+
+    def __repr__(self):
+        return f"Argument({self.type} {self.name})"
+
+
+def parse_arguments(schema):
+    """The arguments of a schema 'ns::name.overload(args) -> returns'."""
+    inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    args, kwarg_only, depth, start = [], False, 0, 0
+    pieces = []
+    for i, ch in enumerate(inner):
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "," and depth == 0:
+            pieces.append(inner[start:i])
+            start = i + 1
+    pieces.append(inner[start:])
+    for piece in (p.strip() for p in pieces):
+        if not piece:
+            continue
+        if piece == "*":
+            kwarg_only = True
+            continue
+        m = _ARG.match(piece)
+        if not m:
+            raise RuntimeError(f"pith: cannot parse argument {piece!r} of {schema!r}")
+        type_ = re.sub(r"\([a-z]!?\)", "", m["type"])
+        default = _NO_DEFAULT if m["default"] is None else _parse_default(m["default"], type_)
+        args.append(Argument(m["name"], type_, default, kwarg_only))
+    return args
+
+
+class OpOverload:
+    """One operator overload: pith.ops.pith.add.Tensor. Callable; has .name and .schema."""
+
+    def __init__(self, name, schema):
+        self.name = name                      # "pith::add.Tensor"
+        self.schema = schema
+        self.arguments = parse_arguments(schema)
+        self._types = tuple(a.type for a in self.arguments)
+        self._index = {a.name: i for i, a in enumerate(self.arguments)}
+        self.returns_tuple = "-> (" in schema
+
+    def __repr__(self):
+        return f"pith.ops.{self.name.replace('::', '.')}"
+
+    def bind(self, args, kwargs):
+        """The argument values in schema order, up to the last one given."""
+        params = self.arguments
+        positional = [a for a in params if not a.kwarg_only]
+        if (len(args) > len(positional) and positional and positional[-1].type == "int[]"
+                and all(isinstance(a, int) for a in args[len(positional) - 1:])):
+            # PyTorch's varargs size: x.view(2, 3) is x.view((2, 3)).
+            args = args[:len(positional) - 1] + (list(args[len(positional) - 1:]),)
+        if len(args) > len(positional):
+            raise TypeError(f"{self.name}() takes at most {len(positional)} positional "
+                            f"arguments but {len(args)} were given")
+        values = list(args)
+        last = len(values)
+        slots = {}
+        for key, value in kwargs.items():
+            i = self._index.get(key)
+            if i is None:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
+            if i < len(values):
+                raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
+            slots[i] = value
+            last = max(last, i + 1)
+        for i in range(len(values), last):
+            if i in slots:
+                values.append(slots[i])
+            elif params[i].default is not _NO_DEFAULT:
+                values.append(params[i].default)
+            else:
+                raise TypeError(f"{self.name}() missing required argument '{params[i].name}'")
+        return tuple(values)
+
+    def __call__(self, *args, **kwargs):
+        values = self.bind(args, kwargs)
+        results = _C._call_op(self.name, values, self._types[:len(values)])
+        if self.returns_tuple:
+            return results
+        return results[0] if results else None
+
+
+class OpPacket:
+    """pith.ops.<ns>.<name>: calls the default overload; overloads are attributes."""
+
+    def __init__(self, qualified):
+        self.name = qualified
+        self._overloads = {}
+        self._default = None
+
+    def _add(self, overload_name, op):
+        self._overloads[overload_name or "default"] = op
+        if self._default is None or overload_name == "":
+            self._default = op
+
+    @property
+    def schema(self):
+        return self._default.schema
+
+    def overloads(self):
+        return list(self._overloads)
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_overloads"][name]
+        except KeyError:
+            raise AttributeError(f"{self.name} has no overload {name!r}") from None
+
+    def __call__(self, *args, **kwargs):
+        return self._default(*args, **kwargs)
+
+    def __repr__(self):
+        return f"pith.ops.{self.name.replace('::', '.')}"
+
+
+class _Namespace:
+    def __init__(self, name):
+        self._name = name
+        self._packets = {}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_packets"][name]
+        except KeyError:
+            _refresh()  # an operator defined since the last look (pith_op_define)
+            try:
+                return self.__dict__["_packets"][name]
+            except KeyError:
+                raise AttributeError(f"pith.ops.{self._name} has no operator {name!r}") from None
+
+    def __dir__(self):
+        return sorted(self._packets)
+
+
+class _Ops:
+    def __init__(self):
+        self._namespaces = {}
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        namespaces = self.__dict__["_namespaces"]
+        if name not in namespaces:
+            _refresh()
+        if name not in namespaces:
+            raise AttributeError(f"pith.ops has no namespace {name!r}")
+        return namespaces[name]
+
+    def __dir__(self):
+        return sorted(self._namespaces)
+
+
+ops = _Ops()
+_seen = 0
+
+
+def _refresh():
+    global _seen
+    table = _C._op_list()
+    for qualified, schema in table[_seen:]:
+        ns, _, rest = qualified.partition("::")
+        name, _, overload = rest.partition(".")
+        space = ops._namespaces.setdefault(ns, _Namespace(ns))
+        packet = space._packets.setdefault(name, OpPacket(f"{ns}::{name}"))
+        packet._add(overload, OpOverload(qualified, schema))
+    _seen = len(table)
+
+
+_refresh()
+
+# ---- the method table ----------------------------------------------------------------
+
+# Ops exposed as both pith.<name>(...) and Tensor.<name>(...); names are PyTorch's.
+_METHODS_AND_FUNCTIONS = """
+add sub mul div floor_divide remainder pow maximum minimum eq ne lt le gt ge
+logical_and logical_or bitwise_and bitwise_or bitwise_xor
+neg abs sign exp log log1p sqrt rsqrt sin cos tanh sigmoid relu logical_not bitwise_not
+clamp where sum mean prod amax amin max min argmax argmin var std all any
+matmul mm bmm addmm view reshape permute transpose t expand squeeze unsqueeze flatten
+narrow select split chunk unbind contiguous detach clone masked_fill tril triu
+index_select gather softmax log_softmax
+""".split()
+_FUNCTIONS_ONLY = "cat stack linear embedding layer_norm gelu silu linspace eye randint".split()
+
+
+def _overloaded(packet):
+    """A function that picks the first overload of `packet` whose arguments bind."""
+    candidates = list(packet._overloads.values())
+    out_free = [op for op in candidates if not op.name.endswith("out")] or candidates
+
+    def call(*args, **kwargs):
+        error = None
+        for op in out_free:
+            try:
+                values = op.bind(args, kwargs)
+            except TypeError as e:
+                error = error or e
+                continue
+            if not _plausible(op, values):
+                continue
+            return op(*args, **kwargs)
+        raise error or TypeError(f"{packet.name}(): no overload matches the arguments")
+
+    call.__name__ = packet.name.partition("::")[2]
+    return call
+
+
+def _plausible(op, values):
+    """Whether values fit the overload's argument types well enough to try it."""
+    for arg, v in zip(op.arguments, values):
+        t = arg.type.rstrip("?")
+        if v is None:
+            if not arg.type.endswith("?"):
+                return False
+        elif t == "Tensor" and not isinstance(v, (_C.Tensor, int, float)):
+            return False
+        elif t == "int" and (not isinstance(v, int) or isinstance(v, _C.Tensor)):
+            return False
+        elif t == "int[]" and isinstance(v, _C.Tensor):
+            return False
+    return True
+
+
+def install_methods(namespace):
+    pith_ops = ops.pith
+    for name in _METHODS_AND_FUNCTIONS + _FUNCTIONS_ONLY:
+        packet = pith_ops._packets.get(name)
+        if packet is None:
+            continue
+        fn = _overloaded(packet)
+        namespace.setdefault(name, fn)
+        if name in _METHODS_AND_FUNCTIONS and not hasattr(_C.Tensor, name):
+            setattr(_C.Tensor, name, fn)
+        inplace = pith_ops._packets.get(name + "_")
+        if inplace is not None and not hasattr(_C.Tensor, name + "_"):
+            setattr(_C.Tensor, name + "_", _overloaded(inplace))
