@@ -41,7 +41,7 @@ openblas=$(grep -m1 '^OpenBLAS:' "$log" | sed 's/^OpenBLAS: //')
 {
     echo "# C benchmark results"
     echo
-    echo "Produced by \`bash benchmarks/c/run.sh\` on $(date -u +%Y-%m-%d) (git $(git rev-parse --short HEAD 2>/dev/null || echo '?'))."
+    echo "Produced by \`bash benchmarks/c/run.sh\` on $(date -u +%Y-%m-%d) (git $(git describe --always --dirty 2>/dev/null || echo 'unknown'))."
     echo "Machine: $cpu, $(nproc) cores; $threads threads for pith, OpenBLAS and the reference loops."
     echo "OpenBLAS: $openblas (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for these commands only)."
     echo "Each figure is the median over many repetitions (see the benchmark's source); ratios"
