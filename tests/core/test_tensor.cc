@@ -9,10 +9,6 @@
 
 namespace {
 
-const pith_dtype kAllDtypes[] = {PITH_BOOL,    PITH_UINT8,    PITH_INT8,    PITH_INT16,
-                                 PITH_INT32,   PITH_INT64,    PITH_FLOAT16, PITH_BFLOAT16,
-                                 PITH_FLOAT32, PITH_FLOAT64};
-
 class TensorTest : public CoreTest {};
 
 TEST_F(TensorTest, EmptyHasRequestedGeometryForEveryDtype)

@@ -1,4 +1,4 @@
-/* test_util.h — the fixture and helpers shared by the dispatch tests. */
+/* test_util.h — the fixture (from common/pith_test.h) and helpers of the dispatch tests. */
 #ifndef PITH_TESTS_DISPATCH_TEST_UTIL_H
 #define PITH_TESTS_DISPATCH_TEST_UTIL_H
 
@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "common/pith_test.h"
 #include "pith/dispatch.h"
 #include "pith/interpreter.h"
 #include "pith/pith.h"
 
 /* Every test starts with a clean error and ends with as many live tensors as it began. */
-class DispatchTest : public ::testing::Test {
-protected:
-    void SetUp() override
-    {
-        pith_clear_error();
-        live_at_start_ = pith_live_tensors();
-    }
-    void TearDown() override { EXPECT_EQ(pith_live_tensors(), live_at_start_); }
-
-private:
-    size_t live_at_start_ = 0;
-};
+using DispatchTest = pith_test::LiveTensorFixture;
 
 /* Owns a stack for the length of a test. */
 struct StackPtr {

@@ -1,7 +1,7 @@
 // elementwise_util.h — helpers for the elementwise and promotion tests: owning tensor
-// handles, a leak-checking fixture, tensors built from double values in any dtype and
-// layout (with an encoder written here, independent of the library's conversions), and
-// tolerant comparison against references computed in double.
+// handles and a leak-checking fixture (from common/pith_test.h), tensors built from double
+// values in any dtype and layout (with an encoder written here, independent of the
+// library's conversions), and tolerant comparison against references computed in double.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,29 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "common/pith_test.h"
 #include "pith/interpreter.h"
 #include "pith/pith.h"
 
-struct TensorRelease {
-    void operator()(pith_tensor *t) const { pith_release(t); }
-};
-using Tensor = std::unique_ptr<pith_tensor, TensorRelease>;
+using pith_test::kAllDtypes;
+using pith_test::Tensor;
 
 // Every test starts with no error and ends with as many live tensors as it began with.
-class ElementwiseTest : public ::testing::Test {
-  protected:
-    void SetUp() override
-    {
-        pith_clear_error();
-        live_ = pith_live_tensors();
-    }
-    void TearDown() override { EXPECT_EQ(pith_live_tensors(), live_); }
-    size_t live_ = 0;
-};
-
-inline const pith_dtype kAllDtypes[] = {PITH_BOOL,    PITH_UINT8,    PITH_INT8,    PITH_INT16,
-                                        PITH_INT32,   PITH_INT64,    PITH_FLOAT16, PITH_BFLOAT16,
-                                        PITH_FLOAT32, PITH_FLOAT64};
+using ElementwiseTest = pith_test::LiveTensorFixture;
 
 inline bool is_float(pith_dtype d) { return d >= PITH_FLOAT16; }
 inline bool is_int(pith_dtype d) { return d >= PITH_UINT8 && d <= PITH_INT64; }

@@ -1,7 +1,7 @@
-/* reduce_test_util.h — fixture, tensor makers and double-precision references shared by
+/* reduce_test_util.h — tensor makers and double-precision references shared by
  * the reduction, linear algebra and normalisation tests (reduce_*, linalg_*, norm_* in
- * this folder). Everything is in its own namespace: all kernel tests link into one
- * executable.
+ * this folder); the fixture and the other common pieces come from common/pith_test.h.
+ * Everything is in its own namespace: all kernel tests link into one executable.
  *
  * The references never use the code under test: they read every element back through
  * pith_item_at (row-major, whatever the strides) and compute with plain loops in double. */
@@ -20,48 +20,22 @@
 #include <string>
 #include <vector>
 
+#include "common/pith_test.h"
 #include "pith/pith.h"
 
 namespace pith_d_test {
 
-struct TensorDeleter {
-    void operator()(pith_tensor *t) const { pith_release(t); }
-};
-using Tensor = std::unique_ptr<pith_tensor, TensorDeleter>;
-using Shape = std::vector<int64_t>;
+using pith_test::HasError;
+using pith_test::kAllDtypes;
+using pith_test::Shape;
+using pith_test::Sizes;
+using pith_test::Tensor;
+using pith_test::Values;
 
-constexpr pith_dtype kAllDtypes[] = {PITH_BOOL,    PITH_UINT8,   PITH_INT8,     PITH_INT16,
-                                     PITH_INT32,   PITH_INT64,   PITH_FLOAT16,  PITH_BFLOAT16,
-                                     PITH_FLOAT32, PITH_FLOAT64};
 constexpr pith_dtype kFloatDtypes[] = {PITH_FLOAT16, PITH_BFLOAT16, PITH_FLOAT32, PITH_FLOAT64};
 
 /* Every test starts with no error and ends with as many live tensors as it started with. */
-class ReduceFixture : public ::testing::Test {
-protected:
-    size_t live_before_ = 0;
-    void SetUp() override
-    {
-        pith_clear_error();
-        live_before_ = pith_live_tensors();
-    }
-    void TearDown() override { EXPECT_EQ(pith_live_tensors(), live_before_); }
-};
-
-/* Checks this thread's error status and a fragment of its message, then clears it. */
-inline ::testing::AssertionResult HasError(pith_status status, const std::string &fragment)
-{
-    pith_status got = pith_last_status();
-    std::string msg = pith_last_error();
-    pith_clear_error();
-    if (got != status)
-        return ::testing::AssertionFailure() << "status " << pith_status_name(got) << " (\""
-                                             << msg << "\"), expected "
-                                             << pith_status_name(status);
-    if (msg.find(fragment) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << fragment
-                                             << "\"";
-    return ::testing::AssertionSuccess();
-}
+using ReduceFixture = pith_test::LiveTensorFixture;
 
 inline int64_t Numel(const Shape &s)
 {
@@ -69,13 +43,6 @@ inline int64_t Numel(const Shape &s)
     for (int64_t v : s)
         n *= v;
     return n;
-}
-
-inline Shape Sizes(const pith_tensor *t)
-{
-    int64_t buf[PITH_MAX_DIMS];
-    int n = pith_sizes(t, buf);
-    return n < 0 ? Shape{-1} : Shape(buf, buf + n);
 }
 
 /* A contiguous tensor of `values` (row-major); 16-bit floats go through float32. */
@@ -107,20 +74,6 @@ inline Tensor FromValues(const Shape &sizes, pith_dtype dtype, const std::vector
     Tensor t(pith_from_data(buf.data(), (int)sizes.size(), sizes.data(), dtype));
     EXPECT_NE(t, nullptr) << pith_last_error();
     return t;
-}
-
-/* A tensor's elements in row-major order, as doubles. */
-inline std::vector<double> Values(const pith_tensor *t)
-{
-    std::vector<double> out;
-    int64_t n = pith_numel(t);
-    out.reserve((size_t)n);
-    for (int64_t i = 0; i < n; i++) {
-        double v = 0;
-        EXPECT_EQ(pith_item_at(t, i, &v), PITH_OK) << pith_last_error();
-        out.push_back(v);
-    }
-    return out;
 }
 
 inline bool IsFloat(pith_dtype d)

@@ -1,7 +1,7 @@
-/* views_test_util.h — fixture and helpers shared by the tests of the views, combining,
- * indexing, factory and random kernels (views_*, combine_*, indexing_*, factories_*,
- * random_* in this folder). Everything is in its own namespace: all kernel tests link
- * into one executable. */
+/* views_test_util.h — helpers shared by the tests of the views, combining, indexing,
+ * factory and random kernels (views_*, combine_*, indexing_*, factories_*, random_* in
+ * this folder); the fixture and the other common pieces come from common/pith_test.h.
+ * Everything is in its own namespace: all kernel tests link into one executable. */
 #ifndef PITH_TESTS_KERNELS_VIEWS_TEST_UTIL_H
 #define PITH_TESTS_KERNELS_VIEWS_TEST_UTIL_H
 
@@ -13,43 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "common/pith_test.h"
 #include "pith/pith.h"
 
 namespace pith_e_test {
 
-struct TensorDeleter {
-    void operator()(pith_tensor *t) const { pith_release(t); }
-};
-using Tensor = std::unique_ptr<pith_tensor, TensorDeleter>;
-using Shape = std::vector<int64_t>;
+using pith_test::HasError;
+using pith_test::Shape;
+using pith_test::Sizes;
+using pith_test::Tensor;
+using pith_test::Values;
 
 /* Every test starts with no error and ends with as many live tensors as it started with. */
-class KernelFixture : public ::testing::Test {
-protected:
-    size_t live_before_ = 0;
-    void SetUp() override
-    {
-        pith_clear_error();
-        live_before_ = pith_live_tensors();
-    }
-    void TearDown() override { EXPECT_EQ(pith_live_tensors(), live_before_); }
-};
-
-/* Checks this thread's error status and a fragment of its message, then clears it. */
-inline ::testing::AssertionResult HasError(pith_status status, const std::string &fragment)
-{
-    pith_status got = pith_last_status();
-    std::string msg = pith_last_error();
-    pith_clear_error();
-    if (got != status)
-        return ::testing::AssertionFailure() << "status " << pith_status_name(got) << " (\""
-                                             << msg << "\"), expected "
-                                             << pith_status_name(status);
-    if (msg.find(fragment) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << fragment
-                                             << "\"";
-    return ::testing::AssertionSuccess();
-}
+using KernelFixture = pith_test::LiveTensorFixture;
 
 /* A tensor of `sizes` holding `values` (row-major), written through a typed buffer. */
 inline Tensor FromValues(const Shape &sizes, pith_dtype dtype, const std::vector<double> &values)
@@ -87,25 +63,6 @@ inline Tensor Iota(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
     for (int64_t i = 0; i < n; i++)
         v[i] = (double)i;
     return FromValues(sizes, dtype, v);
-}
-
-inline std::vector<double> Values(const pith_tensor *t)
-{
-    std::vector<double> out;
-    int64_t n = pith_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = 0;
-        EXPECT_EQ(pith_item_at(t, i, &v), PITH_OK) << pith_last_error();
-        out.push_back(v);
-    }
-    return out;
-}
-
-inline Shape Sizes(const pith_tensor *t)
-{
-    int64_t buf[PITH_MAX_DIMS];
-    int n = pith_sizes(t, buf);
-    return n < 0 ? Shape{-1} : Shape(buf, buf + n);
 }
 
 inline Shape Strides(const pith_tensor *t)
