@@ -113,6 +113,12 @@ PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op);
  * Tensor's own tensor (new C reference); NULL with *not_implemented set for other types. */
 pith_tensor *operand_to_tensor(pith_module_state *st, PyObject *obj, int *not_implemented);
 
+/* indexing.c: basic indexing, Tensor.T and iteration, as slots of pith.Tensor. */
+PyObject *tensor_mp_subscript(PyObject *self, PyObject *key);
+int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value);
+PyObject *tensor_get_T(PyObject *self, void *closure);
+PyObject *tensor_iter(PyObject *self);
+
 /* convert.c */
 pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dtype,
                               pith_dtype dtype);

@@ -1,5 +1,6 @@
 /* tensor.c — pith.Tensor: the wrapper of a pith_tensor, its lifetime (wrap, dealloc, GC)
- * and its metadata methods. Operators are in tensor_number.c, conversions in convert.c. */
+ * and its metadata methods. Operators are in tensor_number.c, indexing in indexing.c,
+ * conversions in convert.c. */
 #include "state.h"
 
 #include <structmember.h>
@@ -265,6 +266,7 @@ static PyGetSetDef tensor_getset[] = {
     {"dtype", tensor_get_dtype, NULL, "The element type.", NULL},
     {"ndim", tensor_get_ndim, NULL, "The number of dims.", NULL},
     {"device", tensor_get_device, NULL, "'cpu' or 'meta'.", NULL},
+    {"T", tensor_get_T, NULL, "The tensor with its dims reversed (a view).", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL},
 };
@@ -312,6 +314,9 @@ static PyType_Slot tensor_slots[] = {
     {Py_tp_methods, tensor_methods},
     {Py_tp_members, tensor_members},
     {Py_mp_length, tensor_length},
+    {Py_mp_subscript, tensor_mp_subscript},
+    {Py_mp_ass_subscript, tensor_mp_ass_subscript},
+    {Py_tp_iter, tensor_iter},
     {Py_sq_length, tensor_length},
     {Py_tp_doc, "A tensor: an n-dimensional array of one dtype."},
     {0, NULL},
