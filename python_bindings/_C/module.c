@@ -193,7 +193,9 @@ static int module_exec(PyObject *module)
     pith_module_state *st = state_of_module(module);
     st->default_dtype = PITH_FLOAT32;
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
-        tensor_type_init(module, st) < 0 || PyModule_AddFunctions(module, ops_module_methods) < 0)
+        tensor_type_init(module, st) < 0 || PyModule_AddFunctions(module, ops_module_methods) < 0 ||
+        PyModule_AddFunctions(module, methods_module_methods) < 0 ||
+        PyModule_AddFunctions(module, interop_module_methods) < 0)
         return -1;
     return 0;
 }

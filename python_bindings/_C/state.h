@@ -130,6 +130,20 @@ int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn);
 /* ops.c */
 extern PyMethodDef ops_module_methods[];
 
+/* Extra method tables: each file owns its own and tensor_type_init / module_exec add them
+ * (type_add_methods), so no file edits another's table.
+ *  methods.c: the fast paths of the common Tensor methods and pith.* functions.
+ *  interop.c: NumPy, the buffer protocol and DLPack. */
+extern PyMethodDef methods_tensor_methods[];
+extern PyMethodDef methods_module_methods[];
+extern PyMethodDef interop_tensor_methods[];
+extern PyMethodDef interop_module_methods[];
+/* The buffer protocol of pith.Tensor (interop.c). */
+int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
+void tensor_releasebuffer(PyObject *self, Py_buffer *view);
+/* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
+int type_add_methods(PyTypeObject *type, PyMethodDef *defs);
+
 /* Whether a kernel on `numel` elements is big enough to run without the GIL. */
 #define PITH_GIL_RELEASE_NUMEL 32768
 

@@ -318,6 +318,8 @@ static PyType_Slot tensor_slots[] = {
     {Py_mp_ass_subscript, tensor_mp_ass_subscript},
     {Py_tp_iter, tensor_iter},
     {Py_sq_length, tensor_length},
+    {Py_bf_getbuffer, (void *)tensor_getbuffer},
+    {Py_bf_releasebuffer, (void *)tensor_releasebuffer},
     {Py_tp_doc, "A tensor: an n-dimensional array of one dtype."},
     {0, NULL},
 };
@@ -329,10 +331,30 @@ static PyType_Spec tensor_spec = {
     .slots = tensor_slots,
 };
 
+int type_add_methods(PyTypeObject *type, PyMethodDef *defs)
+{
+    for (PyMethodDef *def = defs; def->ml_name; def++) {
+        PyObject *descr = (def->ml_flags & METH_CLASS) ? PyDescr_NewClassMethod(type, def)
+                          : (def->ml_flags & METH_STATIC)
+                              ? PyStaticMethod_New(PyCFunction_NewEx(def, NULL, NULL))
+                              : PyDescr_NewMethod(type, def);
+        if (!descr)
+            return -1;
+        int rc = PyDict_SetItemString(type->tp_dict, def->ml_name, descr);
+        Py_DECREF(descr);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(type);
+    return 0;
+}
+
 int tensor_type_init(PyObject *module, pith_module_state *st)
 {
     st->tensor_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
-    if (!st->tensor_type || PyModule_AddType(module, st->tensor_type) < 0)
+    if (!st->tensor_type || type_add_methods(st->tensor_type, methods_tensor_methods) < 0 ||
+        type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
+        PyModule_AddType(module, st->tensor_type) < 0)
         return -1;
     return 0;
 }
