@@ -17,6 +17,7 @@ bool arg_accepts(pith_arg_type type, pith_value_kind kind)
     case PITH_TYPE_OPT_TENSOR:
         return kind == PITH_VALUE_TENSOR || kind == PITH_VALUE_NONE;
     case PITH_TYPE_TENSOR_LIST:
+    case PITH_TYPE_LIST_OPT_TENSOR:
         return kind == PITH_VALUE_TENSOR_LIST;
     case PITH_TYPE_INT:
         return kind == PITH_VALUE_INT;
@@ -50,11 +51,30 @@ bool arg_accepts(pith_arg_type type, pith_value_kind kind)
     }
 }
 
+/* Note [None entries of tensor lists]
+ * A Tensor[] stack value may hold NULL entries (None): pith_stack_push_tensor_list cannot
+ * know the schema the value is for, so it takes them, and the check happens here, when the
+ * value meets its argument: only a Tensor?[] argument accepts them. Kernels of Tensor[]
+ * arguments can therefore dereference every entry. */
+static pith_status tensor_list_check_entries(const pith_op *op, size_t index,
+                                             const pith_value *v)
+{
+    for (size_t i = 0; i < v->u.tensors.n; i++)
+        if (!v->u.tensors.data[i])
+            return pith_set_error(PITH_ERR_TYPE,
+                                  "%s: argument '%s' (position %zu) must be Tensor[], but "
+                                  "element %zu is None",
+                                  op_display_name(op), op->schema.args[index].name, index + 1,
+                                  i);
+    return PITH_OK;
+}
+
 pith_status arg_check(const pith_op *op, size_t index, const pith_value *v)
 {
     const pith_schema_arg *arg = &op->schema.args[index];
     if (arg_accepts(arg->type, v->kind))
-        return PITH_OK;
+        return arg->type == PITH_TYPE_TENSOR_LIST ? tensor_list_check_entries(op, index, v)
+                                                  : PITH_OK;
     return pith_set_error(PITH_ERR_TYPE, "%s: argument '%s' (position %zu) must be %s, not %s",
                           op_display_name(op), arg->name, index + 1, arg_type_name(arg->type),
                           value_kind_name(v->kind));
@@ -89,6 +109,12 @@ pith_status unbox_TENSOR_LIST(const pith_op *op, size_t index, const pith_value 
     out->data = (const pith_tensor *const *)v->u.tensors.data;
     out->n = v->u.tensors.n;
     return PITH_OK;
+}
+
+pith_status unbox_LIST_OPT_TENSOR(const pith_op *op, size_t index, const pith_value *v,
+                                  pith_tensor_list *out)
+{
+    return unbox_TENSOR_LIST(op, index, v, out);
 }
 
 pith_status unbox_INT(const pith_op *op, size_t index, const pith_value *v, int64_t *out)
@@ -235,6 +261,11 @@ pith_status box_OPT_TENSOR(pith_stack *s, const pith_tensor *arg)
 }
 
 pith_status box_TENSOR_LIST(pith_stack *s, pith_tensor_list arg)
+{
+    return pith_stack_push_tensor_list(s, arg.data, arg.n);
+}
+
+pith_status box_LIST_OPT_TENSOR(pith_stack *s, pith_tensor_list arg)
 {
     return pith_stack_push_tensor_list(s, arg.data, arg.n);
 }

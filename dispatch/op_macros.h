@@ -57,6 +57,7 @@
 #define PITH_CTYPE_OPT_DTYPE pith_opt_dtype
 #define PITH_CTYPE_OPT_DEVICE pith_opt_device
 #define PITH_CTYPE_STR const char *
+#define PITH_CTYPE_LIST_OPT_TENSOR pith_tensor_list /* entries may be NULL (None) */
 
 /* ---- boxing and unboxing one argument (dispatch/boxing.c) ----
  * unbox: reads a stack value as the typed argument (borrowing from the value); a value of
@@ -93,6 +94,7 @@ pith_keyset tensor_list_keyset(pith_tensor_list list);
 /* A factory has no tensor to take a backend from: its device argument picks it. */
 #define PITH_KEYS_OPT_DEVICE(x) keyset_for_device((x) == PITH_META ? PITH_META : PITH_CPU)
 #define PITH_KEYS_STR(x) 0
+#define PITH_KEYS_LIST_OPT_TENSOR(x) tensor_list_keyset(x)
 
 /* ---- pieces of a generated function ---- */
 #define PITH_OPARG_PARAM_(T, n) , PITH_CTYPE_##T n

@@ -49,7 +49,7 @@ static pith_status interp_of_args(const pith_op *op, const pith_stack *stack,
                                                        : 0;
         for (size_t j = 0; j < n; j++) {
             const pith_tensor *t = v->kind == PITH_VALUE_TENSOR ? v->u.t : v->u.tensors.data[j];
-            if (!(t->keys & PITH_KEYSET(PITH_KEY_PYTHON)))
+            if (!t || !(t->keys & PITH_KEYSET(PITH_KEY_PYTHON)))
                 continue;
             const pith_interpreter *tag = pith_tensor_interpreter(t);
             if (!tag)

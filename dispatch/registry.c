@@ -427,7 +427,7 @@ pith_keyset stack_keyset(const pith_stack *stack, size_t nargs)
             ks |= v->u.t->keys;
         else if (v->kind == PITH_VALUE_TENSOR_LIST)
             for (size_t j = 0; j < v->u.tensors.n; j++)
-                ks |= v->u.tensors.data[j]->keys;
+                ks |= v->u.tensors.data[j] ? v->u.tensors.data[j]->keys : 0;
         else if (v->kind == PITH_VALUE_DEVICE)
             ks |= keyset_for_device(v->u.device);
     }

@@ -2,7 +2,7 @@
  *
  *   schema  := [ns "::"] name ["." overload] "(" [arg ("," arg)*] ")" "->" returns
  *   arg     := "*" | type name ["=" default]
- *   type    := base ["(" letter ["!"] ")"] ["[" [digits] "]"] ["?"]
+ *   type    := base ["(" letter ["!"] ")"] ( "?[]" | ["[" [digits] "]"] ["?"] )
  *   returns := type | "(" [type [name] ("," type [name])*] ")"
  *
  * Every error quotes the schema with a caret under the offending character. */
@@ -158,22 +158,23 @@ static pith_status name_parse(parser *ps, pith_schema *out)
 
 /* ---- types ---- */
 
-/* The base types, each with its plain, list, optional and optional-list forms (-1: not
- * supported). */
+/* The base types, each with its plain, list (T[]), optional (T?), optional-list (T[]?) and
+ * list-of-optionals (T?[]) forms (-1: not supported). */
 typedef struct {
     const char *name;
-    int plain, list, optional, optional_list;
+    int plain, list, optional, optional_list, list_of_optional;
 } base_type;
 
 static const base_type base_types[] = {
-    {"Tensor", PITH_TYPE_TENSOR, PITH_TYPE_TENSOR_LIST, PITH_TYPE_OPT_TENSOR, -1},
-    {"int", PITH_TYPE_INT, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_INT, PITH_TYPE_OPT_INT_LIST},
-    {"float", PITH_TYPE_FLOAT, -1, PITH_TYPE_OPT_FLOAT, -1},
-    {"bool", PITH_TYPE_BOOL, -1, -1, -1},
-    {"Scalar", PITH_TYPE_SCALAR, -1, PITH_TYPE_OPT_SCALAR, -1},
-    {"ScalarType", PITH_TYPE_DTYPE, -1, PITH_TYPE_OPT_DTYPE, -1},
-    {"Device", -1, -1, PITH_TYPE_OPT_DEVICE, -1},
-    {"str", PITH_TYPE_STR, -1, -1, -1},
+    {"Tensor", PITH_TYPE_TENSOR, PITH_TYPE_TENSOR_LIST, PITH_TYPE_OPT_TENSOR, -1,
+     PITH_TYPE_LIST_OPT_TENSOR},
+    {"int", PITH_TYPE_INT, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_INT, PITH_TYPE_OPT_INT_LIST, -1},
+    {"float", PITH_TYPE_FLOAT, -1, PITH_TYPE_OPT_FLOAT, -1, -1},
+    {"bool", PITH_TYPE_BOOL, -1, -1, -1, -1},
+    {"Scalar", PITH_TYPE_SCALAR, -1, PITH_TYPE_OPT_SCALAR, -1, -1},
+    {"ScalarType", PITH_TYPE_DTYPE, -1, PITH_TYPE_OPT_DTYPE, -1, -1},
+    {"Device", -1, -1, PITH_TYPE_OPT_DEVICE, -1, -1},
+    {"str", PITH_TYPE_STR, -1, -1, -1, -1},
 };
 
 /* What a type parse found besides the type itself. */
@@ -223,6 +224,17 @@ static pith_status type_parse(parser *ps, type_info *info)
             return PITH_ERR_VALUE;
     }
     bool list = false, optional = false;
+    if (ps->p[0] == '?' && ps->p[1] == '[' && ps->p[2] == ']') {
+        ps->p += 3;
+        if (base->list_of_optional < 0 || *ps->p == '[' || *ps->p == '?') {
+            if (*ps->p == '[' || *ps->p == '?')
+                ps->p++;
+            return parser_fail(ps, start, "type '%.*s' is not supported",
+                               (int)(ps->p - start), start);
+        }
+        info->type = (pith_arg_type)base->list_of_optional;
+        return PITH_OK;
+    }
     if (*ps->p == '[') {
         ps->p++;
         list = true;

@@ -14,7 +14,9 @@
 #include "dispatch/value.h"
 
 /* Every argument type a schema can name; also the tokens of the op table's argument
- * lists (PITH_TYPE_##TOKEN), so one list serves both. */
+ * lists (PITH_TYPE_##TOKEN), so one list serves both. "Tensor?[]" (LIST_OPT_TENSOR) is a
+ * list whose entries may be None (index.Tensor's `indices`); "Tensor[]?" would be an
+ * optional list, which is not supported. */
 #define PITH_FORALL_ARG_TYPES(_)                                                            \
     _(TENSOR, "Tensor")                                                                     \
     _(OPT_TENSOR, "Tensor?")                                                                \
@@ -31,7 +33,8 @@
     _(DTYPE, "ScalarType")                                                                  \
     _(OPT_DTYPE, "ScalarType?")                                                             \
     _(OPT_DEVICE, "Device?")                                                                \
-    _(STR, "str")
+    _(STR, "str")                                                                           \
+    _(LIST_OPT_TENSOR, "Tensor?[]")
 
 typedef enum {
 #define PITH_ARG_TYPE_ENUM_(tok, text) PITH_TYPE_##tok,

@@ -73,13 +73,11 @@ static pith_status ints_copy(const int64_t *data, size_t n, int64_t **out)
     return PITH_OK;
 }
 
-/* Copies a tensor list, retaining each tensor; NULL entries are errors. */
+/* Copies a tensor list, retaining each tensor; NULL entries (None) are kept. See Note
+ * [None entries of tensor lists] in boxing.c. */
 static pith_status tensors_copy(const pith_tensor *const *data, size_t n, pith_tensor ***out)
 {
     *out = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!data[i])
-            return pith_set_error(PITH_ERR_VALUE, "tensor list: element %zu is NULL", i);
     if (n == 0)
         return PITH_OK;
     if (n > SIZE_MAX / sizeof(pith_tensor *))
@@ -89,7 +87,8 @@ static pith_status tensors_copy(const pith_tensor *const *data, size_t n, pith_t
         return pith_set_error(PITH_ERR_NOMEM, "out of memory copying a tensor list");
     for (size_t i = 0; i < n; i++) {
         copy[i] = (pith_tensor *)data[i];
-        pith_retain(copy[i]);
+        if (copy[i])
+            pith_retain(copy[i]);
     }
     *out = copy;
     return PITH_OK;

@@ -27,7 +27,8 @@ struct pith_value {
             size_t n;
         } ints;
         struct {
-            pith_tensor **data;
+            pith_tensor **data; /* entries may be NULL (None); See Note [None entries
+                                   of tensor lists] in boxing.c */
             size_t n;
         } tensors;
     } u;
@@ -55,6 +56,7 @@ static inline pith_value *stack_at(const pith_stack *s, size_t i)
 
 /* ---- typed arguments of unboxed kernels (all borrowed) ---- */
 
+/* Tensor[] and Tensor?[] arguments; only a Tensor?[] list may hold NULL (None) entries. */
 typedef struct {
     const pith_tensor *const *data;
     size_t n;

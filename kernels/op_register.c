@@ -9,7 +9,7 @@
 const pith_op *pith_builtin_ops[PITH_NUM_BUILTIN_OPS];
 
 /* A NULL tensor from a C caller is an error, never a crash. Optional tensors may be NULL;
- * a tensor list may not hold NULL. */
+ * a Tensor[] list may not hold NULL, a Tensor?[] list may. */
 #define PITH_ARG_CHECK_TENSOR(a_)                                                        \
     if (!(a_))                                                                               \
         return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", op_id_name_, #a_);
@@ -19,6 +19,10 @@ const pith_op *pith_builtin_ops[PITH_NUM_BUILTIN_OPS];
     for (size_t i_ = 0; i_ < (a_).n; i_++)                                                   \
         if (!(a_).data[i_])                                                                  \
             return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", op_id_name_, #a_, i_);
+/* A Tensor?[] list may hold NULL entries (None), but not be NULL itself. */
+#define PITH_ARG_CHECK_LIST_OPT_TENSOR(a_)                                               \
+    if ((a_).n && !(a_).data)                                                                 \
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", op_id_name_, #a_);
 #define PITH_ARG_CHECK_INT_LIST(a_)                                                      \
     if ((a_).n && !(a_).data)                                                                 \
         return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", op_id_name_, #a_);

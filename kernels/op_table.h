@@ -91,6 +91,7 @@
     PITH_FORALL_OPS_LINALG_(_)                                                              \
     PITH_FORALL_OPS_VIEWS_(_)                                                               \
     PITH_FORALL_OPS_COPYING_(_)                                                             \
+    PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                                   \
     PITH_FORALL_OPS_NORMALISATION_(_)                                                       \
     PITH_FORALL_OPS_FACTORIES_(_)
 
@@ -232,6 +233,22 @@
       "embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
       BACKEND, (TENSOR, weight), (TENSOR, indices), (INT, padding_idx),                     \
       (BOOL, scale_grad_by_freq), (BOOL, sparse))
+
+/* ---- advanced indexing (kernels/indexing_advanced.c, kernels/indexing_put.c) ---- */
+#define PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                               \
+    _(nonzero, "nonzero(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                   \
+    _(index, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", BACKEND,             \
+      (TENSOR, self), (LIST_OPT_TENSOR, indices))                                           \
+    _(index_put_,                                                                           \
+      "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (LIST_OPT_TENSOR, indices), (TENSOR, values),                \
+      (BOOL, accumulate))                                                                   \
+    _(index_put,                                                                            \
+      "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", \
+      COMPOSITE, (TENSOR, self), (LIST_OPT_TENSOR, indices), (TENSOR, values),              \
+      (BOOL, accumulate))                                                                   \
+    _(masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", BACKEND,          \
+      (TENSOR, self), (TENSOR, mask))
 
 /* ---- normalisation (kernels/normalisation.c) ---- */
 #define PITH_FORALL_OPS_NORMALISATION_(_)                                                   \

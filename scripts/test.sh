@@ -11,7 +11,8 @@
 #   6. the embedding programs (tests/embed/run.sh, when it exists)
 #
 # Stops at the first failure. Environment: PITH_JOBS (build jobs, default 2),
-# PITH_TEST_SKIP_SANITIZERS=1 to skip steps 3-4 for a quick local run (CI never sets it).
+# PITH_TEST_SKIP_SANITIZERS=1 to skip steps 3-4 for a quick local run (CI never sets it),
+# PITH_TEST_NO_TORCH=1 to run pytest without PyTorch, the optional oracle.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -146,8 +147,14 @@ if find tests/python -name 'test_*.py' -print -quit 2>/dev/null | grep -q .; the
         python3 -m venv .venv
     fi
     # The package with its test extras (pytest, numpy, hypothesis); building it builds
-    # libpith and pith._C again, in build/python/ (pyproject.toml).
+    # libpith and pith._C again, in build/python/ (pyproject.toml). PyTorch is the optional
+    # oracle of the tests (they skip its comparisons without it): exactly 2.13.0, the CPU
+    # build that pip finds on this machine's disk. Never a range: any other version is a
+    # download of several GB.
     .venv/bin/python -m pip install --quiet --disable-pip-version-check ".[test]"
+    if [ "${PITH_TEST_NO_TORCH:-0}" != 1 ]; then
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+    fi
     pytest_status=0
     .venv/bin/python -m pytest tests/python -q -p no:cacheprovider \
         2>&1 | tee build/pytest.log || pytest_status=${PIPESTATUS[0]}

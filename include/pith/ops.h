@@ -124,6 +124,20 @@ PITH_API pith_tensor *pith_tril(const pith_tensor *x, int64_t diagonal);
 PITH_API pith_tensor *pith_triu(const pith_tensor *x, int64_t diagonal);
 PITH_API pith_tensor *pith_embedding(const pith_tensor *weight, const pith_tensor *indices);
 
+/* ---- advanced indexing (PyTorch's rules; `indices` entries may be NULL: a whole dim) ---- */
+/* int64 [n, ndim]: the coordinates of the nonzero elements, in row-major order. */
+PITH_API pith_tensor *pith_nonzero(const pith_tensor *x);
+/* x[indices]: integer tensors (int64/int32) and bool/uint8 masks, broadcast together. */
+PITH_API pith_tensor *pith_index(const pith_tensor *x, const pith_tensor *const *indices,
+                                 size_t n);
+/* x[indices] = values (or += with `accumulate`), on a copy / in place. */
+PITH_API pith_tensor *pith_index_put(const pith_tensor *x, const pith_tensor *const *indices,
+                                     size_t n, const pith_tensor *values, bool accumulate);
+PITH_API pith_status pith_index_put_(pith_tensor *self, const pith_tensor *const *indices,
+                                     size_t n, const pith_tensor *values, bool accumulate);
+/* The elements of x where the bool `mask` (broadcast with x) is true, as a 1-D tensor. */
+PITH_API pith_tensor *pith_masked_select(const pith_tensor *x, const pith_tensor *mask);
+
 /* ---- normalisation ---- */
 PITH_API pith_tensor *pith_softmax(const pith_tensor *x, int dim);
 PITH_API pith_tensor *pith_log_softmax(const pith_tensor *x, int dim);

@@ -6,16 +6,17 @@
 
 /* ---- nested sequences -> tensor ---- */
 
-typedef enum { KIND_BOOL, KIND_INT, KIND_FLOAT } scalar_kind;
-
 typedef struct {
+    pith_module_state *st;
     int ndim;
     int64_t sizes[PITH_MAX_DIMS];
     int64_t numel;
-    int64_t *ints;   /* every value as int64 (floats: unused) */
+    int64_t *ints;   /* every value as int64 (float values: unused) */
     double *floats;  /* every value as double */
     int64_t filled;
-    scalar_kind kind;
+    bool any_float;  /* some value came from a float: build from `floats` */
+    bool has_dtype;  /* whether `dtype` holds the promoted dtype of the values so far */
+    pith_dtype dtype;
 } data_walk;
 
 static int data_is_sequence(PyObject *obj)
@@ -48,64 +49,90 @@ static int data_shape(PyObject *data, data_walk *w)
     return 0;
 }
 
-static int data_fill(PyObject *obj, int depth, data_walk *w)
+/* One leaf as a Python bool, int or float (new reference), with the dtype it infers as in
+ * PyTorch: bool, int64, the default dtype for a Python float, and their own dtype for a
+ * one-element tensor or a NumPy scalar. */
+static PyObject *leaf_value(const data_walk *w, PyObject *obj, pith_dtype *dtype)
 {
-    if (depth < w->ndim) {
-        if (!data_is_sequence(obj)) {
-            PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %.200s)",
-                         (long long)w->sizes[depth], depth, Py_TYPE(obj)->tp_name);
-            return -1;
-        }
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
-        if (n != w->sizes[depth]) {
-            PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
-                         (long long)w->sizes[depth], depth, n);
-            return -1;
-        }
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (data_fill(PySequence_Fast_GET_ITEM(obj, i), depth + 1, w) < 0)
-                return -1;
-        return 0;
-    }
-    int64_t i = w->filled++;
     if (PyBool_Check(obj)) {
-        w->ints[i] = obj == Py_True;
-        w->floats[i] = (double)w->ints[i];
-    } else if (PyLong_Check(obj)) {
-        long long v = PyLong_AsLongLong(obj);
-        if (v == -1 && PyErr_Occurred())
-            return -1;
+        *dtype = PITH_BOOL;
+        return Py_NewRef(obj);
+    }
+    if (PyLong_CheckExact(obj)) {
+        *dtype = PITH_INT64;
+        return Py_NewRef(obj);
+    }
+    if (PyFloat_CheckExact(obj)) {
+        *dtype = w->st->default_dtype;
+        return Py_NewRef(obj);
+    }
+    if (tensor_check(w->st, obj)) {
+        pith_tensor *t = tensor_of(obj);
+        if (pith_numel(t) != 1) {
+            PyErr_SetString(PyExc_ValueError,
+                            "only one element tensors can be converted to Python scalars");
+            return NULL;
+        }
+        *dtype = pith_tensor_dtype(t);
+        return tensor_item(t);
+    }
+    int is_numpy = numpy_scalar_dtype(obj, dtype); /* np.float64 is also a float */
+    if (is_numpy)
+        return is_numpy < 0 ? NULL : PyObject_CallMethod(obj, "item", NULL);
+    if (PyLong_Check(obj)) {
+        *dtype = PITH_INT64;
+        return Py_NewRef(obj);
+    }
+    if (PyFloat_Check(obj)) {
+        *dtype = w->st->default_dtype;
+        return Py_NewRef(obj);
+    }
+    PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'", Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
+static int data_store(PyObject *obj, data_walk *w)
+{
+    pith_dtype dtype;
+    PyObject *value = leaf_value(w, obj, &dtype);
+    if (!value)
+        return -1;
+    int64_t i = w->filled++;
+    if (pith_dtype_is_floating(dtype)) {
+        w->floats[i] = PyFloat_AsDouble(value);
+        w->any_float = true;
+    } else {
+        long long v = PyLong_AsLongLong(value);
         w->ints[i] = v;
         w->floats[i] = (double)v;
-        if (w->kind < KIND_INT)
-            w->kind = KIND_INT;
-    } else if (PyFloat_Check(obj)) {
-        w->floats[i] = PyFloat_AS_DOUBLE(obj);
-        w->kind = KIND_FLOAT;
-    } else {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'", Py_TYPE(obj)->tp_name);
-        return -1;
     }
+    Py_DECREF(value);
+    if (PyErr_Occurred())
+        return -1;
+    w->dtype = w->has_dtype ? pith_promote_types(w->dtype, dtype) : dtype;
+    w->has_dtype = true;
     return 0;
 }
 
-/* A tensor of the inferred dtype (bool, int64, or float64 for floats) holding the values. */
-static pith_tensor *data_to_tensor(const data_walk *w)
+static int data_fill(PyObject *obj, int depth, data_walk *w)
 {
-    if (w->kind == KIND_FLOAT)
-        return pith_from_data(w->floats, w->ndim, w->sizes, PITH_FLOAT64);
-    if (w->kind == KIND_INT)
-        return pith_from_data(w->ints, w->ndim, w->sizes, PITH_INT64);
-    bool *bools = PyMem_Malloc(w->numel ? (size_t)w->numel : 1);
-    if (!bools) {
-        pith_set_error(PITH_ERR_NOMEM, "tensor: out of memory");
-        return NULL;
+    if (depth == w->ndim)
+        return data_store(obj, w);
+    if (!data_is_sequence(obj)) {
+        PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %.200s)",
+                     (long long)w->sizes[depth], depth, Py_TYPE(obj)->tp_name);
+        return -1;
     }
-    for (int64_t i = 0; i < w->numel; i++)
-        bools[i] = w->ints[i] != 0;
-    pith_tensor *t = pith_from_data(bools, w->ndim, w->sizes, PITH_BOOL);
-    PyMem_Free(bools);
-    return t;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    if (n != w->sizes[depth]) {
+        PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
+                     (long long)w->sizes[depth], depth, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (data_fill(PySequence_Fast_GET_ITEM(obj, i), depth + 1, w) < 0)
+            return -1;
+    return 0;
 }
 
 /* Casts `t` (stolen) to `dtype`; returns it unchanged when it already has that dtype. */
@@ -118,8 +145,18 @@ static pith_tensor *tensor_cast_steal(pith_tensor *t, pith_dtype dtype)
     return out;
 }
 
+/* Whether `data` may be an array-like object (NumPy, buffer, DLPack) rather than the lists
+ * and Python numbers that the walk reads. */
+static int data_maybe_array(PyObject *data)
+{
+    return !PyList_CheckExact(data) && !PyTuple_CheckExact(data) && !PyFloat_CheckExact(data) &&
+           !PyLong_CheckExact(data) && !PyBool_Check(data);
+}
+
 /* pith.tensor(data, dtype): dtype inference as in PyTorch: bools give bool, ints int64,
- * any float the default dtype. Returns a new C reference, or NULL with a Python error. */
+ * Python floats the default dtype, tensors and NumPy scalars their own dtype, all promoted
+ * together; NumPy arrays, buffers and DLPack objects keep their dtype (interop.c). Always a
+ * copy. Returns a new C reference, or NULL with a Python error. */
 pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dtype,
                               pith_dtype dtype)
 {
@@ -130,11 +167,13 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
             error_raise(st);
         return t;
     }
-    data_walk w = {0};
-    w.kind = KIND_BOOL;
+    if (data_maybe_array(data)) {
+        pith_tensor *t = interop_tensor_from(st, data, 0, has_dtype, dtype);
+        if (t || PyErr_Occurred())
+            return t;
+    }
+    data_walk w = {.st = st};
     pith_tensor *t = NULL;
-    /* Lists and tuples only for now: numbers and sequences are read through the fast
-     * sequence API. (NumPy arrays and the buffer protocol are still to come.) */
     if (!data_is_sequence(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'",
                      Py_TYPE(data)->tp_name);
@@ -151,13 +190,10 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
     }
     if (data_fill(data, 0, &w) < 0)
         goto done;
-    if (w.numel == 0 && !has_dtype)
-        w.kind = KIND_FLOAT; /* torch.tensor([]) is float */
-    pith_dtype target = has_dtype ? dtype
-                        : w.kind == KIND_FLOAT ? st->default_dtype
-                        : w.kind == KIND_INT   ? PITH_INT64
-                                               : PITH_BOOL;
-    t = tensor_cast_steal(data_to_tensor(&w), target);
+    pith_dtype target = has_dtype ? dtype : w.has_dtype ? w.dtype : st->default_dtype;
+    t = w.any_float ? pith_from_data(w.floats, w.ndim, w.sizes, PITH_FLOAT64)
+                    : pith_from_data(w.ints, w.ndim, w.sizes, PITH_INT64);
+    t = tensor_cast_steal(t, target);
     if (!t)
         error_raise(st);
 done:

@@ -1,6 +1,8 @@
 /* module.c — the pith._C module: PEP 489 multi-phase init, its state, and the module-level
  * functions (pith.tensor, the factories, default dtype, _live_tensors). See Note [Module
  * state] (state.h). */
+#include <string.h>
+
 #include "state.h"
 
 /* dtype=None or a pith.dtype; fills *dtype with the default when None. */
@@ -13,12 +15,42 @@ static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, 
     return dtype_from_object(st, obj, dtype);
 }
 
-/* tensor(data, dtype=None) */
+/* device= and requires_grad= of the factories: pith runs on the CPU and has no autograd
+ * yet, so anything else is a NotImplementedError that says so (never silently ignored). */
+static int factory_options(PyObject *device, PyObject *requires_grad, const char *name)
+{
+    if (device && device != Py_None) {
+        const char *text = PyUnicode_Check(device) ? PyUnicode_AsUTF8(device) : NULL;
+        if (!text && PyErr_Occurred())
+            return -1;
+        if (!text || strcmp(text, "cpu") != 0) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "%s(): device=%R is not supported: pith tensors live on the CPU", name,
+                         device);
+            return -1;
+        }
+    }
+    if (requires_grad) {
+        int on = PyObject_IsTrue(requires_grad);
+        if (on < 0)
+            return -1;
+        if (on) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "%s(): requires_grad=True: autograd is not available in pith yet", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* tensor(data, *, dtype=None, device=None, requires_grad=False) */
 static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "dtype", NULL};
-    PyObject *data, *dtype_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:tensor", kwlist, &data, &dtype_obj))
+    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", NULL};
+    PyObject *data, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:tensor", kwlist, &data, &dtype_obj,
+                                     &device, &requires_grad) ||
+        factory_options(device, requires_grad, "tensor") < 0)
         return NULL;
     pith_module_state *st = state_of_module(module);
     pith_dtype dtype = st->default_dtype;
@@ -35,15 +67,26 @@ static PyObject *factory_call(PyObject *module, PyObject *args, PyObject *kwargs
                               sized_factory fn, const char *name)
 {
     pith_module_state *st = state_of_module(module);
-    PyObject *dtype_obj = NULL;
+    PyObject *dtype_obj = NULL, *device = NULL, *requires_grad = NULL;
     if (kwargs) {
-        Py_ssize_t nkw = PyDict_GET_SIZE(kwargs);
-        dtype_obj = PyDict_GetItemString(kwargs, "dtype");
-        if (nkw != (dtype_obj ? 1 : 0)) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument", name);
-            return NULL;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0)
+                dtype_obj = value;
+            else if (PyUnicode_CompareWithASCIIString(key, "device") == 0)
+                device = value;
+            else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0)
+                requires_grad = value;
+            else {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                             name, key);
+                return NULL;
+            }
         }
     }
+    if (factory_options(device, requires_grad, name) < 0)
+        return NULL;
     pith_dtype dtype;
     if (dtype_arg(st, dtype_obj, st->default_dtype, &dtype) < 0)
         return NULL;
@@ -69,10 +112,11 @@ MODULE_FACTORY_(randn)
 /* full(size, fill_value, *, dtype=None): the dtype follows fill_value, as in PyTorch. */
 static PyObject *module_full(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"size", "fill_value", "dtype", NULL};
-    PyObject *size, *fill, *dtype_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:full", kwlist, &size, &fill,
-                                     &dtype_obj))
+    static char *kwlist[] = {"size", "fill_value", "dtype", "device", "requires_grad", NULL};
+    PyObject *size, *fill, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOO:full", kwlist, &size, &fill,
+                                     &dtype_obj, &device, &requires_grad) ||
+        factory_options(device, requires_grad, "full") < 0)
         return NULL;
     pith_module_state *st = state_of_module(module);
     pith_dtype fallback = PyBool_Check(fill) ? PITH_BOOL
@@ -98,10 +142,12 @@ static PyObject *module_full(PyObject *module, PyObject *args, PyObject *kwargs)
  * int, else the default dtype. */
 static PyObject *module_arange(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"start", "end", "step", "dtype", NULL};
-    PyObject *a = NULL, *b = Py_None, *c = NULL, *dtype_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$O:arange", kwlist, &a, &b, &c,
-                                     &dtype_obj))
+    static char *kwlist[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
+    PyObject *a = NULL, *b = Py_None, *c = NULL, *dtype_obj = Py_None, *device = NULL,
+             *requires_grad = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OOO:arange", kwlist, &a, &b, &c,
+                                     &dtype_obj, &device, &requires_grad) ||
+        factory_options(device, requires_grad, "arange") < 0)
         return NULL;
     PyObject *start = b == Py_None ? NULL : a, *end = b == Py_None ? a : b;
     PyObject *bounds[3] = {start, end, c};
@@ -195,7 +241,8 @@ static int module_exec(PyObject *module)
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
         tensor_type_init(module, st) < 0 || PyModule_AddFunctions(module, ops_module_methods) < 0 ||
         PyModule_AddFunctions(module, methods_module_methods) < 0 ||
-        PyModule_AddFunctions(module, interop_module_methods) < 0)
+        PyModule_AddFunctions(module, interop_module_methods) < 0 ||
+        PyModule_AddFunctions(module, testing_module_methods) < 0)
         return -1;
     return 0;
 }
@@ -210,6 +257,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
         Py_VISIT(st->dtypes[d]);
     Py_VISIT(st->value_error);
     Py_VISIT(st->interpreter_error);
+    Py_VISIT(st->generic);
     return 0;
 }
 
@@ -224,6 +272,7 @@ static int module_clear(PyObject *module)
         Py_CLEAR(st->dtypes[d]);
     Py_CLEAR(st->value_error);
     Py_CLEAR(st->interpreter_error);
+    Py_CLEAR(st->generic);
     return 0;
 }
 

@@ -28,6 +28,7 @@ typedef struct {
     PyObject *interpreter_error; /* pith.InterpreterError(RuntimeError) */
     pith_interpreter *interp;    /* this interpreter's table; never freed */
     pith_dtype default_dtype;
+    PyObject *generic; /* name -> the generic implementation; See Note [Method fast paths] */
 } pith_module_state;
 
 typedef struct {
@@ -70,6 +71,9 @@ int tensor_type_init(PyObject *module, pith_module_state *st);
 /* Wraps `t`, stealing the reference; returns the one wrapper of `t` in this interpreter.
  * NULL `t` raises the C library's last error. See Note [Tensor wrapper]. */
 PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t);
+/* The same, making the wrapper (when there is none yet) an instance of `type`, a subtype
+ * of pith.Tensor. */
+PyObject *tensor_wrap_as(pith_module_state *st, pith_tensor *t, PyTypeObject *type);
 static inline int tensor_check(pith_module_state *st, PyObject *obj)
 {
     return PyObject_TypeCheck(obj, st->tensor_type);
@@ -138,9 +142,26 @@ extern PyMethodDef methods_tensor_methods[];
 extern PyMethodDef methods_module_methods[];
 extern PyMethodDef interop_tensor_methods[];
 extern PyMethodDef interop_module_methods[];
+extern PyMethodDef testing_module_methods[]; /* testing.c: test-only hooks */
 /* The buffer protocol of pith.Tensor (interop.c). */
 int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void tensor_releasebuffer(PyObject *self, Py_buffer *view);
+/* interop.c: memory owned by a Python object (an exporter's Py_buffer, a DLPack managed
+ * tensor) wrapped without copying. `drop(resource)` runs once, when the storage dies, on a
+ * thread of this interpreter that holds its GIL; see Note [Imported memory]. Returns a new C
+ * reference, or NULL with a Python error, and then the caller still owns `resource`. */
+pith_tensor *imported_wrap(pith_module_state *st, void *data, int ndim, const int64_t *sizes,
+                           const int64_t *strides, pith_dtype dtype, void (*drop)(void *resource),
+                           void *resource);
+/* interop.c: NumPy arrays and scalars, buffer-protocol and DLPack objects as a tensor of their
+ * own dtype (cast to `dtype` when has_dtype). `share` asks for the memory to be shared when
+ * it can be (as_tensor); otherwise the result is a copy (pith.tensor). Returns a new C
+ * reference; NULL with a Python error; or NULL with no error when `data` is none of these. */
+pith_tensor *interop_tensor_from(pith_module_state *st, PyObject *data, int share, int has_dtype,
+                                 pith_dtype dtype);
+/* interop.c: the dtype of a NumPy scalar (np.generic) into *out: 1 when `obj` is one, 0 when
+ * it is not (or NumPy is not loaded), -1 with a Python error for an unsupported dtype. */
+int numpy_scalar_dtype(PyObject *obj, pith_dtype *out);
 /* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs);
 

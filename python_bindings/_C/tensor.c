@@ -31,6 +31,11 @@ pith_module_state *state_of_type(PyTypeObject *type)
 
 PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t)
 {
+    return tensor_wrap_as(st, t, st->tensor_type);
+}
+
+PyObject *tensor_wrap_as(pith_module_state *st, pith_tensor *t, PyTypeObject *type)
+{
     if (!t)
         return error_raise(st);
     if (pith_slot_check(t, st->interp) != PITH_OK) {
@@ -53,7 +58,6 @@ PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t)
         pith_release(t);
         return error_raise(st);
     }
-    PyTypeObject *type = st->tensor_type;
     pith_tensor_object *self = (pith_tensor_object *)type->tp_alloc(type, 0);
     if (!self) {
         pith_release(t);
@@ -334,10 +338,16 @@ static PyType_Spec tensor_spec = {
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs)
 {
     for (PyMethodDef *def = defs; def->ml_name; def++) {
-        PyObject *descr = (def->ml_flags & METH_CLASS) ? PyDescr_NewClassMethod(type, def)
-                          : (def->ml_flags & METH_STATIC)
-                              ? PyStaticMethod_New(PyCFunction_NewEx(def, NULL, NULL))
-                              : PyDescr_NewMethod(type, def);
+        PyObject *descr;
+        if (def->ml_flags & METH_STATIC) {
+            PyObject *fn = PyCFunction_NewEx(def, NULL, NULL);
+            descr = fn ? PyStaticMethod_New(fn) : NULL;
+            Py_XDECREF(fn);
+        } else if (def->ml_flags & METH_CLASS) {
+            descr = PyDescr_NewClassMethod(type, def);
+        } else {
+            descr = PyDescr_NewMethod(type, def);
+        }
         if (!descr)
             return -1;
         int rc = PyDict_SetItemString(type->tp_dict, def->ml_name, descr);

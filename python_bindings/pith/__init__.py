@@ -12,10 +12,15 @@ from ._C import (  # noqa: F401
 from ._C import (  # noqa: F401
     bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
+from ._C import as_tensor, from_dlpack, from_numpy, frombuffer  # noqa: F401
 from . import _ops
 from ._ops import ops  # noqa: F401
 
+from . import _api
+
 _ops.install_methods(globals())
+_api.install(globals())
+from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
 
 # PyTorch's aliases.
 float = float32  # noqa: A001

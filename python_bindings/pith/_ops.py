@@ -10,7 +10,7 @@ import re
 
 from . import _C
 
-_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\])?\??)\s+(?P<name>\w+)"
+_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)"
                   r"(?:=(?P<default>.+))?$")
 _NO_DEFAULT = object()
 
@@ -61,10 +61,17 @@ def parse_arguments(schema):
         m = _ARG.match(piece)
         if not m:
             raise RuntimeError(f"pith: cannot parse argument {piece!r} of {schema!r}")
-        type_ = re.sub(r"\([a-z]!?\)", "", m["type"])
+        type_ = re.sub(r"\[\d+\]", "[]", re.sub(r"\([a-z]!?\)", "", m["type"]))
         default = _NO_DEFAULT if m["default"] is None else _parse_default(m["default"], type_)
         args.append(Argument(m["name"], type_, default, kwarg_only))
     return args
+
+
+def _return_names(schema):
+    """('values', 'indices') for '... -> (Tensor values, Tensor indices)'; () if unnamed."""
+    inner = schema[schema.rindex("-> (") + 4:schema.rindex(")")]
+    names = tuple(part.split()[-1] for part in inner.split(",") if len(part.split()) == 2)
+    return names if len(names) == inner.count(",") + 1 else ()
 
 
 class OpOverload:
@@ -77,6 +84,7 @@ class OpOverload:
         self._types = tuple(a.type for a in self.arguments)
         self._index = {a.name: i for i, a in enumerate(self.arguments)}
         self.returns_tuple = "-> (" in schema
+        self.return_names = _return_names(schema) if self.returns_tuple else ()
 
     def __repr__(self):
         return f"pith.ops.{self.name.replace('::', '.')}"
@@ -214,23 +222,49 @@ _refresh()
 _METHODS_AND_FUNCTIONS = """
 add sub mul div floor_divide remainder pow maximum minimum eq ne lt le gt ge
 logical_and logical_or bitwise_and bitwise_or bitwise_xor
-neg abs sign exp log log1p sqrt rsqrt sin cos tanh sigmoid relu logical_not bitwise_not
+neg abs sign exp log log1p sqrt rsqrt sin cos tanh sigmoid relu silu logical_not bitwise_not
 clamp where sum mean prod amax amin max min argmax argmin var std all any
 matmul mm bmm addmm view reshape permute transpose t expand squeeze unsqueeze flatten
 narrow select split chunk unbind contiguous detach clone masked_fill tril triu
-index_select gather softmax log_softmax
+index_select gather softmax log_softmax copy_
 """.split()
-_FUNCTIONS_ONLY = "cat stack linear embedding layer_norm gelu silu linspace eye randint".split()
+_FUNCTIONS_ONLY = ("cat stack linear embedding layer_norm gelu linspace eye randint "
+                   "empty_strided").split()
+# PyTorch's functions take `input` where the schema (and the method) say `self`.
+_METHOD_ONLY = {"view", "expand", "contiguous", "copy_"}
+
+# Results that PyTorch returns as named tuples (torch.return_types.max ...).
+_NAMED_RETURNS = {}
+
+
+def _named_return(name, fields):
+    import collections
+    cls = _NAMED_RETURNS.get(name)
+    if cls is None:
+        cls = collections.namedtuple(name, fields)
+        cls.__module__ = "pith.return_types"
+        _NAMED_RETURNS[name] = cls
+    return cls
+
+
+def _has_out(op):
+    return any(a.name == "out" for a in op.arguments)
 
 
 def _overloaded(packet):
-    """A function that picks the first overload of `packet` whose arguments bind."""
+    """The generic implementation of an op's method and function: picks the first overload
+    of `packet` whose arguments bind and fit (See Note [Method fast paths], methods.c);
+    out= picks the out overloads."""
     candidates = list(packet._overloads.values())
-    out_free = [op for op in candidates if not op.name.endswith("out")] or candidates
+    plain = [op for op in candidates if not _has_out(op)] or candidates
+    with_out = [op for op in candidates if _has_out(op)]
+    short = packet.name.partition("::")[2]
 
     def call(*args, **kwargs):
+        if "input" in kwargs and not args:
+            args = (kwargs.pop("input"),)
         error = None
-        for op in out_free:
+        for op in (with_out if "out" in kwargs else plain):
             try:
                 values = op.bind(args, kwargs)
             except TypeError as e:
@@ -238,10 +272,19 @@ def _overloaded(packet):
                 continue
             if not _plausible(op, values):
                 continue
-            return op(*args, **kwargs)
-        raise error or TypeError(f"{packet.name}(): no overload matches the arguments")
+            result = op(*args, **kwargs)
+            if op.returns_tuple and isinstance(result, tuple):
+                fields = op.return_names
+                if fields:
+                    result = _named_return(short, fields)(*result)
+            return result
+        if "out" in kwargs and not with_out:
+            raise TypeError(f"{short}() got an unexpected keyword argument 'out'")
+        raise error or TypeError(f"{short}(): no overload matches the arguments "
+                                 f"{tuple(type(a).__name__ for a in args)}")
 
-    call.__name__ = packet.name.partition("::")[2]
+    call.__name__ = short
+    call.__qualname__ = short
     return call
 
 
@@ -261,16 +304,34 @@ def _plausible(op, values):
     return True
 
 
+# name -> the generic implementation behind a fast C method or function (tests compare the
+# two paths; See Note [Method fast paths], python_bindings/_C/methods.c).
+generics = {}
+
+
+def set_generic(name, fn):
+    generics[name] = fn
+    _C._set_generic(name, fn)
+
+
 def install_methods(namespace):
+    """Fills pith.* and pith.Tensor with the op functions and methods: the C fast paths
+    where methods.c has one, each backed by the generic implementation registered here."""
+    fast_methods, fast_functions = (set(names) for names in _C._fast_names())
     pith_ops = ops.pith
     for name in _METHODS_AND_FUNCTIONS + _FUNCTIONS_ONLY:
         packet = pith_ops._packets.get(name)
         if packet is None:
-            continue
-        fn = _overloaded(packet)
-        namespace.setdefault(name, fn)
-        if name in _METHODS_AND_FUNCTIONS and not hasattr(_C.Tensor, name):
-            setattr(_C.Tensor, name, fn)
+            raise ImportError(f"pith: the operator pith::{name} is not registered")
+        generic = _overloaded(packet)
+        set_generic(name, generic)
+        if name not in _METHOD_ONLY:
+            namespace[name] = getattr(_C, name) if name in fast_functions else generic
+        if name in _METHODS_AND_FUNCTIONS and name not in fast_methods:
+            setattr(_C.Tensor, name, generic)
         inplace = pith_ops._packets.get(name + "_")
-        if inplace is not None and not hasattr(_C.Tensor, name + "_"):
-            setattr(_C.Tensor, name + "_", _overloaded(inplace))
+        if inplace is not None and name in _METHODS_AND_FUNCTIONS:
+            generic_ = _overloaded(inplace)
+            set_generic(name + "_", generic_)
+            if name + "_" not in fast_methods:
+                setattr(_C.Tensor, name + "_", generic_)

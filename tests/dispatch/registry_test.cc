@@ -568,6 +568,57 @@ TEST_F(BoxedTypes, TensorIsNotATensorList)
     EXPECT_ERROR(PITH_ERR_TYPE, "argument 'x' (position 1) must be Tensor, not Tensor[]");
 }
 
+// See Note [None entries of tensor lists] (boxing.c).
+TEST_F(BoxedTypes, TensorListArgumentRejectsANoneEntry)
+{
+    TensorPtr a(make_tensor({1}));
+    const pith_tensor *list[2] = {a, nullptr};
+    StackPtr st;
+    pith_stack_push_tensor_list(st, list, 2);
+    EXPECT_EQ(pith_call_boxed(pith_op_find("cat"), st), PITH_ERR_TYPE);
+    EXPECT_ERROR(PITH_ERR_TYPE,
+                 "cat: argument 'tensors' (position 1) must be Tensor[], but element 1 is None");
+    EXPECT_EQ(pith_stack_size(st), 1u);
+}
+
+TEST_F(BoxedTypes, OptionalTensorListAcceptsNoneEntries)
+{
+    static std::vector<const pith_tensor *> seen;
+    ASSERT_EQ(pith_op_define("t_optlist::f(Tensor?[] xs) -> Tensor"), PITH_OK);
+    ASSERT_EQ(pith_kernel_register("t_optlist::f", "CPU",
+                                   [](const pith_op *, pith_stack *s, void *) {
+                                       size_t n = 0;
+                                       pith_tensor *const *v = pith_stack_get_tensor_list(s, 0, &n);
+                                       seen.assign(v, v + n);
+                                       pith_tensor *first = v[1];
+                                       pith_retain(first);
+                                       pith_stack_drop(s, 1);
+                                       return pith_stack_push_tensor_steal(s, first);
+                                   },
+                                   nullptr),
+              PITH_OK);
+    TensorPtr a(make_tensor({1}));
+    const pith_tensor *list[3] = {nullptr, a, nullptr};
+    StackPtr st;
+    pith_stack_push_tensor_list(st, list, 3);
+    ASSERT_EQ(pith_call_boxed(pith_op_find("t_optlist::f"), st), PITH_OK) << pith_last_error();
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[0], nullptr);
+    EXPECT_EQ(seen[1], a.t);
+    EXPECT_EQ(seen[2], nullptr);
+    seen.clear();
+}
+
+TEST_F(BoxedTypes, OptionalTensorListIsNotATensor)
+{
+    ASSERT_EQ(pith_op_define("t_optlist::g(Tensor?[] xs) -> Tensor"), PITH_OK);
+    TensorPtr a(make_tensor({1}));
+    StackPtr st;
+    pith_stack_push_tensor(st, a);
+    EXPECT_EQ(pith_call_boxed(pith_op_find("t_optlist::g"), st), PITH_ERR_TYPE);
+    EXPECT_ERROR(PITH_ERR_TYPE, "argument 'xs' (position 1) must be Tensor?[], not Tensor");
+}
+
 TEST_F(BoxedCall, KernelLeavingTheWrongCountIsARuntimeError)
 {
     ASSERT_EQ(pith_op_define("t_count::f(Tensor x) -> Tensor"), PITH_OK);

@@ -43,20 +43,20 @@ TEST_F(Schema, EveryArgumentType)
 {
     parse_ok("f(Tensor a, Tensor? b, Tensor[] c, int d, int? e, int[] f, int[]? g, float h, "
              "float? i, bool j, Scalar k, Scalar? l, ScalarType m, ScalarType? n, Device? o, "
-             "str p) -> Tensor");
+             "str p, Tensor?[] q) -> Tensor");
     const char *expected[] = {"Tensor", "Tensor?", "Tensor[]", "int",    "int?",   "int[]",
                               "int[]?", "float",   "float?",   "bool",   "Scalar", "Scalar?",
-                              "ScalarType", "ScalarType?", "Device?", "str"};
-    ASSERT_EQ(s.nargs, 16u);
-    for (size_t i = 0; i < 16; i++)
+                              "ScalarType", "ScalarType?", "Device?", "str", "Tensor?[]"};
+    ASSERT_EQ(s.nargs, 17u);
+    for (size_t i = 0; i < 17; i++)
         EXPECT_STREQ(s.args[i].type, expected[i]) << "argument " << i;
     EXPECT_STREQ(s.args[0].name, "a");
-    EXPECT_STREQ(s.args[15].name, "p");
+    EXPECT_STREQ(s.args[16].name, "q");
 }
 
 TEST_F(Schema, TypeNamesCoverEveryType)
 {
-    ASSERT_EQ(shim_num_arg_types(), 16);
+    ASSERT_EQ(shim_num_arg_types(), 17);
     for (int t = 0; t < shim_num_arg_types(); t++) {
         std::string text = std::string("f(") + shim_arg_type_name(t) + " x) -> Tensor";
         parse_ok(text.c_str());
@@ -346,7 +346,10 @@ const BadSchema bad_schemas[] = {
     {"add(Tensor(a!x) x) -> Tensor", "expected ')' to close the alias annotation", 14},
     {"add(bool? x) -> Tensor", "type 'bool?' is not supported", 5},
     {"add(Tensor[]? x) -> Tensor", "type 'Tensor[]?' is not supported", 5},
-    {"add(Tensor?[] x) -> Tensor", "type 'Tensor?[' is not supported", 5},
+    {"add(int?[] x) -> Tensor", "type 'int?[]' is not supported", 5},
+    {"add(Tensor?[]? x) -> Tensor", "type 'Tensor?[]?' is not supported", 5},
+    {"add(Tensor?[][] x) -> Tensor", "type 'Tensor?[][' is not supported", 5},
+    {"add(Tensor?[] x=None) -> Tensor", "None is not a valid default for type 'Tensor?[]'", 17},
     {"add(float[] x) -> Tensor", "type 'float[]' is not supported", 5},
     {"add(Device d) -> Tensor", "type 'Device' is not supported", 5},
     {"add(int[ x) -> Tensor", "expected ']'", 9},

@@ -1,6 +1,33 @@
+"""Shared fixtures and helpers of the Python suite.
+
+The live-tensor fixture checks every test for leaks. The helpers below convert between pith,
+NumPy and PyTorch through public APIs only (tolist() and pith.tensor(nested lists)), and
+generate arrays of every dtype, shape (empty and 0-dim included) and layout (transposed,
+sliced with steps, expanded, offset) for the property tests: `from conftest import ...`.
+"""
+import csv
+import os
+
+import numpy as np
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
 
 import pith
+
+try:  # the optional oracle, imported once up front so that it is frozen below
+    import torch  # noqa: F401
+except ImportError:
+    pass
+import gc  # noqa: E402
+
+# The leak fixture runs gc.collect() around every test, and a collection walks every
+# tracked object: torch alone brings hundreds of thousands. Moving what exists after the
+# imports to the permanent generation keeps each collection proportional to the test.
+gc.freeze()
+
+# The property tests' settings: modest example counts keep the suite fast.
+PROPERTY = settings(max_examples=50, deadline=None)
 
 
 @pytest.fixture(autouse=True)
@@ -12,3 +39,183 @@ def no_leaked_tensors():
     yield
     gc.collect()
     assert pith._C._live_tensors() == before
+
+
+# ---- dtypes ------------------------------------------------------------------------------
+
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64",
+               "float16", "bfloat16", "float32", "float64"]
+INT_NAMES = ["uint8", "int8", "int16", "int32", "int64"]
+FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
+
+
+def pdtype(name):
+    return getattr(pith, name)
+
+
+def np_dtype(name):
+    """The NumPy dtype holding a pith dtype's values (bfloat16 values fit float32 exactly)."""
+    return {"bool": np.bool_, "bfloat16": np.float32}.get(name) or getattr(np, name)
+
+
+def dtype_name(dt):
+    """'float32' for pith.float32, torch.float32 or np.float32."""
+    return str(dt).replace("pith.", "").replace("torch.", "")
+
+
+def is_float(name):
+    return name in FLOAT_NAMES
+
+
+def round_to_bfloat16(a):
+    """float32 values rounded (to nearest even) to ones bfloat16 holds exactly."""
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+# ---- conversions -------------------------------------------------------------------------
+
+def to_pith(a, name=None):
+    """A contiguous pith tensor with the values of NumPy array `a` (dtype `name`)."""
+    a = np.asarray(a)
+    name = name or dtype_name(a.dtype)
+    if a.size == 0:
+        return pith.zeros(a.shape, dtype=pdtype(name))
+    return pith.tensor(a.tolist(), dtype=pdtype(name))
+
+
+def to_numpy(t):
+    """The values of pith tensor `t` as a NumPy array of its dtype (float32 for bfloat16)."""
+    name = dtype_name(t.dtype)
+    return np.array(t.tolist(), dtype=np_dtype(name)).reshape(tuple(t.shape))
+
+
+def to_torch(a, name):
+    torch = torch_or_none()
+    a = np.ascontiguousarray(a)
+    t = torch.tensor(a.astype(np.float32) if name == "bfloat16" else a)
+    return t.to(getattr(torch, name))
+
+
+def torch_to_numpy(t):
+    name = dtype_name(t.dtype)
+    if name == "bfloat16":
+        t = t.float()
+    return t.detach().numpy().astype(np_dtype(name), copy=False).reshape(tuple(t.shape))
+
+
+TOLERANCE = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
+             "float32": (2e-6, 1e-6), "float64": (1e-12, 1e-12)}
+
+
+def assert_values(t, expected, name=None, rtol=None, atol=None):
+    """`t` (pith) has dtype `name`, the shape of `expected` and its values: exactly for
+    integers and bool, within the dtype's tolerance for floats (NaNs in the same places)."""
+    name = name or dtype_name(t.dtype)
+    assert dtype_name(t.dtype) == name
+    expected = np.asarray(expected)
+    assert tuple(t.shape) == expected.shape
+    got = to_numpy(t)
+    if is_float(name):
+        r, a = TOLERANCE[name]
+        np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
+                                   rtol=r if rtol is None else rtol,
+                                   atol=a if atol is None else atol)
+    else:
+        np.testing.assert_array_equal(got, expected.astype(np_dtype(name)))
+
+
+def assert_matches_torch(t, expected_torch, rtol=None, atol=None):
+    """`t` (pith) has torch's result dtype, shape and values."""
+    assert_values(t, torch_to_numpy(expected_torch), dtype_name(expected_torch.dtype),
+                  rtol=rtol, atol=atol)
+
+
+# ---- data tables (the fallback oracle when torch is not installed) -----------------------
+
+DATA_DIR = os.environ.get("PITH_SHARED_DATA", "/work/shared/data")
+
+
+def read_table(filename):
+    """Rows of /work/shared/data/<filename> (PyTorch's results), or None when absent."""
+    path = os.path.join(DATA_DIR, filename)
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# ---- hypothesis strategies ---------------------------------------------------------------
+
+def elements(name, lo=None, hi=None):
+    """Values of dtype `name`; floats are finite, in [lo, hi] (default +-1000)."""
+    if name == "bool":
+        return st.booleans()
+    if name in INT_NAMES:
+        info = np.iinfo(name)
+        return st.integers(max(info.min, info.min if lo is None else lo),
+                           min(info.max, info.max if hi is None else hi))
+    lo = -1000.0 if lo is None else lo
+    hi = 1000.0 if hi is None else hi
+    width = {"float16": 16, "float64": 64}.get(name, 32)
+    return st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False,
+                     allow_subnormal=False)
+
+
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
+nonempty_shapes = st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple)
+LAYOUTS = ["contiguous", "transposed", "stepped", "expanded", "offset"]
+
+
+@st.composite
+def np_arrays(draw, name, shape, lo=None, hi=None):
+    values = draw(st.lists(elements(name, lo, hi), min_size=int(np.prod(shape)),
+                           max_size=int(np.prod(shape))))
+    a = np.array(values, dtype=np_dtype(name)).reshape(shape)
+    return round_to_bfloat16(a) if name == "bfloat16" else a
+
+
+@st.composite
+def tensors(draw, name, shape, layout=None, lo=None, hi=None):
+    """(pith tensor, NumPy array with the same values) of dtype `name` and `shape`, laid out
+    as `layout` (drawn from LAYOUTS when None): the same view is taken on both sides."""
+    layout = layout or draw(st.sampled_from(LAYOUTS))
+    ndim = len(shape)
+    if layout == "transposed" and ndim >= 2:
+        base = draw(np_arrays(name, shape[::-1], lo, hi))
+        order = list(range(ndim))[::-1]
+        return to_pith(base, name).permute(order), base.transpose(order)
+    if layout == "stepped" and ndim >= 1:
+        base = draw(np_arrays(name, tuple(2 * s + 1 for s in shape), lo, hi))
+        key = tuple(slice(1, None, 2) for _ in shape)
+        return to_pith(base, name)[key], base[key]
+    if layout == "expanded" and ndim >= 1:
+        small = tuple(1 if i % 2 == 0 else s for i, s in enumerate(shape))
+        base = draw(np_arrays(name, small, lo, hi))
+        return to_pith(base, name).expand(*shape), np.broadcast_to(base, shape)
+    if layout == "offset" and ndim >= 1:
+        base = draw(np_arrays(name, (shape[0] + 1,) + tuple(shape[1:]), lo, hi))
+        return to_pith(base, name)[1:], base[1:]
+    a = draw(np_arrays(name, shape, lo, hi))
+    return to_pith(a, name), a
+
+
+def broadcastable_shapes(shape):
+    """Shapes that broadcast with `shape`: a suffix of it, with some sizes set to 1, and
+    possibly extra leading dims."""
+    @st.composite
+    def strategy(draw):
+        keep = draw(st.integers(0, len(shape)))
+        tail = [1 if draw(st.booleans()) else s for s in shape[len(shape) - keep:]]
+        lead = draw(st.lists(st.integers(1, 3), max_size=max(0, 3 - len(shape))))
+        return tuple(lead) + tuple(tail)
+    return strategy()

@@ -1,0 +1,288 @@
+"""Tensor methods and pith functions that are not a single op: dtype conversions (`to`,
+`float()` ...), the `*_like` factories, `max`/`min` with a tensor argument, and the autograd
+attributes, which say that autograd is not available yet.
+
+The conversions are also generic implementations behind fast C methods (See Note [Method
+fast paths], python_bindings/_C/methods.c): they are registered with _C._set_generic.
+"""
+import builtins
+
+from . import _C
+from ._ops import set_generic
+
+Tensor = _C.Tensor
+
+_NO_AUTOGRAD = "autograd is not available in pith yet"
+
+
+def _check_device(device, name):
+    if device is not None and str(device) != "cpu":
+        raise NotImplementedError(f"{name}(): device={device!r} is not supported: pith tensors "
+                                  f"live on the CPU")
+
+
+def _convert(self, dtype, copy):
+    if dtype is None or dtype == self.dtype:
+        return self.clone() if copy else self
+    from ._ops import ops
+    return ops.pith.to.dtype(self, dtype)
+
+
+def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
+    """to(dtype), to(device), to(device, dtype), to(other): as PyTorch's Tensor.to."""
+    if memory_format is not None:
+        raise NotImplementedError("to(): memory_format is not supported")
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments ({len(args)} given)")
+    for a in args:
+        if isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, str) or a is None:
+            device = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: "
+                            f"{type(a).__name__}")
+    _check_device(device, "to")
+    if not isinstance(copy, builtins.bool):
+        raise TypeError("to(): copy must be a bool")
+    return _convert(self, dtype, copy)
+
+
+def _conversion(name, dtype):
+    def convert(self, memory_format=None):
+        if memory_format is not None:
+            raise NotImplementedError(f"{name}(): memory_format is not supported")
+        return _convert(self, dtype, False)
+
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"self.to(pith.{dtype})"
+    return convert
+
+
+_CONVERSIONS = {
+    "float": _C.float32, "double": _C.float64, "half": _C.float16, "bfloat16": _C.bfloat16,
+    "long": _C.int64, "int": _C.int32, "short": _C.int16, "char": _C.int8, "byte": _C.uint8,
+    "bool": _C.bool,
+}
+
+
+# ---- max / min: also the elementwise form with a tensor argument ----
+
+def _extremum(name, elementwise):
+    def call(input, *args, **kwargs):
+        other = args[0] if args else kwargs.get("other")
+        if isinstance(other, Tensor) and len(args) + len(kwargs) == 1:
+            return elementwise(input, other)
+        return _GENERIC[name](input, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_GENERIC = {}
+
+
+# ---- PyTorch call forms that the schemas do not spell ----
+
+def _variance(name):
+    def call(input, *args, unbiased=None, correction=None, **kwargs):
+        if unbiased is not None:
+            if correction is not None:
+                raise TypeError(f"{name}(): pass either unbiased or correction, not both")
+            if len(args) > 1 and isinstance(args[1], builtins.bool):
+                raise TypeError(f"{name}(): unbiased was given twice")
+            correction = 1 if unbiased else 0
+        elif len(args) == 1 and isinstance(args[0], builtins.bool):
+            correction, args = (1 if args[0] else 0), ()  # var(unbiased) with no dim
+        elif len(args) >= 2 and isinstance(args[1], builtins.bool):
+            correction = 1 if args[1] else 0  # var(dim, unbiased, keepdim)
+            args = (args[0],) + args[2:]
+        if correction is not None:
+            kwargs["correction"] = correction
+        return _GENERIC[name](input, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """split(tensor, int or list of sizes, dim=0): views, as torch.split."""
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = list(split_size_or_sections)
+        length = tensor.shape[dim] if tensor.ndim else 0
+        if sum(sizes) != length or any(not isinstance(v, builtins.int) or v < 0
+                                       for v in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                               f"{length} (input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+        parts, start = [], 0
+        for size in sizes:
+            parts.append(tensor.narrow(dim, start, size))
+            start += size
+        return tuple(parts)
+    return tuple(_GENERIC["split"](tensor, split_size_or_sections, dim))
+
+
+def randint(*args, size=None, dtype=None, **kwargs):
+    """randint(high, size) or randint(low, high, size), as torch.randint (int64 default)."""
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        args = (0,) + args
+    if len(args) != 3:
+        raise TypeError("randint() takes (high, size) or (low, high, size)")
+    low, high, size = args
+    if isinstance(size, builtins.int):
+        raise TypeError("randint(): argument 'size' must be a tuple of ints, not int")
+    return _GENERIC["randint"](low, high, list(size),
+                               dtype=_C.int64 if dtype is None else dtype, **kwargs)
+
+
+# ---- small Tensor conveniences of PyTorch ----
+
+def _new_factory(name, factory):
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        _check_device(device, name)
+        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    new.__name__ = new.__qualname__ = name
+    return new
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _check_device(device, "new_full")
+    return _C.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    _check_device(device, "new_tensor")
+    return _C.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def fill_(self, value):
+    """Fills self with `value` (a number or a 0-dim tensor) in place."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        source = value
+    else:
+        source = _C.full((), value, dtype=self.dtype)
+    return self.copy_(source)
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+def element_size(self):
+    return self.dtype.itemsize
+
+
+# ---- autograd placeholders ----
+
+def _requires_grad_get(self):
+    return False
+
+
+def _requires_grad_set(self, value):
+    if value:
+        raise NotImplementedError(f"requires_grad=True: {_NO_AUTOGRAD}")
+
+
+def requires_grad_(self, requires_grad=True):
+    _requires_grad_set(self, requires_grad)
+    return self
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    raise NotImplementedError(f"backward(): {_NO_AUTOGRAD}")
+
+
+# ---- *_like factories ----
+
+def _like(name, factory):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                            f"{type(input).__name__}")
+        _check_device(device, name)
+        return factory(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+    like.__name__ = like.__qualname__ = name
+    return like
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"full_like(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    _check_device(device, "full_like")
+    return _C.full(input.shape, fill_value, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    _check_device(device, "randint_like")
+    if requires_grad:
+        raise NotImplementedError(f"randint_like(): requires_grad=True: {_NO_AUTOGRAD}")
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def install(namespace):
+    """Adds these methods to pith.Tensor and the functions to the pith namespace."""
+    Tensor.to = to
+    set_generic("to", to)
+    for name, dtype in _CONVERSIONS.items():
+        generic = _conversion(name, dtype)
+        set_generic(name, generic)
+    for name in ("var", "std"):
+        _GENERIC[name] = namespace[name]
+        namespace[name] = _variance(name)
+        setattr(Tensor, name, namespace[name])
+    _GENERIC["split"] = namespace["split"]
+    namespace["split"] = split
+    Tensor.split = split
+    _GENERIC["randint"] = namespace["randint"]
+    namespace["randint"] = randint
+    for name, factory in (("new_zeros", _C.zeros), ("new_ones", _C.ones),
+                          ("new_empty", _C.empty)):
+        setattr(Tensor, name, _new_factory(name, factory))
+    Tensor.new_full = new_full
+    Tensor.new_tensor = new_tensor
+    Tensor.fill_ = fill_
+    Tensor.zero_ = zero_
+    Tensor.type_as = type_as
+    Tensor.element_size = element_size
+    Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
+    Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+    for name, elementwise in (("max", namespace["maximum"]), ("min", namespace["minimum"])):
+        _GENERIC[name] = namespace[name]
+        namespace[name] = _extremum(name, elementwise)
+        setattr(Tensor, name, namespace[name])
+    Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set,
+                                    doc=f"Always False: {_NO_AUTOGRAD}.")
+    Tensor.grad = property(lambda self: None, doc=f"Always None: {_NO_AUTOGRAD}.")
+    Tensor.is_leaf = property(lambda self: True)
+    Tensor.requires_grad_ = requires_grad_
+    Tensor.backward = backward
+    for name, factory in (("zeros_like", _C.zeros), ("ones_like", _C.ones),
+                          ("empty_like", _C.empty), ("rand_like", _C.rand),
+                          ("randn_like", _C.randn)):
+        namespace[name] = _like(name, factory)
+    namespace["full_like"] = full_like
+    namespace["randint_like"] = randint_like

@@ -1,0 +1,111 @@
+"""The parts of pith.Tensor written in Python: copy.copy, copy.deepcopy and pickling.
+
+Installed on pith._C.Tensor when pith is imported. Subclasses (nn.Parameter and user
+classes made with Tensor._make_subclass) keep their class and their instance state.
+See Note [Pickled tensors].
+"""
+import copy
+import copyreg
+
+from . import _C
+from ._tensor_str import set_printoptions  # noqa: F401  (re-exported by pith)
+
+Tensor = _C.Tensor
+
+
+# Note [Pickled tensors]
+# A pickled tensor is its values in row-major order (pith._C._tensor_bytes), its dtype
+# name and its shape; _rebuild_tensor makes a new contiguous tensor from them. PyTorch
+# instead pickles the whole storage with the view's offset and strides, so an unpickled
+# view keeps its strides and two views pickled together share one storage again; pith
+# keeps only the values, which also means a view of a large tensor pickles only its own
+# elements. Instance state (__dict__, __slots__) and the class of a subclass travel with
+# it, as in PyTorch's _rebuild_from_type_v2. The rebuild functions are module-level so
+# that pickle can find them by name: their names and arguments are a file format, so
+# change them only compatibly.
+
+def _dtype_name(dtype):
+    return str(dtype).rpartition(".")[2]
+
+
+def _rebuild_tensor(data, dtype_name, shape):
+    """A new contiguous tensor with the given row-major bytes (used by pickle)."""
+    dtype = getattr(_C, dtype_name, None)
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"pith: {dtype_name!r} is not a dtype")
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel == 0:
+        return _C.empty(list(shape), dtype=dtype)
+    # clone() so that the tensor owns its memory instead of borrowing the bytearray's.
+    return _C.frombuffer(bytearray(data), dtype=dtype).reshape(list(shape)).clone()
+
+
+def _rebuild_subclass(cls, data, dtype_name, shape, state):
+    """_rebuild_tensor, then the subclass `cls` and its instance state (used by pickle)."""
+    return _with_state(_as_class(_rebuild_tensor(data, dtype_name, shape), cls), state)
+
+
+def _as_class(t, cls):
+    return t if cls is Tensor else Tensor._make_subclass(cls, t)
+
+
+def _get_state(t):
+    # PyTorch's torch._utils._get_obj_state: __getstate__ when defined (object's default
+    # returns the __dict__, or (__dict__, slots) when the class has __slots__).
+    getstate = getattr(t, "__getstate__", None)
+    if getstate is not None:
+        return getstate()
+    slots = copyreg._slotnames(type(t))
+    if slots:
+        return t.__dict__, {name: getattr(t, name) for name in slots if hasattr(t, name)}
+    return t.__dict__
+
+
+def _with_state(t, state):
+    # PyTorch's torch._utils._set_obj_state.
+    if not state:
+        return t
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for name, value in (dict_state or {}).items():
+        setattr(t, name, value)
+    for name, value in (slots_state or {}).items():
+        setattr(t, name, value)
+    return t
+
+
+def _reduce_ex(self, protocol):
+    args = (_C._tensor_bytes(self), _dtype_name(self.dtype), tuple(self.shape))
+    state = _get_state(self)
+    if type(self) is Tensor and not state:
+        return _rebuild_tensor, args
+    return _rebuild_subclass, (type(self),) + args + (state,)
+
+
+def _copy(self):
+    # As in PyTorch: a new tensor object on the same memory (shape, strides and offset
+    # kept), of the same class, sharing the attribute values.
+    return _with_state(_as_class(self.detach(), type(self)), _get_state(self))
+
+
+def _deepcopy(self, memo):
+    # A new tensor that owns a copy of the values, of the same class, with a deep copy of
+    # the instance state. PyTorch also shares one new storage among views of one storage
+    # copied together; pith copies each view's values on its own.
+    existing = memo.get(id(self))
+    if existing is not None:
+        return existing
+    new = _as_class(self.clone(), type(self))
+    memo[id(self)] = new
+    return _with_state(new, copy.deepcopy(_get_state(self), memo))
+
+
+Tensor.__reduce_ex__ = _reduce_ex
+Tensor.__copy__ = _copy
+Tensor.__deepcopy__ = _deepcopy

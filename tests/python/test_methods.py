@@ -1,0 +1,261 @@
+"""Tensor methods and pith.* functions: PyTorch's keyword names, the C fast paths agreeing
+with the generic schema-driven path (Note [Method fast paths], python_bindings/_C/methods.c),
+conversions, *_like, named-tuple results and the autograd placeholders."""
+import math
+
+import pytest
+
+import pith
+from pith import _C, _ops
+
+try:
+    import torch
+except ImportError:  # the oracle is optional
+    torch = None
+
+
+def values(t):
+    return (t.dtype, tuple(t.shape), t.tolist())
+
+
+def sample():
+    return pith.tensor([[1.5, -2.0, 3.0], [0.0, 4.0, -1.0]])
+
+
+# ---- the fast paths and the generic path agree -------------------------------------------
+
+def test_every_fast_name_has_a_generic_implementation():
+    methods, functions = _C._fast_names()
+    missing = [n for n in set(methods) | set(functions) if n not in _ops.generics]
+    assert missing == []
+
+
+def test_fast_functions_are_the_pith_functions():
+    _, functions = _C._fast_names()
+    for name in functions:
+        assert getattr(pith, name) is getattr(_C, name), name
+
+
+CALLS = [
+    ("add", (2.0,), {}), ("add", (pith.ones(3),), {}), ("sub", (1,), {}), ("mul", (True,), {}),
+    ("div", (4,), {}), ("floor_divide", (2,), {}), ("remainder", (2.5,), {}),
+    ("pow", (2,), {}), ("maximum", (pith.zeros(2, 3),), {}), ("eq", (3.0,), {}),
+    ("lt", (0,), {}), ("neg", (), {}), ("abs", (), {}), ("exp", (), {}), ("relu", (), {}),
+    ("sigmoid", (), {}), ("tanh", (), {}), ("sum", (), {}), ("sum", (1,), {}),
+    ("sum", (), {"dim": 0}), ("sum", ((0, 1),), {}), ("sum", ([1],), {"keepdim": True}),
+    ("sum", (-1, True), {}), ("mean", (0,), {}), ("amax", (1,), {}), ("amin", (), {}),
+    ("argmax", (), {}), ("argmax", (1,), {"keepdim": True}), ("argmin", (0,), {}),
+    ("reshape", (3, 2), {}), ("reshape", ((6,),), {}), ("reshape", ([-1],), {}),
+    ("permute", (1, 0), {}), ("permute", ((1, 0),), {}), ("transpose", (0, 1), {}),
+    ("transpose", (), {"dim0": 1, "dim1": 0}), ("flatten", (), {}), ("flatten", (0, 1), {}),
+    ("unsqueeze", (0,), {}), ("unsqueeze", (), {"dim": -1}), ("squeeze", (), {}),
+    ("t", (), {}), ("clone", (), {}), ("detach", (), {}), ("softmax", (1,), {}),
+    ("log_softmax", (), {"dim": 0}), ("select", (0, 1), {}), ("narrow", (1, 1, 2), {}),
+    ("matmul", (pith.ones(3, 2),), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
+def test_fast_method_matches_generic(name, args, kwargs):
+    x = sample()
+    fast = getattr(x, name)(*args, **kwargs)
+    generic = _ops.generics[name](x, *args, **kwargs)
+    assert values(fast) == values(generic)
+
+
+@pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
+def test_fast_function_matches_generic(name, args, kwargs):
+    if name not in _C._fast_names()[1]:
+        pytest.skip("method only")
+    x = sample()
+    assert values(getattr(pith, name)(x, *args, **kwargs)) == \
+        values(_ops.generics[name](x, *args, **kwargs))
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sum", (5,)), ("sum", ("a",)), ("transpose", (0, 7)), ("reshape", (4, 4)),
+    ("add", ("x",)), ("matmul", (2.0,)), ("unsqueeze", (9,)), ("select", (0, 9)),
+    ("softmax", (3,)), ("reshape", (2.5, 1)),
+])
+def test_fast_method_errors_match_generic(name, args):
+    x = sample()
+    with pytest.raises(Exception) as fast:
+        getattr(x, name)(*args)
+    with pytest.raises(Exception) as generic:
+        _ops.generics[name](x, *args)
+    assert type(fast.value) is type(generic.value)
+
+
+def test_inplace_methods_return_self():
+    x = sample()
+    expected = -pith.relu((sample() + 1) * 2) - pith.ones(3)
+    for name, args in (("add_", (1,)), ("mul_", (2,)), ("relu_", ()), ("neg_", ()),
+                       ("sub_", (pith.ones(3),))):
+        assert getattr(x, name)(*args) is x
+    assert x.tolist() == expected.tolist()
+
+
+# ---- PyTorch's keywords -------------------------------------------------------------------
+
+def test_out_keyword():
+    x = sample()
+    out = pith.empty(2, 3)
+    r = pith.add(x, x, out=out)
+    assert r is out
+    assert out.tolist() == (x * 2).tolist()
+
+
+def test_out_keyword_on_an_op_without_out_is_a_type_error():
+    with pytest.raises(TypeError, match="out"):
+        pith.reshape(sample(), (6,), out=pith.empty(6))
+
+
+def test_add_alpha():
+    x = sample()
+    assert pith.add(x, x, alpha=2).tolist() == (x * 3).tolist()
+    assert x.sub(x, alpha=0.5).tolist() == (x * 0.5).tolist()
+
+
+def test_sum_dtype():
+    x = pith.tensor([100, 100, 100], dtype=pith.int8)
+    assert x.sum(dtype=pith.int64).item() == 300
+    assert x.sum(dtype=pith.int64).dtype == pith.int64
+    assert pith.ones(3).mean(dtype=pith.float64).dtype == pith.float64
+
+
+def test_input_keyword_of_functions():
+    x = sample()
+    assert pith.sum(input=x).item() == x.sum().item()
+
+
+def test_max_forms():
+    x = sample()
+    r = x.max(1)
+    assert r.values.tolist() == [3.0, 4.0] and r.indices.tolist() == [2, 1]
+    values_, indices = pith.min(x, dim=0, keepdim=True)
+    assert values_.shape == (1, 3) and indices.tolist() == [[1, 0, 1]]
+    assert x.max().item() == 4.0
+    assert x.max(pith.zeros(2, 3)).tolist() == pith.maximum(x, pith.zeros(2, 3)).tolist()
+
+
+def test_view_varargs_and_sequence():
+    x = sample()
+    assert x.view(3, 2).shape == (3, 2)
+    assert x.view((3, 2)).shape == (3, 2)
+    assert x.view([6]).shape == (6,)
+    assert x.view(x.shape).shape == (2, 3)
+    assert x.expand(4, 2, 3).shape == (4, 2, 3)
+
+
+# ---- conversions -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,dtype", [
+    ("float", pith.float32), ("double", pith.float64), ("half", pith.float16),
+    ("bfloat16", pith.bfloat16), ("long", pith.int64), ("int", pith.int32),
+    ("short", pith.int16), ("char", pith.int8), ("byte", pith.uint8), ("bool", pith.bool),
+])
+def test_conversion_methods(name, dtype):
+    x = pith.tensor([0.0, 1.0, 2.5])
+    y = getattr(x, name)()
+    assert y.dtype == dtype
+    assert y.tolist() == x.to(dtype).tolist()
+    assert getattr(y, name)() is y  # already that dtype: the tensor itself, as PyTorch
+
+
+def test_to_forms():
+    x = sample()
+    assert x.to(pith.float32) is x
+    assert x.to(pith.float32, copy=True) is not x
+    assert x.to(dtype=pith.int64).dtype == pith.int64
+    assert x.to("cpu") is x
+    assert x.to(pith.ones(1, dtype=pith.float64)).dtype == pith.float64
+    with pytest.raises(NotImplementedError, match="CPU"):
+        x.to("cuda")
+    with pytest.raises(TypeError):
+        x.to(3)
+
+
+# ---- *_like and factories ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "rand_like",
+                                  "randn_like"])
+def test_like_factories(name):
+    x = pith.ones(2, 3, dtype=pith.float64)
+    y = getattr(pith, name)(x)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    assert getattr(pith, name)(x, dtype=pith.float32).dtype == pith.float32
+
+
+def test_full_like_and_randint_like():
+    x = pith.ones(2, 2, dtype=pith.int32)
+    assert pith.full_like(x, 7).tolist() == [[7, 7], [7, 7]]
+    r = pith.randint_like(x, 5)
+    assert r.dtype == pith.int32 and all(0 <= v < 5 for row in r.tolist() for v in row)
+
+
+def test_factories_refuse_other_devices():
+    with pytest.raises(NotImplementedError, match="CPU"):
+        pith.zeros(2, device="cuda")
+    assert pith.zeros(2, device="cpu").shape == (2,)
+
+
+# ---- autograd is not there yet -----------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: pith.ones(2, requires_grad=True), lambda: pith.zeros((2,), requires_grad=True),
+    lambda: pith.tensor([1.0], requires_grad=True), lambda: pith.full((2,), 1.0, requires_grad=True),
+    lambda: pith.arange(3, requires_grad=True), lambda: pith.ones(2).requires_grad_(),
+    lambda: pith.ones(2).backward(), lambda: pith.zeros_like(pith.ones(2), requires_grad=True),
+])
+def test_autograd_raises_not_implemented(make):
+    with pytest.raises(NotImplementedError, match="autograd is not available"):
+        make()
+
+
+def test_requires_grad_attribute():
+    x = pith.ones(2)
+    assert x.requires_grad is False and x.grad is None and x.is_leaf
+    x.requires_grad = False
+    with pytest.raises(NotImplementedError, match="autograd"):
+        x.requires_grad = True
+
+
+# ---- subclasses --------------------------------------------------------------------------
+
+def test_make_subclass_shares_storage():
+    class Sub(pith.Tensor):
+        pass
+
+    x = pith.zeros(3)
+    s = pith.Tensor._make_subclass(Sub, x)
+    assert type(s) is Sub and s is not x
+    s.add_(1)
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    s.tag = "kept"
+    assert s.tag == "kept"
+
+
+def test_make_subclass_errors():
+    with pytest.raises(TypeError, match="subclass of pith.Tensor"):
+        pith.Tensor._make_subclass(int, pith.zeros(1))
+    with pytest.raises(TypeError, match="must be a pith.Tensor"):
+        pith.Tensor._make_subclass(type("S", (pith.Tensor,), {}), [1.0])
+
+
+# ---- against PyTorch ---------------------------------------------------------------------
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("name,args,kwargs", [c for c in CALLS if c[0] != "matmul"
+                                              and not any(isinstance(a, pith.Tensor)
+                                                          for a in c[1])],
+                         ids=lambda v: repr(v)[:20])
+def test_methods_match_torch(name, args, kwargs):
+    x = sample()
+    tx = torch.tensor(x.tolist())
+    got = getattr(x, name)(*args, **kwargs)
+    want = getattr(tx, name)(*args, **kwargs)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    for g, w in zip(pith.flatten(got).tolist() if got.ndim else [got.item()],
+                    want.flatten().tolist() if want.ndim else [want.item()]):
+        assert g == w or (math.isnan(g) and math.isnan(w)) or math.isclose(g, w, rel_tol=1e-6)
