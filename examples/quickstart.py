@@ -63,9 +63,9 @@ def numpy_mlp(weights):
     return forward
 
 
-def median_seconds(fn, budget=0.4, min_runs=20):
+def median_seconds(fn, budget=0.4, min_runs=10):
     """The median time of fn() over at least min_runs runs or about `budget` seconds."""
-    for _ in range(5):
+    for _ in range(3):
         fn()
     times = []
     start = time.perf_counter()

@@ -25,7 +25,9 @@
  * (`offsets`), so the copy is a gather of the blocks of the remaining dims, as in
  * index_select. An out-of-range index is PITH_ERR_INDEX naming its position among the
  * indexed dims ("index 5 is out of bounds for dimension 0 with size 3"), as PyTorch does.
- * PyTorch's kernel never runs for an empty result, so neither does the bounds check. */
+ * PyTorch's kernel never runs for an empty result, so neither does that check; only its
+ * shape check is made regardless: a non-empty index into a dim of size 0 is "index is out
+ * of bounds for dimension with size 0" (on the meta device too). */
 
 /* ---- nonzero scans ---- */
 
@@ -292,6 +294,11 @@ static pith_status plan_shapes(const char *op, index_plan *p)
     p->out_numel = shape_numel_checked(p->out_ndim, p->out_sizes);
     if (p->index_numel < 0 || p->out_numel < 0)
         return error_prefix("%s", op);
+    /* PyTorch's one shape-only bounds check, made even when the result is empty. */
+    for (int d = p->first; d < after && p->index_numel > 0; d++)
+        if (p->self.sizes[d] == 0)
+            return pith_set_error(PITH_ERR_INDEX,
+                                  "index is out of bounds for dimension with size 0");
     return PITH_OK;
 }
 
@@ -312,14 +319,10 @@ static pith_status column_add(index_plan *p, int c, const int64_t *data, int ndi
     walk_init(&w, p->index_ndim, p->index_sizes, strides, 1, 0);
     for (int64_t b = 0; b < p->index_numel; b++, walk_next(&w)) {
         int64_t v = data[w.offset];
-        if (v < -size || v >= size) {
-            if (size == 0)
-                return pith_set_error(PITH_ERR_INDEX,
-                                      "index is out of bounds for dimension with size 0");
+        if (v < -size || v >= size)
             return pith_set_error(PITH_ERR_INDEX,
                                   "index %lld is out of bounds for dimension %d with size %lld",
                                   (long long)v, c, (long long)size);
-        }
         p->offsets[b] += (v < 0 ? v + size : v) * dim_stride;
     }
     return PITH_OK;

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# demo.sh — THE demo command (README): installs what is missing, builds libpith and
-# examples/c/mlp.c (Release, in build/), and runs the 2-layer MLP, which prints its output
-# and the time per forward pass. Extra arguments go to the example, e.g.
-#   bash scripts/demo.sh --batch 256 --iterations 50
+# demo.sh — THE demo command (README): installs what is missing (Debian packages, then a
+# virtual environment .venv with pith, NumPy and PyTorch 2.13.0, the CPU build on this
+# machine's disk), and runs examples/quickstart.py: an MLP built with pith.nn, loaded with
+# weights from NumPy, checked against NumPy, timed beside NumPy and PyTorch.
+#
+# PITH_DEMO_NO_TORCH=1 leaves PyTorch out (the demo then times pith and NumPy only).
+# The C demo (examples/c/mlp.c against libpith) is scripts/demo_c.sh.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-jobs=${PITH_JOBS:-2}
 
 bash scripts/setup.sh
-mkdir -p build
-# The same configuration as scripts/test.sh, so the two share build/; only the example and
-# the library it needs are built here.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=ON \
-    -DPITH_BUILD_EXAMPLES=ON -DPITH_BUILD_BENCHMARKS=ON >build/configure.log 2>&1 || {
-    cat build/configure.log >&2
-    echo "demo.sh: cmake configure failed" >&2
-    exit 1
-}
-cmake --build build -j "$jobs" --target mlp
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+echo "demo.sh: installing pith into .venv (builds libpith and pith._C; a minute or two)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check . numpy
+if [ "${PITH_DEMO_NO_TORCH:-0}" != 1 ]; then
+    # Exactly this version: it is the CPU build on disk; any other is a multi-GB download.
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+fi
 echo
-exec ./build/examples/c/mlp "$@"
+exec .venv/bin/python examples/quickstart.py "$@"

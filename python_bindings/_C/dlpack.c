@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dlpack.h"
+#include "interop.h"
 
 #define CAPSULE_LEGACY "dltensor"
 #define CAPSULE_VERSIONED "dltensor_versioned"
@@ -221,12 +222,10 @@ PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     pith_tensor *exported = t;
     if (copied)
-        exported = pith_clone(t);
+        exported = tensor_copy_as(st, t, pith_tensor_dtype(t));
     else
         pith_retain(t);
-    if (!exported)
-        return error_raise(st);
-    return export_capsule(st, exported, versioned, copied);
+    return exported ? export_capsule(st, exported, versioned, copied) : NULL;
 }
 
 PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused)
@@ -275,12 +274,12 @@ static int dltensor_read(const DLTensor *dl, dlpack_layout *l)
     int64_t numel = 1;
     for (int i = 0; i < l->ndim; i++)
         numel *= (l->sizes[i] = dl->shape[i]) < 0 ? 0 : dl->shape[i];
-    /* NULL strides (allowed before DLPack 1.2) mean row-major; strides of dims that no
-     * element moves along are made contiguous ones. */
+    /* NULL strides (allowed before DLPack 1.2) mean row-major; a negative stride that no
+     * element moves along is replaced by the contiguous one. */
     int64_t contiguous = 1;
     for (int i = l->ndim - 1; i >= 0; i--) {
         int64_t s = dl->strides ? dl->strides[i] : contiguous;
-        l->strides[i] = l->sizes[i] <= 1 || numel == 0 ? contiguous : s;
+        l->strides[i] = (l->sizes[i] <= 1 || numel == 0) && s < 0 ? contiguous : s;
         contiguous *= l->sizes[i] > 1 ? l->sizes[i] : 1;
         if (l->strides[i] < 0) {
             PyErr_SetString(PyExc_ValueError,
@@ -450,11 +449,9 @@ PyObject *module_from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     pith_tensor *t = dlpack_import(st, obj);
     if (t && copied) {
-        pith_tensor *c = pith_clone(t);
+        pith_tensor *c = tensor_copy_as(st, t, pith_tensor_dtype(t));
         pith_release(t);
         t = c;
-        if (!t)
-            return error_raise(st);
     }
     return t ? tensor_wrap(st, t) : NULL;
 }

@@ -1,14 +1,11 @@
 /* dlpack.h — the DLPack structs that pith._C exchanges, written from the DLPack 1.1 header
  * (dmlc/dlpack include/dlpack/dlpack.h, DLPACK_MAJOR_VERSION 1, DLPACK_MINOR_VERSION 1),
  * whose ABI is that of 1.0: pith produces version 1.0 and reads any 1.x. Only the parts
- * pith uses are here; the field order and types must stay exactly the spec's. Also the
- * entry points that interop.c and dlpack.c share. */
+ * pith uses are here; the field order and types must stay exactly the spec's. */
 #ifndef PITH_BINDINGS_DLPACK_H
 #define PITH_BINDINGS_DLPACK_H
 
 #include <stdint.h>
-
-#include "state.h"
 
 #define PITH_DLPACK_MAJOR 1
 #define PITH_DLPACK_MINOR 0
@@ -63,15 +60,5 @@ typedef struct DLManagedTensorVersioned {
     uint64_t flags;
     DLTensor dl_tensor;
 } DLManagedTensorVersioned;
-
-/* dlpack.c: Tensor.__dlpack__, Tensor.__dlpack_device__ and pith.from_dlpack. */
-PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
-PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused);
-PyObject *module_from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs);
-/* Whether `obj` offers DLPack (has __dlpack__, or is a capsule). */
-int dlpack_is_capable(PyObject *obj);
-/* A tensor sharing the memory of a DLPack-capable object or capsule (new C reference), or
- * NULL with a Python error. */
-pith_tensor *dlpack_import(pith_module_state *st, PyObject *obj);
 
 #endif /* PITH_BINDINGS_DLPACK_H */

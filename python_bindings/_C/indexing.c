@@ -1,34 +1,58 @@
-/* indexing.c — basic indexing of pith.Tensor: x[key] and x[key] = value for int, slice,
- * None, Ellipsis and tuples of them, plus Tensor.T and iteration. Every result is a view
- * made by the C library's view ops. Advanced indexing (bool masks, index tensors or lists)
- * is not here yet: it raises NotImplementedError. */
+/* indexing.c — indexing of pith.Tensor: x[key] and x[key] = value for int, slice, None,
+ * Ellipsis, bools, index tensors and sequences (advanced indexing) and tuples of them,
+ * plus Tensor.T and iteration. The basic items are applied as views; the advanced ones go
+ * to the index / index_put_ ops through the dispatcher. */
 #include "state.h"
 
 /* Note [Basic indexing is a chain of views]
  * A key is first parsed completely (index_parse): every item is classified, so that an
  * unsupported or invalid item raises before any view is made, and the number of dims the
- * key names (ints and slices; None names none) is known before the Ellipsis is expanded to
- * the dims it stands for. The items are then applied left to right to an alias of the
- * tensor (index_view), as PyTorch's applySlicing does, tracking `dim`, the position in the
- * result so far: an int selects at `dim` and removes it, a slice narrows `dim` and moves
- * past it, None inserts a dim of size one at `dim` and moves past it, and the Ellipsis
- * skips the dims it stands for. Errors follow PyTorch's order and wording: "too many
- * indices" before any step or bounds error, and an out-of-range int names the item's
- * position in the key as its "dimension" (x[None, 5] on a 3 x 4 tensor: "index 5 is out
- * of bounds for dimension 1 with size 3"). Unlike PyTorch, which expands every Ellipsis of
- * a key and can then index past the last dim, a second Ellipsis is an IndexError, as in
- * NumPy.
- * Each step is a view of the previous one, so the result shares storage (and the version
- * counter) with the tensor, and `x[key] = value` is a copy into that view. Even an empty
- * key gives a new view, never the tensor itself: in PyTorch `x[...] is x` is False. */
+ * key names (ints, slices and index tensors; a mask names as many dims as it has; None and
+ * bools name none) is known before the Ellipsis is expanded to the dims it stands for. The
+ * items are then applied left to right to an alias of the tensor (index_apply), as
+ * PyTorch's applySlicing does, tracking `dim`, the position in the result so far: an int
+ * selects at `dim` and removes it, a slice narrows `dim` and moves past it, None inserts a
+ * dim of size one at `dim` and moves past it, and the Ellipsis skips the dims it stands
+ * for. Errors follow PyTorch's order and wording: "too many indices" before any step or
+ * bounds error, and an out-of-range int names the item's position in the key as its
+ * "dimension" (x[None, 5] on a 3 x 4 tensor: "index 5 is out of bounds for dimension 1
+ * with size 3"). Unlike PyTorch, which expands every Ellipsis of a key and can then index
+ * past the last dim, a second Ellipsis is an IndexError, as in NumPy.
+ * Each step is a view of the previous one, so without advanced items the result shares
+ * storage (and the version counter) with the tensor, and `x[key] = value` is a copy into
+ * that view. Even an empty key gives a new view, never the tensor itself: in PyTorch
+ * `x[...] is x` is False. */
 
-typedef enum { INDEX_INT, INDEX_SLICE, INDEX_NONE, INDEX_ELLIPSIS } index_kind;
+/* Note [Advanced indexing from Python]
+ * The advanced items of a key follow PyTorch's applySlicing too. While the view chain is
+ * built, each dim of the view gets an entry of an index list: None for a dim a slice,
+ * None or the Ellipsis left whole, the tensor for the dim(s) an index tensor indexes. A
+ * bool (True/False, or a 0-dim bool or uint8 tensor) inserts a dim of size one, as None
+ * does, indexed by the int64 tensor [0] (True) or [] (False). A 0-dim integer tensor is an
+ * int (a view: select). A sequence (list, NumPy array, range) becomes an index tensor:
+ * bool or uint8 when that is what it holds, else int64 (floats truncate, as in PyTorch).
+ * Unlike PyTorch 2.x, which still reads a short list holding slices, None or sequences as
+ * a tuple (deprecated, with a warning), a list is always one index tensor, as in NumPy and
+ * in PyTorch's announced behaviour. When the list holds a tensor, x[key] is the index op
+ * on the view (a copy) and x[key] = value is index_put_ on it, which writes through to x;
+ * both go through the dispatcher (pith_index, pith_index_put_), which applies the rules of
+ * Note [Advanced indexing] (kernels/indexing_advanced.c). */
+
+typedef enum {
+    INDEX_INT,
+    INDEX_SLICE,
+    INDEX_NONE,
+    INDEX_ELLIPSIS,
+    INDEX_BOOL,  /* start: 0 or 1 */
+    INDEX_TENSOR /* tensor: an index tensor or mask (owned) */
+} index_kind;
 
 typedef struct {
     index_kind kind;
-    Py_ssize_t start; /* INDEX_INT: the index */
+    Py_ssize_t start; /* INDEX_INT: the index; INDEX_BOOL: the value */
     Py_ssize_t stop;
     Py_ssize_t step;
+    pith_tensor *tensor; /* INDEX_TENSOR, and INDEX_BOOL once applied; owned */
 } index_item;
 
 /* A key longer than this names more dims than any tensor has, or makes too many. */
@@ -37,14 +61,19 @@ typedef struct {
 typedef struct {
     index_item items[INDEX_MAX_ITEMS];
     int n;
-    int named_dims; /* ints and slices */
+    int named_dims; /* ints, slices and index tensors (a mask: its ndim) */
+    /* Filled by index_apply: one entry per dim of the view (NULL: None), up to the last
+     * tensor. See Note [Advanced indexing from Python]. */
+    const pith_tensor *indices[INDEX_MAX_ITEMS + PITH_MAX_DIMS];
+    int nindices;
+    int advanced;
 } index_key;
 
-static PyObject *index_advanced_unsupported(const char *what)
+static void index_key_clear(index_key *k)
 {
-    PyErr_Format(PyExc_NotImplementedError,
-                 "pith: advanced indexing (%s) is not supported yet", what);
-    return NULL;
+    for (int i = 0; i < k->n; i++)
+        pith_release(k->items[i].tensor);
+    k->n = 0;
 }
 
 /* Reads a slice's bounds. A step <= 0 is kept, not raised here: PyTorch reports it when the
@@ -64,8 +93,61 @@ static int index_slice_parse(PyObject *obj, index_item *item)
     return PySlice_Unpack(obj, &item->start, &item->stop, &item->step);
 }
 
+static int index_mask_dtype(pith_dtype dtype)
+{
+    return dtype == PITH_BOOL || dtype == PITH_UINT8;
+}
+
+/* A tensor item (`t`, a new reference, stolen): a 0-dim integer tensor is an int and a
+ * 0-dim bool or uint8 one a bool, as in PyTorch; anything else an index tensor. */
+static int index_tensor_item(pith_tensor *t, index_item *item)
+{
+    pith_dtype dtype = pith_tensor_dtype(t);
+    if (pith_ndim(t) == 0 && pith_dtype_is_integral(dtype, true)) {
+        PyObject *value = tensor_item(t);
+        pith_release(t);
+        if (!value)
+            return -1;
+        item->kind = index_mask_dtype(dtype) ? INDEX_BOOL : INDEX_INT;
+        item->start = item->kind == INDEX_BOOL ? PyObject_IsTrue(value)
+                                               : PyNumber_AsSsize_t(value, PyExc_IndexError);
+        Py_DECREF(value);
+        return item->start == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    item->kind = INDEX_TENSOR;
+    item->tensor = t;
+    return 0;
+}
+
+/* A sequence as an index tensor: bool or uint8 when it holds those, else int64. Lists,
+ * tuples and arrays (the buffer protocol) convert directly; other sequences (range) as
+ * lists of their items. */
+static int index_sequence_item(pith_module_state *st, PyObject *obj, index_item *item)
+{
+    PyObject *data = PyList_Check(obj) || PyTuple_Check(obj) || PyObject_CheckBuffer(obj)
+                         ? Py_NewRef(obj)
+                         : PySequence_List(obj);
+    if (!data)
+        return -1;
+    pith_tensor *t = tensor_from_data(st, data, 0, PITH_INT64);
+    Py_DECREF(data);
+    if (!t)
+        return -1;
+    pith_dtype dtype = pith_tensor_dtype(t);
+    if (!index_mask_dtype(dtype) && dtype != PITH_INT64) {
+        pith_tensor *wide = pith_to_dtype(t, PITH_INT64);
+        pith_release(t);
+        if (!(t = wide)) {
+            error_raise(st);
+            return -1;
+        }
+    }
+    return index_tensor_item(t, item);
+}
+
 static int index_item_parse(pith_module_state *st, PyObject *obj, index_item *item)
 {
+    item->tensor = NULL;
     if (obj == Py_None) {
         item->kind = INDEX_NONE;
         return 0;
@@ -77,15 +159,25 @@ static int index_item_parse(pith_module_state *st, PyObject *obj, index_item *it
     if (PySlice_Check(obj))
         return index_slice_parse(obj, item);
     /* A Tensor has __index__ and a bool is an int, but both index as masks or index
-     * tensors in PyTorch, so they are checked before the int case. */
-    if (tensor_check(st, obj) || PyBool_Check(obj)) {
-        index_advanced_unsupported(PyBool_Check(obj) ? "bool index" : "tensor or list index");
+     * tensors in PyTorch, so they are checked before the int case; so are sequences, as
+     * a NumPy array has __index__ too. A str or bytes is a sequence that makes no tensor
+     * in PyTorch: its TypeError, "new(): invalid data type 'str'". */
+    if (PyBool_Check(obj)) {
+        item->kind = INDEX_BOOL;
+        item->start = obj == Py_True;
+        return 0;
+    }
+    if (tensor_check(st, obj)) {
+        pith_retain(tensor_of(obj));
+        return index_tensor_item(tensor_of(obj), item);
+    }
+    if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PyByteArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'",
+                     Py_TYPE(obj)->tp_name);
         return -1;
     }
-    if (!PyUnicode_Check(obj) && !PyBytes_Check(obj) && PySequence_Check(obj)) {
-        index_advanced_unsupported("tensor or list index");
-        return -1;
-    }
+    if (PySequence_Check(obj))
+        return index_sequence_item(st, obj, item);
     if (PyIndex_Check(obj)) {
         item->kind = INDEX_INT;
         item->start = PyNumber_AsSsize_t(obj, PyExc_IndexError);
@@ -98,7 +190,21 @@ static int index_item_parse(pith_module_state *st, PyObject *obj, index_item *it
     return -1;
 }
 
-/* See Note [Basic indexing is a chain of views]. */
+/* The dims an item names (consumes from the tensor). */
+static int index_item_dims(const index_item *item)
+{
+    switch (item->kind) {
+    case INDEX_INT:
+    case INDEX_SLICE:
+        return 1;
+    case INDEX_TENSOR:
+        return index_mask_dtype(pith_tensor_dtype(item->tensor)) ? pith_ndim(item->tensor) : 1;
+    default:
+        return 0;
+    }
+}
+
+/* See Note [Basic indexing is a chain of views]. On failure the key holds nothing. */
 static int index_parse(pith_module_state *st, PyObject *key, int ndim, index_key *k)
 {
     int is_tuple = PyTuple_Check(key);
@@ -106,21 +212,23 @@ static int index_parse(pith_module_state *st, PyObject *key, int ndim, index_key
     int has_ellipsis = 0;
     k->n = 0;
     k->named_dims = 0;
+    k->nindices = 0;
+    k->advanced = 0;
     if (n > INDEX_MAX_ITEMS) {
         PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", ndim);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        index_item *item = &k->items[k->n++];
+        index_item *item = &k->items[k->n];
         if (index_item_parse(st, is_tuple ? PyTuple_GET_ITEM(key, i) : key, item) < 0)
-            return -1;
-        if (item->kind == INDEX_INT || item->kind == INDEX_SLICE)
-            k->named_dims++;
+            goto fail;
+        k->n++;
+        k->named_dims += index_item_dims(item);
         if (item->kind == INDEX_ELLIPSIS) {
             if (has_ellipsis) {
                 PyErr_SetString(PyExc_IndexError,
                                 "an index can only have a single ellipsis ('...')");
-                return -1;
+                goto fail;
             }
             has_ellipsis = 1;
         }
@@ -131,28 +239,45 @@ static int index_parse(pith_module_state *st, PyObject *key, int ndim, index_key
     if (ndim == 0 && bare_int && k->items[0].start != 0) {
         PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension 0 with size 0",
                      k->items[0].start);
-        return -1;
+        goto fail;
     }
     if (ndim == 0 && bare_int) {
         PyErr_SetString(PyExc_IndexError,
                         "invalid index of a 0-dim tensor. Use `tensor.item()` to convert a "
                         "0-dim tensor to a number");
-        return -1;
+        goto fail;
     }
     /* A lone slice goes straight to the slice in PyTorch, so on a 0-dim tensor its step
      * is checked first and the error is slice()'s own. */
     int bare_slice = !is_tuple && k->items[0].kind == INDEX_SLICE;
     if (k->named_dims > ndim && !bare_slice) {
         PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", ndim);
-        return -1;
+        goto fail;
     }
     return 0;
+fail:
+    index_key_clear(k);
+    return -1;
+}
+
+/* Appends `n` entries `t` (NULL: None) to the index list. */
+static void index_list_add(index_key *k, const pith_tensor *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        k->indices[k->nindices++] = t;
+}
+
+/* The int64 index [0] (True) or [] (False) of a bool item. */
+static pith_tensor *index_bool_tensor(int value)
+{
+    int64_t size = value ? 1 : 0;
+    return pith_zeros(1, &size, PITH_INT64);
 }
 
 /* One view step; returns the new view (the old one is released), or NULL with a Python
- * exception set. */
-static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t,
-                                     const index_item *item, int *dim, int position)
+ * exception set. Records the item's index list entries. */
+static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t, index_item *item,
+                                     int *dim, int position, index_key *k)
 {
     pith_tensor *next = NULL;
     switch (item->kind) {
@@ -176,13 +301,27 @@ static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t,
             pith_release(t);
             return NULL;
         }
+        index_list_add(k, NULL, 1);
         next = pith_slice(t, (*dim)++, item->start, item->stop, item->step);
         break;
     case INDEX_NONE:
+        index_list_add(k, NULL, 1);
         next = pith_unsqueeze(t, (*dim)++);
         break;
+    case INDEX_BOOL:
+        if (!(item->tensor = index_bool_tensor((int)item->start)))
+            break;
+        index_list_add(k, item->tensor, 1);
+        k->advanced = 1;
+        next = pith_unsqueeze(t, (*dim)++);
+        break;
+    case INDEX_TENSOR:
+        index_list_add(k, item->tensor, 1);
+        k->advanced = 1;
+        *dim += index_item_dims(item);
+        return t;
     case INDEX_ELLIPSIS:
-        return t; /* index_view moves `dim` past the dims it stands for */
+        return t; /* index_apply moves `dim` past the dims it stands for */
     }
     pith_release(t);
     if (!next)
@@ -190,12 +329,14 @@ static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t,
     return next;
 }
 
-/* The view x[key] as a new C reference, or NULL with a Python exception set. */
-static pith_tensor *index_view(pith_module_state *st, pith_tensor *x, PyObject *key)
+/* The view of x that the basic items of `key` make, as a new C reference, with the index
+ * list of its advanced items in `k` (to clear with index_key_clear); NULL with a Python
+ * exception set on failure. */
+static pith_tensor *index_apply(pith_module_state *st, pith_tensor *x, PyObject *key,
+                                index_key *k)
 {
     int ndim = pith_ndim(x);
-    index_key k;
-    if (index_parse(st, key, ndim, &k) < 0)
+    if (index_parse(st, key, ndim, k) < 0)
         return NULL;
     pith_tensor *t = pith_alias(x);
     if (!t) {
@@ -203,11 +344,15 @@ static pith_tensor *index_view(pith_module_state *st, pith_tensor *x, PyObject *
         return NULL;
     }
     int dim = 0;
-    for (int i = 0; t && i < k.n; i++) {
-        t = index_item_apply(st, t, &k.items[i], &dim, i);
-        if (k.items[i].kind == INDEX_ELLIPSIS)
-            dim += ndim - k.named_dims;
+    for (int i = 0; t && i < k->n; i++) {
+        t = index_item_apply(st, t, &k->items[i], &dim, i, k);
+        if (k->items[i].kind == INDEX_ELLIPSIS) {
+            index_list_add(k, NULL, ndim - k->named_dims);
+            dim += ndim - k->named_dims;
+        }
     }
+    while (k->nindices > 0 && !k->indices[k->nindices - 1])
+        k->nindices--;
     return t;
 }
 
@@ -216,19 +361,52 @@ PyObject *tensor_mp_subscript(PyObject *self, PyObject *key)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
-    pith_tensor *view = index_view(st, tensor_of(self), key);
+    index_key k;
+    pith_tensor *view = index_apply(st, tensor_of(self), key, &k);
+    if (view && k.advanced) {
+        pith_tensor *result;
+        size_t n = (size_t)k.nindices;
+        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL) {
+            Py_BEGIN_ALLOW_THREADS
+            result = pith_index(view, k.indices, n);
+            Py_END_ALLOW_THREADS
+        } else {
+            result = pith_index(view, k.indices, n);
+        }
+        pith_release(view);
+        view = result;
+        if (!view)
+            error_raise(st);
+    }
+    index_key_clear(&k);
     return view ? tensor_wrap(st, view) : NULL;
 }
 
 /* The value of x[key] = value as a tensor: a Tensor, a Python number (a wrapped number,
- * See Note [Python scalars as wrapped numbers], tensor_number.c) or nested lists. */
+ * See Note [Python scalars as wrapped numbers], tensor_number.c) or nested lists. Leading
+ * dims of size one are dropped, as PyTorch's slicePrefix1sSize does, so that a [1, 3]
+ * value fits a [3] target. */
 static pith_tensor *index_value(pith_module_state *st, PyObject *value)
 {
     int not_implemented;
     pith_tensor *t = operand_to_tensor(st, value, &not_implemented);
-    if (t || !not_implemented)
-        return t;
-    return tensor_from_data(st, value, 0, PITH_FLOAT32);
+    if (!t && not_implemented)
+        t = tensor_from_data(st, value, 0, PITH_FLOAT32);
+    while (t && pith_ndim(t) > 0 && pith_size(t, 0) == 1) {
+        pith_tensor *inner = pith_select(t, 0, 0);
+        pith_release(t);
+        if (!(t = inner))
+            error_raise(st);
+    }
+    return t;
+}
+
+/* x[key] = source: a copy into the view, or index_put_ on it. */
+static pith_status index_assign(pith_tensor *view, const index_key *k, const pith_tensor *source)
+{
+    if (k->advanced)
+        return pith_index_put_(view, k->indices, (size_t)k->nindices, source, false);
+    return pith_copy_(view, source);
 }
 
 int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
@@ -240,29 +418,27 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return -1;
-    pith_tensor *view = index_view(st, tensor_of(self), key);
-    if (!view)
-        return -1;
-    pith_tensor *source = index_value(st, value);
-    if (!source) {
-        pith_release(view);
-        return -1;
-    }
-    pith_status status;
-    if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL) {
-        Py_BEGIN_ALLOW_THREADS
-        status = pith_copy_(view, source);
-        Py_END_ALLOW_THREADS
-    } else {
-        status = pith_copy_(view, source);
+    index_key k;
+    pith_tensor *view = index_apply(st, tensor_of(self), key, &k);
+    pith_tensor *source = view ? index_value(st, value) : NULL;
+    int rc = -1;
+    if (source) {
+        pith_status status;
+        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL) {
+            Py_BEGIN_ALLOW_THREADS
+            status = index_assign(view, &k, source);
+            Py_END_ALLOW_THREADS
+        } else {
+            status = index_assign(view, &k, source);
+        }
+        rc = status == PITH_OK ? 0 : -1;
+        if (rc < 0)
+            error_raise(st);
     }
     pith_release(source);
     pith_release(view);
-    if (status != PITH_OK) {
-        error_raise(st);
-        return -1;
-    }
-    return 0;
+    index_key_clear(&k);
+    return rc;
 }
 
 /* Tensor.T: the dims reversed. PyTorch deprecates it for ndim != 2 but still reverses. */

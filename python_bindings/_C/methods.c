@@ -347,6 +347,22 @@ IMPL_MATRIX_(mm)
 IMPL_MATRIX_(bmm)
 #undef IMPL_MATRIX_
 
+/* linear(input, weight, bias=None): the function of F.linear and nn.Linear. */
+static PyObject *impl_linear(pith_module_state *st, PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"weight", "bias"};
+    PyObject *slot[2];
+    if (args_bind(args, nargs, kwnames, names, 2, slot) || !slot[0] ||
+        !tensor_check(st, slot[0]) ||
+        (slot[1] && slot[1] != Py_None && !tensor_check(st, slot[1])))
+        return FALLBACK;
+    pith_tensor *x = tensor_of(self), *w = tensor_of(slot[0]), *out;
+    pith_tensor *b = slot[1] && slot[1] != Py_None ? tensor_of(slot[1]) : NULL;
+    RUN_KERNEL(is_large(x) || is_large(w), out = pith_linear(x, w, b));
+    return tensor_wrap(st, out);
+}
+
 /* ---- views and shapes ---- */
 
 typedef pith_tensor *(*sizes_fn)(const pith_tensor *, int, const int64_t *);
@@ -710,7 +726,8 @@ static PyObject *function_call(const char *name, impl_fn impl, PyObject *module,
 }
 
 /* Every fast entry, by name (impl_<name>). FORALL_FAST_ are methods and pith.* functions;
- * FORALL_METHODS_ONLY_ are methods only (in-place forms, view, conversions). */
+ * FORALL_FUNCTIONS_ONLY_ are functions only; FORALL_METHODS_ONLY_ are methods only (in-place
+ * forms, view, conversions). */
 #define FORALL_FAST_(_)                                                                     \
     _(add) _(sub) _(mul) _(div) _(floor_divide) _(remainder) _(pow) _(maximum) _(minimum)   \
     _(eq) _(ne) _(lt) _(le) _(gt) _(ge) _(logical_and) _(logical_or) _(bitwise_and)         \
@@ -720,6 +737,7 @@ static PyObject *function_call(const char *name, impl_fn impl, PyObject *module,
     _(sum) _(mean) _(amax) _(amin) _(all) _(any) _(argmax) _(argmin)                        \
     _(matmul) _(mm) _(bmm) _(reshape) _(permute) _(transpose) _(flatten) _(unsqueeze)       \
     _(squeeze) _(t) _(clone) _(detach) _(softmax) _(log_softmax) _(select) _(narrow)
+#define FORALL_FUNCTIONS_ONLY_(_) _(linear)
 #define FORALL_METHODS_ONLY_(_)                                                             \
     _(add_) _(sub_) _(mul_) _(div_) _(floor_divide_) _(remainder_) _(pow_) _(eq_) _(ne_)    \
     _(lt_) _(le_) _(gt_) _(ge_) _(logical_and_) _(logical_or_) _(bitwise_and_)              \
@@ -744,6 +762,7 @@ static PyObject *function_call(const char *name, impl_fn impl, PyObject *module,
 FORALL_FAST_(DEFINE_METHOD_)
 FORALL_METHODS_ONLY_(DEFINE_METHOD_)
 FORALL_FAST_(DEFINE_FUNCTION_)
+FORALL_FUNCTIONS_ONLY_(DEFINE_FUNCTION_)
 #undef DEFINE_METHOD_
 #undef DEFINE_FUNCTION_
 
@@ -766,7 +785,7 @@ static PyObject *module_fast_names(PyObject *module, PyObject *unused)
 {
 #define NAME_(name) #name,
     static const char *const methods[] = {FORALL_FAST_(NAME_) FORALL_METHODS_ONLY_(NAME_)};
-    static const char *const functions[] = {FORALL_FAST_(NAME_)};
+    static const char *const functions[] = {FORALL_FAST_(NAME_) FORALL_FUNCTIONS_ONLY_(NAME_)};
 #undef NAME_
     PyObject *m = PyList_New(0), *f = PyList_New(0);
     for (size_t i = 0; m && f && i < sizeof methods / sizeof *methods; i++) {
@@ -804,7 +823,7 @@ PyMethodDef methods_tensor_methods[] = {
 };
 
 PyMethodDef methods_module_methods[] = {
-    FORALL_FAST_(FUNCTION_ENTRY_)
+    FORALL_FAST_(FUNCTION_ENTRY_) FORALL_FUNCTIONS_ONLY_(FUNCTION_ENTRY_)
     {"_set_generic", (PyCFunction)(void (*)(void))module_set_generic, METH_FASTCALL,
      "_set_generic(name, fn): the generic implementation behind a fast method."},
     {"_fast_names", module_fast_names, METH_NOARGS,

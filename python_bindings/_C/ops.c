@@ -56,7 +56,9 @@ static int push_int_list(pith_module_state *st, pith_stack *stack, PyObject *fas
     return s == PITH_OK ? 0 : push_failed(st);
 }
 
-static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *fast)
+/* A Tensor[] or (allow_none) a Tensor?[] list, whose None entries are pushed as NULL. */
+static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *fast,
+                            int allow_none)
 {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     const pith_tensor **v = PyMem_Malloc(((size_t)n + 1) * sizeof(*v));
@@ -66,6 +68,10 @@ static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        if (allow_none && item == Py_None) {
+            v[i] = NULL;
+            continue;
+        }
         if (!tensor_check(st, item)) {
             PyErr_Format(PyExc_TypeError, "expected a list of Tensors, found %.200s",
                          Py_TYPE(item)->tp_name);
@@ -117,8 +123,9 @@ static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, con
     } else if (PyObject_TypeCheck(v, st->dtype_type))
         s = pith_stack_push_dtype(stack, ((pith_dtype_object *)v)->dtype);
     else if (PyList_Check(v) || PyTuple_Check(v)) {
-        int rc = strncmp(type, "Tensor", 6) == 0 ? push_tensor_list(st, stack, v)
-                                                 : push_int_list(st, stack, v);
+        int rc = strncmp(type, "Tensor", 6) == 0
+                     ? push_tensor_list(st, stack, v, strcmp(type, "Tensor?[]") == 0)
+                     : push_int_list(st, stack, v);
         return rc;
     } else {
         PyErr_Format(PyExc_TypeError, "cannot pass a %.200s to an operator (expected %s)",

@@ -31,3 +31,12 @@ int = int32  # noqa: A001
 short = int16
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # pith.nn is imported on first use (PEP 562), as `import pith.nn` would: `import pith`
+    # stays within its import-time budget (docs/python.md).
+    if name == "nn":
+        import importlib
+        return importlib.import_module("pith.nn")
+    raise AttributeError(f"module 'pith' has no attribute {name!r}")

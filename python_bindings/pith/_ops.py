@@ -6,12 +6,8 @@ pith.ops.<ns>.<name>.<overload>. An overload binds Python arguments from its sch
 boxed stack and dispatches. The common Tensor methods and pith.* functions are built from
 these overloads, with PyTorch's keyword names, so there is one table: the registry.
 """
-import re
-
 from . import _C
 
-_ARG = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?\??(?:\[\d*\])?\??)\s+(?P<name>\w+)"
-                  r"(?:=(?P<default>.+))?$")
 _NO_DEFAULT = object()
 
 
@@ -58,13 +54,27 @@ def parse_arguments(schema):
         if piece == "*":
             kwarg_only = True
             continue
-        m = _ARG.match(piece)
-        if not m:
+        declared, _, default_text = piece.partition("=")
+        type_text, _, name = declared.strip().rpartition(" ")
+        if not type_text or not name.isidentifier():
             raise RuntimeError(f"pith: cannot parse argument {piece!r} of {schema!r}")
-        type_ = re.sub(r"\[\d+\]", "[]", re.sub(r"\([a-z]!?\)", "", m["type"]))
-        default = _NO_DEFAULT if m["default"] is None else _parse_default(m["default"], type_)
-        args.append(Argument(m["name"], type_, default, kwarg_only))
+        type_ = _normalise_type(type_text.strip())
+        default = _parse_default(default_text.strip(), type_) if default_text else _NO_DEFAULT
+        args.append(Argument(name, type_, default, kwarg_only))
     return args
+
+
+def _normalise_type(text):
+    """'Tensor(a!)' -> 'Tensor', 'int[1]?' -> 'int[]?': the alias annotation and a list's
+    fixed length do not change how a Python value is passed. (No `re`: see the import-time
+    budget in docs/python.md.)"""
+    paren = text.find("(")
+    if paren >= 0:
+        text = text[:paren] + text[text.index(")", paren) + 1:]
+    bracket = text.find("[")
+    if bracket >= 0:
+        text = text[:bracket + 1] + text[text.index("]", bracket):]
+    return text
 
 
 def _return_names(schema):
@@ -80,11 +90,17 @@ class OpOverload:
     def __init__(self, name, schema):
         self.name = name                      # "pith::add.Tensor"
         self.schema = schema
-        self.arguments = parse_arguments(schema)
-        self._types = tuple(a.type for a in self.arguments)
-        self._index = {a.name: i for i, a in enumerate(self.arguments)}
         self.returns_tuple = "-> (" in schema
-        self.return_names = _return_names(schema) if self.returns_tuple else ()
+        self._arguments = None  # parsed on first use: import pith stays fast
+
+    @property
+    def arguments(self):
+        if self._arguments is None:
+            self._arguments = parse_arguments(self.schema)
+            self._types = tuple(a.type for a in self._arguments)
+            self._index = {a.name: i for i, a in enumerate(self._arguments)}
+            self.return_names = _return_names(self.schema) if self.returns_tuple else ()
+        return self._arguments
 
     def __repr__(self):
         return f"pith.ops.{self.name.replace('::', '.')}"
@@ -121,7 +137,10 @@ class OpOverload:
         return tuple(values)
 
     def __call__(self, *args, **kwargs):
-        values = self.bind(args, kwargs)
+        return self.call_bound(self.bind(args, kwargs))
+
+    def call_bound(self, values):
+        """Calls the op with `values` from bind()."""
         results = _C._call_op(self.name, values, self._types[:len(values)])
         if self.returns_tuple:
             return results
@@ -255,16 +274,22 @@ def _overloaded(packet):
     """The generic implementation of an op's method and function: picks the first overload
     of `packet` whose arguments bind and fit (See Note [Method fast paths], methods.c);
     out= picks the out overloads."""
-    candidates = list(packet._overloads.values())
-    plain = [op for op in candidates if not _has_out(op)] or candidates
-    with_out = [op for op in candidates if _has_out(op)]
     short = packet.name.partition("::")[2]
+    split = []  # [plain overloads, out overloads], filled on the first call
+
+    def overloads(want_out):
+        if not split:
+            candidates = list(packet._overloads.values())
+            with_out = [op for op in candidates if _has_out(op)]
+            split.extend(([op for op in candidates if not _has_out(op)] or candidates,
+                          with_out))
+        return split[1] if want_out else split[0]
 
     def call(*args, **kwargs):
         if "input" in kwargs and not args:
             args = (kwargs.pop("input"),)
         error = None
-        for op in (with_out if "out" in kwargs else plain):
+        for op in overloads("out" in kwargs):
             try:
                 values = op.bind(args, kwargs)
             except TypeError as e:
@@ -272,13 +297,13 @@ def _overloaded(packet):
                 continue
             if not _plausible(op, values):
                 continue
-            result = op(*args, **kwargs)
+            result = op.call_bound(values)
             if op.returns_tuple and isinstance(result, tuple):
                 fields = op.return_names
                 if fields:
                     result = _named_return(short, fields)(*result)
             return result
-        if "out" in kwargs and not with_out:
+        if "out" in kwargs and not overloads(True):
             raise TypeError(f"{short}() got an unexpected keyword argument 'out'")
         raise error or TypeError(f"{short}(): no overload matches the arguments "
                                  f"{tuple(type(a).__name__ for a in args)}")

@@ -15,7 +15,8 @@ namespace meta_parity {
 using Shape = std::vector<int64_t>;
 
 // One argument of a sample invocation; made by the builders of meta_parity_cases.cc
-// (T, F, Idx: tensors; TL: a tensor list; I, D, B, None, S, L, DT; Dev: the factory device).
+// (T, F, Idx, Mask: tensors; TL: a tensor list, whose None() entries are pushed as NULL;
+// I, D, B, None, S, L, DT; Dev: the factory device).
 struct Arg {
     enum Kind { TENSOR, TLIST, INT, DOUBLE, BOOL, NONE, STR, ILIST, DTYPE, DEVICE } kind = NONE;
     pith_dtype dtype = PITH_FLOAT32;
@@ -30,7 +31,10 @@ struct Arg {
 
 // OK / ERR: the outcome the CPU run must have. ANY: either (dtype sweeps of generated rows);
 // each op still needs an actual success and an actual failure (MetaMatchesCpu checks).
-enum Expect { OK, ERR, ANY };
+// DATA: the result's shape depends on the data (nonzero, a mask index): the CPU run must
+// succeed and the meta run must be PITH_ERR_NOT_IMPLEMENTED ("not supported on the meta
+// device"), as in PyTorch.
+enum Expect { OK, ERR, ANY, DATA };
 
 struct Case {
     std::string op;  // the schema name without the "pith::" namespace

@@ -34,6 +34,21 @@ Arg Idx(Shape sizes, int64_t mod)
     a.mod = mod;
     return a;
 }
+// An index tensor of `dtype` (int32 or int64) holding i % mod.
+Arg IdxT(pith_dtype dtype, Shape sizes, int64_t mod)
+{
+    Arg a = Idx(std::move(sizes), mod);
+    a.dtype = dtype;
+    return a;
+}
+// A mask (bool, or `dtype`) whose element i is true unless i % mod == 0.
+Arg Mask(Shape sizes, int64_t mod, pith_dtype dtype = PITH_BOOL)
+{
+    Arg a = T(dtype, std::move(sizes));
+    a.base = 0;
+    a.mod = mod;
+    return a;
+}
 Arg TL(std::vector<Arg> tensors)
 {
     Arg a;
@@ -436,6 +451,42 @@ const std::vector<Case> &hand_written_cases()
         {"masked_fill_.Scalar", ANY, {T(i64, {2}), T(b8, {2}), D(0.5)}},
         {"masked_fill_.Scalar", ERR, {F({3}), T(b8, {2, 3}), D(1)}},
         {"masked_fill_.Scalar", ERR, {F({2, 3}), F({2, 3}), D(1)}},
+
+        // ---- advanced indexing ----
+        {"nonzero", DATA, {F({2, 3})}},
+        {"nonzero", DATA, {T(b8, {})}},
+        {"nonzero", DATA, {T(i64, {0, 3})}},
+        {"index.Tensor", OK, {F({4, 3}), TL({Idx({2}, 4)})}},
+        {"index.Tensor", OK, {F({4, 3}), TL({None(), Idx({2, 2}, 3)})}},
+        {"index.Tensor", OK, {F({2, 3, 4}), TL({Idx({2}, 2), None(), Idx({2}, 4)})}},
+        {"index.Tensor", OK, {F({4, 3}, {1, 4}), TL({Idx({2, 1}, 4), IdxT(i32, {3}, 3)})}},
+        {"index.Tensor", OK, {T(i64, {4, 3}), TL({Idx({0}, 4)})}},
+        {"index.Tensor", OK, {F({4, 3}), TL({Idx({}, 4), None()})}},
+        {"index.Tensor", DATA, {F({4, 3}), TL({Mask({4}, 2)})}},
+        {"index.Tensor", DATA, {F({2, 4, 3}), TL({None(), Mask({4, 3}, 3, u8)})}},
+        {"index.Tensor", ERR, {F({4, 3}), TL({F({2})})}},
+        {"index.Tensor", ERR, {F({4, 3}), TL({T(PITH_INT8, {2})})}},
+        {"index.Tensor", ERR, {F({4}), TL({Idx({1}, 4), Idx({1}, 1)})}},
+        {"index.Tensor", ERR, {F({0, 3}), TL({Idx({2}, 1)})}},
+        {"index.Tensor", ERR, {F({4, 3}), TL({Idx({2}, 4), Idx({3}, 3)})}},
+        {"index.Tensor", ERR, {F({4, 3}), TL({})}},
+        {"index.Tensor", ERR, {F({4, 3}), TL({Mask({3}, 2)})}},
+        {"index_put_", OK, {F({4, 3}), TL({Idx({2}, 4)}), F({3}), B(false)}},
+        {"index_put_", OK, {F({4, 3}, {1, 4}), TL({None(), Idx({2}, 3)}), T(i64, {4, 1}), B(true)}},
+        {"index_put_", OK, {F({2, 3, 4}), TL({Idx({2}, 2), None(), Idx({2}, 4)}), F({}), B(false)}},
+        {"index_put_", DATA, {F({4, 3}), TL({Mask({4}, 2)}), F({}), B(false)}},
+        {"index_put_", ERR, {F({4, 3}), TL({Idx({2}, 4)}), F({4}), B(false)}},
+        {"index_put_", ERR, {F({4, 3}), TL({Idx({2}, 4)}), F({1, 2, 3}), B(false)}},
+        {"index_put_", ERR, {F({4, 3}), TL({F({2})}), F({}), B(false)}},
+        {"index_put", OK, {F({4, 3}), TL({Idx({2}, 4)}), F({3}), B(false)}},
+        {"index_put", OK, {T(i32, {4, 3}, {1, 4}), TL({None(), Idx({2}, 3)}), F({}), B(true)}},
+        {"index_put", DATA, {F({4, 3}), TL({Mask({4, 3}, 2)}), F({}), B(false)}},
+        {"index_put", ERR, {F({4, 3}), TL({Idx({2}, 4), Idx({3}, 3)}), F({}), B(false)}},
+        {"masked_select", DATA, {F({2, 3}), Mask({3}, 2)}},
+        {"masked_select", DATA, {F({3}, {2}), Mask({2, 3}, 4)}},
+        {"masked_select", ERR, {F({2, 3}), Mask({3}, 2, u8)}},
+        {"masked_select", ERR, {F({2, 3}), Mask({4}, 2)}},
+
         {"tril", OK, {F({3, 4}), I(0)}},
         {"tril", OK, {F({2, 3, 4}, {1, 2, 6}), I(-1)}},
         {"tril", OK, {T(i64, {0, 3}), I(1)}},
@@ -547,7 +598,7 @@ const std::set<std::string> &ops_without_error_path()
     static const std::set<std::string> names = {
         "exp",   "log",   "log1p", "sqrt",       "rsqrt",    "sin",        "cos",
         "tanh",  "sigmoid", "sign", "logical_not", "to.dtype", "clone",     "contiguous",
-        "squeeze", "alias", "detach"};
+        "squeeze", "alias", "detach", "nonzero"};
     return names;
 }
 

@@ -63,6 +63,13 @@ def test_fast_method_matches_generic(name, args, kwargs):
     assert values(fast) == values(generic)
 
 
+def test_fast_linear_matches_generic():
+    x, w, b = sample(), pith.ones(4, 3) * 0.5, pith.arange(4, dtype=pith.float32)
+    for args, kwargs in (((w,), {}), ((w, b), {}), ((w,), {"bias": b}), ((w, None), {})):
+        assert values(pith.linear(x, *args, **kwargs)) == \
+            values(_ops.generics["linear"](x, *args, **kwargs))
+
+
 @pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
 def test_fast_function_matches_generic(name, args, kwargs):
     if name not in _C._fast_names()[1]:

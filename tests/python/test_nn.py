@@ -382,7 +382,7 @@ def test_embedding_init_is_standard_normal_with_a_zero_padding_row():
     w = np_of(emb.weight)
     assert (w[3] == 0).all()
     rest = np.delete(w, 3, axis=0)
-    assert abs(rest.mean()) < 0.02 and abs(rest.std() - 1) < 0.02
+    assert abs(rest.mean()) < 0.04 and abs(rest.std() - 1) < 0.04
 
 
 def test_same_seed_gives_the_same_init():
@@ -434,6 +434,26 @@ def test_load_state_dict_from_torch_tensors():
     ours.load_state_dict(theirs.state_dict())
     for k, v in theirs.state_dict().items():
         np.testing.assert_array_equal(to_numpy(ours.state_dict()[k]), v.numpy(), err_msg=k)
+
+
+def test_load_state_dict_from_read_only_and_non_contiguous_arrays_warns_nothing():
+    lin = nn.Linear(3, 2)
+    bias = np.frombuffer(np.array([1.0, 2.0], np.float32).tobytes(), np.float32)
+    weight = np.arange(6, dtype=np.float32).reshape(3, 2).T
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lin.load_state_dict({"weight": weight, "bias": bias})
+    assert to_numpy(lin.weight).tolist() == weight.tolist()
+    assert to_numpy(lin.bias).tolist() == [1.0, 2.0]
+
+
+def test_load_state_dict_from_torch_parameters():
+    torch = fresh_torch()
+    theirs = torch.nn.Linear(3, 2)
+    ours = nn.Linear(3, 2)
+    ours.load_state_dict(theirs.state_dict(keep_vars=True))
+    np.testing.assert_array_equal(to_numpy(ours.weight), theirs.weight.detach().numpy())
 
 
 def test_load_state_dict_strict_missing_and_unexpected_keys_message_matches_torch():
@@ -906,7 +926,8 @@ def np_cross_entropy(logits, target, weight, ignore_index, reduction):
         return losses
     if reduction == "sum":
         return losses.sum()
-    return losses.sum() / wt.sum()
+    with np.errstate(invalid="ignore"):  # every target ignored: 0/0 is NaN, as in PyTorch
+        return losses.sum() / wt.sum()
 
 
 @st.composite

@@ -54,9 +54,13 @@ def _to_tensor(value):
         return value
     import pith
     if hasattr(value, "__dlpack__") and type(value).__module__.partition(".")[0] != "numpy":
+        if getattr(value, "requires_grad", False):
+            value = value.detach()  # torch exports no tensor that requires grad
         return pith.from_dlpack(value)
     if isinstance(value, (str, bytes, Mapping)) or value is None:
         raise TypeError(f"not tensor-like: {type(value)}")
+    if not getattr(getattr(value, "flags", None), "writeable", True):
+        return pith.tensor(value)  # a read-only array: copy it rather than alias it
     return pith.as_tensor(value)
 
 
@@ -161,9 +165,9 @@ class Module:
     def __getattr__(self, name):
         # Only called when normal lookup fails: the registered names live in the dicts.
         d = self.__dict__
-        for table in ("_parameters", "_buffers", "_modules"):
-            if table in d and name in d[table]:
-                return d[table][name]
+        for table in (d.get("_parameters"), d.get("_buffers"), d.get("_modules")):
+            if table is not None and name in table:
+                return table[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
