@@ -382,12 +382,10 @@ static void plan_gather(const index_plan *p, const char *src, size_t itemsize, c
 {
     const view_geometry *g = &p->self;
     int after = p->first + p->count, nafter = g->ndim - after;
-    int64_t outer = 1, inner = 1, expected = 1;
+    int64_t outer, inner, expected = 1;
     bool inner_contiguous = true;
-    for (int d = 0; d < p->first; d++)
-        outer *= g->sizes[d];
+    index_plan_blocks(p, &outer, &inner);
     for (int d = g->ndim - 1; d >= after; d--) {
-        inner *= g->sizes[d];
         if (g->sizes[d] != 1 && g->strides[d] != expected)
             inner_contiguous = false;
         expected *= g->sizes[d];

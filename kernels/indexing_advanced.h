@@ -44,7 +44,19 @@ pith_status index_plan_make(const char *op, const pith_tensor *self, pith_tensor
                             bool load, index_plan *p);
 void index_plan_free(index_plan *p);
 
-/* Element offset in `g` of the row-major position `pos` over g's first `ndim` dims. */
+/* The elements of self's dims before the indexed ones (`outer`) and after them (`inner`):
+ * the result is [outer..., index shape..., inner...]. */
+static inline void index_plan_blocks(const index_plan *p, int64_t *outer, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < p->first; d++)
+        *outer *= p->self.sizes[d];
+    for (int d = p->first + p->count; d < p->self.ndim; d++)
+        *inner *= p->self.sizes[d];
+}
+
+/* Element offset of the row-major position `pos` over the first `ndim` dims of a geometry
+ * (sizes, strides in elements). */
 static inline int64_t geometry_offset_of(const int64_t *sizes, const int64_t *strides,
                                          int ndim, int64_t pos)
 {

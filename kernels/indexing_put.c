@@ -77,11 +77,8 @@ static void plan_scatter(const index_plan *p, char *dst, const char *src,
     size_t itemsize = dtype_itemsize(dtype);
     int after = p->first + p->count, nafter = g->ndim - after;
     int lead = p->first + p->index_ndim; /* the values' dims before the inner block */
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < p->first; d++)
-        outer *= g->sizes[d];
-    for (int d = after; d < g->ndim; d++)
-        inner *= g->sizes[d];
+    int64_t outer, inner;
+    index_plan_blocks(p, &outer, &inner);
     int64_t nb = p->index_numel, items = outer * nb;
     const int64_t *offsets = p->offsets;
     int threads = serial || accumulate ? 1 : parallel_threads_for(p->out_numel);

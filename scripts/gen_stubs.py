@@ -326,7 +326,7 @@ def stub_return(schema):
         n = len([r for r in returns[1:-1].split(",") if r.strip()])
         return "tuple[" + ", ".join(["Tensor"] * n) + "]"
     if returns.startswith("Tensor") and returns.endswith("[]"):
-        return "list[Tensor]"
+        return "tuple[Tensor, ...]"
     if returns.startswith("Tensor"):
         return "Tensor"
     if returns == "()":

@@ -15,6 +15,7 @@ typedef struct {
     double *floats;  /* every value as double */
     int64_t filled;
     bool any_float;  /* some value came from a float: build from `floats` */
+    bool overflow;   /* some int does not fit int64: fine only for a float dtype */
     bool has_dtype;  /* whether `dtype` holds the promoted dtype of the values so far */
     pith_dtype dtype;
 } data_walk;
@@ -87,7 +88,16 @@ static PyObject *leaf_value(const data_walk *w, PyObject *obj, pith_dtype *dtype
         *dtype = w->st->default_dtype;
         return Py_NewRef(obj);
     }
-    PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'", Py_TYPE(obj)->tp_name);
+    /* PyTorch's errors: a str is an invalid type (torch.tensor(["a"]) says "too many
+     * dimensions" instead), other types have no dtype */
+    if (PyUnicode_Check(obj))
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'", Py_TYPE(obj)->tp_name);
+    else if (data_is_sequence(obj))
+        PyErr_Format(PyExc_TypeError, "'%.200s' object cannot be interpreted as a number: the "
+                     "sequences of one dim differ in depth", Py_TYPE(obj)->tp_name);
+    else
+        PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %.200s",
+                     Py_TYPE(obj)->tp_name);
     return NULL;
 }
 
@@ -102,9 +112,11 @@ static int data_store(PyObject *obj, data_walk *w)
         w->floats[i] = PyFloat_AsDouble(value);
         w->any_float = true;
     } else {
-        long long v = PyLong_AsLongLong(value);
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
         w->ints[i] = v;
-        w->floats[i] = (double)v;
+        w->floats[i] = overflow ? PyLong_AsDouble(value) : (double)v;
+        w->overflow |= overflow != 0;
     }
     Py_DECREF(value);
     if (PyErr_Occurred())
@@ -119,7 +131,7 @@ static int data_fill(PyObject *obj, int depth, data_walk *w)
     if (depth == w->ndim)
         return data_store(obj, w);
     if (!data_is_sequence(obj)) {
-        PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %.200s)",
+        PyErr_Format(PyExc_TypeError, "expected sequence of length %lld at dim %d (got %.200s)",
                      (long long)w->sizes[depth], depth, Py_TYPE(obj)->tp_name);
         return -1;
     }
@@ -174,11 +186,6 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
     }
     data_walk w = {.st = st};
     pith_tensor *t = NULL;
-    if (!data_is_sequence(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.200s'",
-                     Py_TYPE(data)->tp_name);
-        return NULL;
-    }
     if (data_shape(data, &w) < 0)
         return NULL;
     size_t n = w.numel ? (size_t)w.numel : 1;
@@ -191,8 +198,12 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
     if (data_fill(data, 0, &w) < 0)
         goto done;
     pith_dtype target = has_dtype ? dtype : w.has_dtype ? w.dtype : st->default_dtype;
-    t = w.any_float ? pith_from_data(w.floats, w.ndim, w.sizes, PITH_FLOAT64)
-                    : pith_from_data(w.ints, w.ndim, w.sizes, PITH_INT64);
+    if (w.overflow && !pith_dtype_is_floating(target)) {
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        goto done;
+    }
+    t = w.any_float || w.overflow ? pith_from_data(w.floats, w.ndim, w.sizes, PITH_FLOAT64)
+                                  : pith_from_data(w.ints, w.ndim, w.sizes, PITH_INT64);
     t = tensor_cast_steal(t, target);
     if (!t)
         error_raise(st);

@@ -2,6 +2,14 @@
  * the two exception classes pith adds: PithError and InterpreterError. */
 #include "state.h"
 
+/* Note [Dtype errors are TypeError and RuntimeError]
+ * ARCHITECTURE.md maps PITH_ERR_TYPE to TypeError, and that is what Python code expects of
+ * a bad argument type or dtype argument. But PyTorch raises RuntimeError when a kernel does
+ * not support its inputs' dtypes (`-bool_tensor`, `int_tensor.mean()`, mixed-dtype matmul),
+ * and PyTorch users write `except RuntimeError` for those. So PITH_ERR_TYPE raises
+ * pith.PithTypeError, which derives from both, as PITH_ERR_VALUE raises pith.PithError
+ * (ValueError and RuntimeError): either `except` clause catches it. */
+
 /* Raises the exception for this thread's last pith error, with its message; returns NULL
  * so callers can `return error_raise(st);`. */
 PyObject *error_raise(pith_module_state *st)
@@ -14,7 +22,7 @@ PyObject *error_raise(pith_module_state *st)
         type = st->value_error;
         break;
     case PITH_ERR_TYPE:
-        type = PyExc_TypeError;
+        type = st->type_error;
         break;
     case PITH_ERR_INDEX:
         type = PyExc_IndexError;
@@ -51,6 +59,18 @@ int errors_init(PyObject *module, pith_module_state *st)
     Py_DECREF(bases);
     if (!st->value_error)
         return -1;
+    /* See Note [Dtype errors are TypeError and RuntimeError]. */
+    bases = PyTuple_Pack(2, PyExc_TypeError, PyExc_RuntimeError);
+    if (!bases)
+        return -1;
+    st->type_error = PyErr_NewExceptionWithDoc(
+        "pith.PithTypeError",
+        "A bad dtype or argument type (PITH_ERR_TYPE). Derives from TypeError and from "
+        "RuntimeError: see Note [Dtype errors are TypeError and RuntimeError].",
+        bases, NULL);
+    Py_DECREF(bases);
+    if (!st->type_error)
+        return -1;
     st->interpreter_error = PyErr_NewExceptionWithDoc(
         "pith.InterpreterError",
         "A tensor was used from an interpreter it does not belong to, or its interpreter "
@@ -59,6 +79,7 @@ int errors_init(PyObject *module, pith_module_state *st)
     if (!st->interpreter_error)
         return -1;
     if (PyModule_AddObjectRef(module, "PithError", st->value_error) < 0 ||
+        PyModule_AddObjectRef(module, "PithTypeError", st->type_error) < 0 ||
         PyModule_AddObjectRef(module, "InterpreterError", st->interpreter_error) < 0)
         return -1;
     return 0;

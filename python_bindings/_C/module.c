@@ -194,6 +194,31 @@ static PyObject *module_set_default_dtype(PyObject *module, PyObject *dtype_obj)
     Py_RETURN_NONE;
 }
 
+static PyObject *module_get_num_threads(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromLong(pith_get_num_threads());
+}
+
+/* set_num_threads(n): the threads of pith's kernels (OpenMP) and of its BLAS calls. */
+static PyObject *module_set_num_threads(PyObject *module, PyObject *arg)
+{
+    if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "set_num_threads(): argument must be int, not %.200s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n <= 0 || n > 4096) {
+        PyErr_Format(PyExc_RuntimeError, "set_num_threads expects a positive integer, got %ld",
+                     n);
+        return NULL;
+    }
+    pith_set_num_threads((int)n);
+    Py_RETURN_NONE;
+}
+
 static PyObject *module_live_tensors(PyObject *module, PyObject *unused)
 {
     return PyLong_FromSize_t(pith_live_tensors());
@@ -228,6 +253,10 @@ static PyMethodDef module_methods[] = {
     {"get_default_dtype", module_get_default_dtype, METH_NOARGS, "The default float dtype."},
     {"set_default_dtype", module_set_default_dtype, METH_O, "Sets the default float dtype."},
     {"manual_seed", module_manual_seed, METH_O, "Seeds the random generator."},
+    {"get_num_threads", module_get_num_threads, METH_NOARGS,
+     "The number of threads pith's kernels use."},
+    {"set_num_threads", module_set_num_threads, METH_O,
+     "set_num_threads(n): the number of threads pith's kernels use."},
     {"_live_tensors", module_live_tensors, METH_NOARGS, "pith_live_tensors(), for leak tests."},
     {"_interpreter_name", module_interpreter_name, METH_NOARGS,
      "The name of this interpreter's table (its ID)."},
@@ -256,6 +285,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_VISIT(st->dtypes[d]);
     Py_VISIT(st->value_error);
+    Py_VISIT(st->type_error);
     Py_VISIT(st->interpreter_error);
     Py_VISIT(st->generic);
     return 0;
@@ -271,6 +301,7 @@ static int module_clear(PyObject *module)
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_CLEAR(st->dtypes[d]);
     Py_CLEAR(st->value_error);
+    Py_CLEAR(st->type_error);
     Py_CLEAR(st->interpreter_error);
     Py_CLEAR(st->generic);
     return 0;

@@ -25,6 +25,7 @@ typedef struct {
     PyTypeObject *size_type;   /* pith.Size, a tuple subclass */
     PyObject *dtypes[PITH_NUM_DTYPES];
     PyObject *value_error;       /* pith.PithError(ValueError, RuntimeError) */
+    PyObject *type_error;        /* pith.PithTypeError(TypeError, RuntimeError) */
     PyObject *interpreter_error; /* pith.InterpreterError(RuntimeError) */
     pith_interpreter *interp;    /* this interpreter's table; never freed */
     pith_dtype default_dtype;

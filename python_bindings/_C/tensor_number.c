@@ -213,12 +213,14 @@ PyObject *tensor_nb_negative(PyObject *self) { return unary_call(self, pith_neg)
 PyObject *tensor_nb_absolute(PyObject *self) { return unary_call(self, pith_abs); }
 PyObject *tensor_nb_invert(PyObject *self) { return unary_call(self, pith_bitwise_not); }
 
-/* The one value of a one-element tensor, for bool(), float(), int() and index(). */
-static int single_value(PyObject *self, const char *message, double *out)
+/* The one value of a one-element tensor, for bool(), float(), int() and index(). The
+ * exception type of a tensor with several elements is PyTorch's: RuntimeError for bool(),
+ * ValueError for float() and int(). */
+static int single_value(PyObject *self, PyObject *exc, const char *message, double *out)
 {
     pith_tensor *t = tensor_of(self);
     if (pith_numel(t) != 1) {
-        PyErr_SetString(PyExc_RuntimeError, message);
+        PyErr_SetString(exc, message);
         return -1;
     }
     if (pith_item(t, out) != PITH_OK) {
@@ -233,8 +235,8 @@ static int single_value(PyObject *self, const char *message, double *out)
 int tensor_nb_bool(PyObject *self)
 {
     double v;
-    if (single_value(self, "Boolean value of Tensor with more than one value is ambiguous",
-                     &v) < 0)
+    if (single_value(self, PyExc_RuntimeError,
+                     "Boolean value of Tensor with more than one value is ambiguous", &v) < 0)
         return -1;
     return v != 0.0 || isnan(v);
 }
@@ -242,8 +244,8 @@ int tensor_nb_bool(PyObject *self)
 PyObject *tensor_nb_float(PyObject *self)
 {
     double v;
-    if (single_value(self, "only one element tensors can be converted to Python scalars",
-                     &v) < 0)
+    if (single_value(self, PyExc_ValueError,
+                     "only one element tensors can be converted to Python scalars", &v) < 0)
         return NULL;
     return PyFloat_FromDouble(v);
 }
@@ -251,7 +253,7 @@ PyObject *tensor_nb_float(PyObject *self)
 PyObject *tensor_nb_int(PyObject *self)
 {
     if (pith_numel(tensor_of(self)) != 1) {
-        PyErr_SetString(PyExc_RuntimeError,
+        PyErr_SetString(PyExc_ValueError,
                         "only one element tensors can be converted to Python scalars");
         return NULL;
     }

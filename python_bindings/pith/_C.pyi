@@ -48,6 +48,7 @@ from . import (
     int64 as int64,
     int8 as int8,
     le as le,
+    linear as linear,
     log as log,
     log1p as log1p,
     log_softmax as log_softmax,

@@ -6,8 +6,10 @@ re-exports them and adds the methods and functions generated from the op schemas
 """
 from . import _C
 from ._C import (  # noqa: F401
-    InterpreterError, PithError, Size, Tensor, arange, dtype, empty, full,
-    get_default_dtype, manual_seed, ones, rand, randn, set_default_dtype, tensor, zeros,
+    InterpreterError, PithError, PithTypeError, Size, Tensor, arange, dtype, empty, full,
+    get_default_dtype,
+    get_num_threads, manual_seed, ones, rand, randn, set_default_dtype, set_num_threads, tensor,
+    zeros,
 )
 from ._C import (  # noqa: F401
     bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,

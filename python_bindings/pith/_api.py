@@ -185,6 +185,11 @@ def type_as(self, other):
     return self.to(other.dtype)
 
 
+def _where_method(self, condition, other):
+    """x.where(condition, y) is where(condition, x, y), as PyTorch's."""
+    return _GENERIC["where"](condition, self, other)
+
+
 def element_size(self):
     return self.dtype.itemsize
 
@@ -254,6 +259,8 @@ def install(namespace):
         _GENERIC[name] = namespace[name]
         namespace[name] = _variance(name)
         setattr(Tensor, name, namespace[name])
+    _GENERIC["where"] = namespace["where"]
+    Tensor.where = _where_method
     _GENERIC["split"] = namespace["split"]
     namespace["split"] = split
     Tensor.split = split

@@ -134,6 +134,9 @@ class OpOverload:
                 values.append(params[i].default)
             else:
                 raise TypeError(f"{self.name}() missing required argument '{params[i].name}'")
+        for param in params[last:]:
+            if param.default is _NO_DEFAULT and not param.type.endswith("?"):
+                raise TypeError(f"{self.name}() missing required argument '{param.name}'")
         return tuple(values)
 
     def __call__(self, *args, **kwargs):
@@ -298,7 +301,9 @@ def _overloaded(packet):
             if not _plausible(op, values):
                 continue
             result = op.call_bound(values)
-            if op.returns_tuple and isinstance(result, tuple):
+            if type(result) is list:
+                result = tuple(result)  # Tensor[] results are tuples, as PyTorch's
+            elif op.returns_tuple and isinstance(result, tuple):
                 fields = op.return_names
                 if fields:
                     result = _named_return(short, fields)(*result)

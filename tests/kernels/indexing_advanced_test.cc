@@ -22,12 +22,6 @@ Tensor Mask(const Shape &sizes, const std::vector<double> &v, pith_dtype dtype =
     return FromValues(sizes, dtype, v);
 }
 
-Tensor Meta(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
-{
-    return Tensor(pith_empty_strided((int)sizes.size(), sizes.data(),
-                                     Shape(sizes.size(), 0).data(), dtype, PITH_META));
-}
-
 // x[indices] through the public API; NULL entries are None.
 Tensor IndexOf(const pith_tensor *x, std::vector<const pith_tensor *> indices)
 {
@@ -106,7 +100,7 @@ TEST_F(AdvancedIndexingTest, NonzeroLargeInputInParallelChunks)
 
 TEST_F(AdvancedIndexingTest, NonzeroOnMetaIsNotImplemented)
 {
-    Tensor x = Meta({2, 3});
+    Tensor x = MetaTensor({2, 3});
     EXPECT_EQ(pith_nonzero(x.get()), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED,
                          "nonzero: the output shape depends on the data; not supported on the "
@@ -286,7 +280,7 @@ TEST_F(AdvancedIndexingTest, IndexIntoAnEmptyDimIsOutOfBounds)
     Tensor zero = Ints({1}, {0});
     EXPECT_EQ(IndexOf(x.get(), {zero.get()}), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_INDEX, "index is out of bounds for dimension with size 0"));
-    Tensor m = Meta({3, 0}), idx = Meta({2}, PITH_INT64);
+    Tensor m = MetaTensor({3, 0}), idx = MetaTensor({2}, PITH_INT64);
     EXPECT_EQ(IndexOf(m.get(), {nullptr, idx.get()}), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_INDEX, "index is out of bounds for dimension with size 0"));
     const int64_t none = 0;
@@ -384,13 +378,13 @@ TEST_F(AdvancedIndexingTest, AllNoneIndexListCopiesSelf)
 
 TEST_F(AdvancedIndexingTest, IndexOnMetaComputesTheShape)
 {
-    Tensor x = Meta({2, 3, 4});
-    Tensor a = Meta({5, 1}, PITH_INT64), b = Meta({6}, PITH_INT32);
+    Tensor x = MetaTensor({2, 3, 4});
+    Tensor a = MetaTensor({5, 1}, PITH_INT64), b = MetaTensor({6}, PITH_INT32);
     Tensor r = IndexOf(x.get(), {a.get(), nullptr, b.get()});
     ASSERT_NE(r, nullptr) << pith_last_error();
     EXPECT_EQ(pith_tensor_device(r.get()), PITH_META);
     EXPECT_EQ(Sizes(r.get()), (Shape{5, 6, 3}));
-    Tensor m = Meta({2}, PITH_BOOL);
+    Tensor m = MetaTensor({2}, PITH_BOOL);
     EXPECT_EQ(IndexOf(x.get(), {m.get()}), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED,
                          "index: indexing with a boolean mask gives a result whose shape "
@@ -460,7 +454,7 @@ TEST_F(AdvancedIndexingTest, MaskedSelectErrors)
     EXPECT_EQ(pith_masked_select(x.get(), m.get()), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "masked_select: The size of tensor a (3) must match "
                                          "the size of tensor b (4) at non-singleton dimension 1"));
-    Tensor mx = Meta({2, 3}), mm = Meta({3}, PITH_BOOL);
+    Tensor mx = MetaTensor({2, 3}), mm = MetaTensor({3}, PITH_BOOL);
     EXPECT_EQ(pith_masked_select(mx.get(), mm.get()), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED, "masked_select: the output shape depends on "
                                                    "the data; not supported on the meta device"));

@@ -20,12 +20,6 @@ Tensor Zeros(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
     return Tensor(pith_zeros((int)sizes.size(), sizes.data(), dtype));
 }
 
-Tensor Meta(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
-{
-    return Tensor(pith_empty_strided((int)sizes.size(), sizes.data(),
-                                     Shape(sizes.size(), 0).data(), dtype, PITH_META));
-}
-
 pith_status Put(pith_tensor *self, std::vector<const pith_tensor *> indices,
                 const pith_tensor *values, bool accumulate = false)
 {
@@ -220,7 +214,7 @@ TEST_F(IndexPutTest, BadIndexAndDeviceErrors)
     EXPECT_TRUE(HasError(PITH_ERR_INDEX, "tensors used as indices must be long, int, byte or "
                                          "bool tensors"));
     Tensor idx = Ints({1}, {0});
-    Tensor meta_one = Meta({});
+    Tensor meta_one = MetaTensor({});
     EXPECT_EQ(Put(x.get(), {idx.get()}, meta_one.get()), PITH_ERR_VALUE);
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "index_put_: Expected all tensors to be on the same "
                                          "device"));
@@ -247,14 +241,14 @@ TEST_F(IndexPutTest, FunctionalFormLeavesSelfUnchanged)
 
 TEST_F(IndexPutTest, OnMetaValidatesAndReturnsSelf)
 {
-    Tensor x = Meta({4, 3});
-    Tensor idx = Meta({2}, PITH_INT64), v = Meta({2, 3});
+    Tensor x = MetaTensor({4, 3});
+    Tensor idx = MetaTensor({2}, PITH_INT64), v = MetaTensor({2, 3});
     const pith_tensor *list[1] = {idx.get()};
     ASSERT_EQ(pith_index_put_(x.get(), list, 1, v.get(), false), PITH_OK) << pith_last_error();
-    Tensor bad = Meta({4});
+    Tensor bad = MetaTensor({4});
     EXPECT_EQ(pith_index_put_(x.get(), list, 1, bad.get(), false), PITH_ERR_VALUE);
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "value tensor of shape [4] cannot be broadcast"));
-    Tensor m = Meta({4}, PITH_BOOL);
+    Tensor m = MetaTensor({4}, PITH_BOOL);
     const pith_tensor *masks[1] = {m.get()};
     EXPECT_EQ(pith_index_put_(x.get(), masks, 1, v.get(), false), PITH_ERR_NOT_IMPLEMENTED);
     EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED, "index_put_: indexing with a boolean mask"));

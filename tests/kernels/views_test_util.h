@@ -65,6 +65,13 @@ inline Tensor Iota(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
     return FromValues(sizes, dtype, v);
 }
 
+/* A meta tensor of `sizes` (no data). */
+inline Tensor MetaTensor(const Shape &sizes, pith_dtype dtype = PITH_FLOAT32)
+{
+    return Tensor(pith_empty_strided((int)sizes.size(), sizes.data(),
+                                     Shape(sizes.size(), 0).data(), dtype, PITH_META));
+}
+
 inline Shape Strides(const pith_tensor *t)
 {
     int64_t buf[PITH_MAX_DIMS];

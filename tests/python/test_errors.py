@@ -101,6 +101,7 @@ def test_error_type_and_c_message_reach_python(expr, exc, fragment):
 
 
 @pytest.mark.parametrize("expr,exc,fragment", ERRORS, ids=[_id(r) for r in ERRORS])
+@pytest.mark.filterwarnings("ignore::UserWarning")
 def test_torch_raises_the_same_type(expr, exc, fragment):
     """The table is PyTorch's behaviour (run against torch itself)."""
     if torch is None:

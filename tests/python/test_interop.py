@@ -414,6 +414,24 @@ def test_tensor_of_lists_with_many_element_tensors_raises():
         pith.tensor([pith.ones(2), pith.ones(2)])
 
 
+def test_tensor_of_ints_beyond_int64_needs_a_float_dtype():
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        pith.tensor([1, 2**63])
+    assert pith.tensor([1, 2**64], dtype=pith.float64).tolist() == [1.0, 2.0**64]
+
+
+@pytest.mark.parametrize("data,error,match", [
+    ([1, [2]], TypeError, "cannot be interpreted as a number"),
+    ([[1], 2], TypeError, "expected sequence of length 1 at dim 1"),
+    ([[1, 2], [3]], ValueError, "expected sequence of length 2 at dim 1"),
+    ([None], RuntimeError, "Could not infer dtype of NoneType"),
+    ([1, "a"], TypeError, "new\\(\\): invalid data type 'str'"),
+])
+def test_tensor_of_ragged_or_untyped_lists_raises_like_torch(data, error, match):
+    with pytest.raises(error, match=match):
+        pith.tensor(data)
+
+
 def test_tensor_of_lists_of_scalars_matches_torch():
     torch = pytest.importorskip("torch")
     cases = [[np.int32(1), 2], [np.float16(1.5), np.int64(2)], [np.float64(1.0), True],

@@ -266,3 +266,17 @@ def test_methods_match_torch(name, args, kwargs):
     for g, w in zip(pith.flatten(got).tolist() if got.ndim else [got.item()],
                     want.flatten().tolist() if want.ndim else [want.item()]):
         assert g == w or (math.isnan(g) and math.isnan(w)) or math.isclose(g, w, rel_tol=1e-6)
+
+
+def test_num_threads_round_trip():
+    n = pith.get_num_threads()
+    assert n >= 1
+    try:
+        pith.set_num_threads(1)
+        assert pith.get_num_threads() == 1
+    finally:
+        pith.set_num_threads(n)
+    with pytest.raises(RuntimeError, match="positive"):
+        pith.set_num_threads(0)
+    with pytest.raises(TypeError):
+        pith.set_num_threads(1.5)

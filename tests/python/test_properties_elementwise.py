@@ -196,7 +196,7 @@ def numpy_unary(op, a, result):
 
 
 @given(data=st.data())
-@examples(250)
+@examples(150)
 def test_unary_op_matches_numpy(data):
     op = data.draw(st.sampled_from(sorted(UNARY)), "op")
     name = data.draw(st.sampled_from(DTYPE_NAMES), "dtype")
@@ -233,7 +233,7 @@ def test_invert_of_bool_is_logical_not():
 # ---- binary: tensors, broadcasting, promotion --------------------------------------------
 
 @given(data=st.data())
-@examples(400)
+@examples(250)
 def test_binary_op_broadcasts_and_promotes_like_torch(data):
     op = data.draw(st.sampled_from(sorted(BINARY)), "op")
     name_a = data.draw(st.sampled_from(DTYPE_NAMES), "dtype a")
@@ -328,7 +328,7 @@ DIVISIONS = ("div", "floor_divide", "remainder")
 
 
 @given(data=st.data())
-@examples(300)
+@examples(200)
 def test_python_scalars_promote_weakly(data):
     op = data.draw(st.sampled_from(sorted(OPERATOR)), "op")
     name = data.draw(st.sampled_from(DTYPE_NAMES), "dtype")
@@ -414,15 +414,14 @@ def inplace_expected(op, name_a, a, name_b, b):
 
 
 @given(data=st.data())
-@examples(200)
+@examples(120)
 def test_inplace_method_writes_into_self(data):
     op = data.draw(st.sampled_from(INPLACE), "op")
     name_a = data.draw(st.sampled_from(DTYPE_NAMES), "dtype a")
     name_b = data.draw(st.sampled_from(DTYPE_NAMES), "dtype b")
     shape = data.draw(shapes, "shape")
-    shape_b = data.draw(broadcastable_shapes(shape), "shape b")
-    if len(shape_b) > len(shape):
-        shape_b = shape_b[len(shape_b) - len(shape):]
+    keep = data.draw(st.integers(0, len(shape)), "trailing dims of b")
+    shape_b = tuple(1 if data.draw(st.booleans()) else n for n in shape[len(shape) - keep:])
     layout = data.draw(st.sampled_from(["contiguous", "transposed", "stepped", "offset"]))
     ta, a = grid(data.draw(tensors(name_a, shape, layout, *operand_range(op, name_a, "a")),
                            "a"), name_a, op)

@@ -3,6 +3,8 @@
 None, an int or a list, keepdim and dtype, over generated dtypes, shapes (empty and 0-dim
 included) and layouts. NumPy computes the values in float64; PyTorch, when installed, says
 whether the call is an error and gives the result dtype and values too."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -34,12 +36,14 @@ def numpy_dims(dim, ndim):
 def fallback_dtype(op, name, dtype):
     """PyTorch's result dtype (None: an error) from the shared table, for torch-less runs."""
     if dtype is not None:
-        return dtype
+        return None if op == "mean" and dtype not in FLOAT_NAMES else dtype
     if op in ("sum", "mean", "prod", "argmax", "argmin"):
         row = _RESULT_DTYPES.get(name)
         if row is None:
             pytest.skip("no result dtype table and no torch")
         got = row["argmax" if op == "argmin" else op]
+        if op == "prod" and name in FLOAT_NAMES:
+            return name  # the table predates torch 2.13, whose prod takes float16/bfloat16
         return None if got == "error" else got
     if op in ("var", "std"):
         return name if name in FLOAT_NAMES else None
@@ -66,7 +70,7 @@ def numpy_reduce(op, a, dims, keepdim, correction):
         if op in ("var", "std"):
             n = int(np.prod([a.shape[d] for d in dims]))
             if n - correction <= 0:
-                raise ValueError("no defined value")  # torch's nan/inf: checked against torch
+                return None  # torch's nan or inf (0 divisor): checked against torch only
             return getattr(np, op)(wide.astype(np.float64), axis=dims, ddof=correction,
                                    keepdims=keepdim)
         if op in ("all", "any"):
@@ -100,7 +104,7 @@ REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "var", "std", "all", "any"]
 
 
 @given(data=st.data())
-@examples(300)
+@examples(200)
 def test_reduction_over_dims_matches_numpy_and_torch(data):
     op = data.draw(st.sampled_from(REDUCTIONS), "op")
     name = data.draw(st.sampled_from(DTYPE_NAMES), "dtype")
@@ -135,7 +139,9 @@ def test_reduction_over_dims_matches_numpy_and_torch(data):
         if dtype is not None:
             tkw["dtype"] = getattr(torch, dtype)
         try:
-            ref = getattr(to_torch(a, name), op)(**tkw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # var's "degrees of freedom is <= 0"
+                ref = getattr(to_torch(a, name), op)(**tkw)
         except Exception:  # noqa: BLE001 - torch raises: so must pith
             expected_error = True
     result = fallback_dtype(op, name, dtype)
@@ -158,12 +164,12 @@ def test_reduction_over_dims_matches_numpy_and_torch(data):
     rtol, atol = tolerance(out_name, a) if out_name in FLOAT_NAMES else (None, None)
     if ref is not None:
         assert_matches_torch(out, ref, rtol=rtol, atol=atol)
-    if expected is not None and result is not None:
+    if expected is not None and result is not None:  # None: no NumPy reference
         assert_values(out, expected, result, rtol=rtol, atol=atol)
 
 
 @given(data=st.data())
-@examples(150)
+@examples(100)
 def test_max_min_with_dim_give_values_and_first_indices(data):
     op = data.draw(st.sampled_from(["max", "min"]), "op")
     name = data.draw(st.sampled_from(DTYPE_NAMES), "dtype")
@@ -204,7 +210,7 @@ def test_max_min_with_dim_give_values_and_first_indices(data):
 
 
 @given(data=st.data())
-@examples(150)
+@examples(100)
 def test_argmax_argmin_match_numpy(data):
     op = data.draw(st.sampled_from(["argmax", "argmin"]), "op")
     name = data.draw(st.sampled_from([n for n in DTYPE_NAMES if n != "bool"]), "dtype")

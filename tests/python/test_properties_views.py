@@ -114,7 +114,7 @@ def shares_memory(result, base_array):
 
 
 @given(data=st.data())
-@examples(300)
+@examples(200)
 def test_view_op_matches_numpy_values_and_strides(data):
     name = data.draw(st.sampled_from(DTYPE_NAMES), "dtype")
     shape = data.draw(shapes, "shape")
@@ -149,7 +149,7 @@ def numpy_with_layout(t):
 
 
 @given(data=st.data())
-@examples(200)
+@examples(120)
 def test_views_write_through_to_the_base_where_numpy_does(data):
     shape = data.draw(shapes, "shape")
     layout = data.draw(st.sampled_from(["contiguous", "transposed", "stepped", "offset"]))

@@ -21,7 +21,7 @@ REPO = os.path.dirname(os.path.dirname(PACKAGE))
 NOT_API_DUNDERS = {"__dict__", "__doc__", "__module__", "__new__", "__init__", "__repr__",
                    "__str__", "__weakref__", "__getattribute__", "__setattr__", "__delattr__",
                    "__sizeof__", "__reduce__", "__getstate__", "__dir__", "__init_subclass__",
-                   "__subclasshook__", "__class__", "__slots__"}
+                   "__subclasshook__", "__class__", "__slots__", "__slotnames__"}
 
 
 def stub_tree(relative):

@@ -165,8 +165,17 @@ class Module:
     def __getattr__(self, name):
         # Only called when normal lookup fails: the registered names live in the dicts.
         d = self.__dict__
-        for table in (d.get("_parameters"), d.get("_buffers"), d.get("_modules")):
-            if table is not None and name in table:
+        if "_parameters" in d:
+            table = d["_parameters"]
+            if name in table:
+                return table[name]
+        if "_buffers" in d:
+            table = d["_buffers"]
+            if name in table:
+                return table[name]
+        if "_modules" in d:
+            table = d["_modules"]
+            if name in table:
                 return table[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
