@@ -390,17 +390,14 @@ static void plan_gather(const index_plan *p, const char *src, size_t itemsize, c
             inner_contiguous = false;
         expected *= g->sizes[d];
     }
-    int64_t nb = p->index_numel, items = outer * nb;
+    int64_t items = outer * p->index_numel;
     size_t block = (size_t)inner * itemsize;
-    const int64_t *offsets = p->offsets;
     int threads = parallel_threads_for(p->out_numel);
     PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(items, &begin, &end);
         for (int64_t item = begin; item < end; item++) {
-            int64_t o = item / nb, b = item % nb;
-            int64_t at = geometry_offset_of(g->sizes, g->strides, p->first, o) + offsets[b];
-            const char *from = src + at * (int64_t)itemsize;
+            const char *from = src + index_plan_item_offset(p, item) * (int64_t)itemsize;
             char *to = dst + (size_t)item * block;
             if (inner_contiguous) {
                 memcpy(to, from, block);

@@ -68,6 +68,15 @@ static inline int64_t geometry_offset_of(const int64_t *sizes, const int64_t *st
     return offset;
 }
 
+/* The element offset in self of item `item` of the result's [outer, index shape] part
+ * (CPU plans with a non-empty result). */
+static inline int64_t index_plan_item_offset(const index_plan *p, int64_t item)
+{
+    int64_t nb = p->index_numel;
+    return geometry_offset_of(p->self.sizes, p->self.strides, p->first, item / nb) +
+           p->offsets[item % nb];
+}
+
 /* The nonzero elements of a tensor (any dtype and strides; -0.0 is zero, NaN is not),
  * counted in row-major chunks that nonzero_fill then fills in parallel. */
 #define NONZERO_MAX_CHUNKS 64

@@ -79,16 +79,13 @@ static void plan_scatter(const index_plan *p, char *dst, const char *src,
     int lead = p->first + p->index_ndim; /* the values' dims before the inner block */
     int64_t outer, inner;
     index_plan_blocks(p, &outer, &inner);
-    int64_t nb = p->index_numel, items = outer * nb;
-    const int64_t *offsets = p->offsets;
+    int64_t items = outer * p->index_numel;
     int threads = serial || accumulate ? 1 : parallel_threads_for(p->out_numel);
     PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(items, &begin, &end);
         for (int64_t item = begin; item < end; item++) {
-            int64_t o = item / nb, b = item % nb;
-            int64_t at = geometry_offset_of(g->sizes, g->strides, p->first, o) + offsets[b];
-            char *to = dst + at * (int64_t)itemsize;
+            char *to = dst + index_plan_item_offset(p, item) * (int64_t)itemsize;
             const char *from =
                 src + geometry_offset_of(vg->sizes, vg->strides, lead, item) * (int64_t)itemsize;
             strided_walk wd, ws;
@@ -145,14 +142,16 @@ static pith_status index_put_prepare(const pith_tensor *self, pith_tensor_list i
     return geometry_expand("index_put_", *source, p->out_ndim, p->out_sizes, vg);
 }
 
-pith_status index_put__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                           pith_tensor_list indices, const pith_tensor *values, bool accumulate)
+/* index_put_ on CPU (writes) or meta (validates only). */
+static pith_status index_put_run(pith_value *ret, const pith_tensor *self,
+                                 pith_tensor_list indices, const pith_tensor *values,
+                                 bool accumulate, bool meta)
 {
     index_plan p;
     view_geometry vg;
     pith_tensor *source;
-    pith_status status = index_put_prepare(self, indices, values, false, &p, &vg, &source);
-    if (status == PITH_OK && p.out_numel > 0)
+    pith_status status = index_put_prepare(self, indices, values, meta, &p, &vg, &source);
+    if (status == PITH_OK && !meta && p.out_numel > 0)
         plan_scatter(&p, tensor_data(self), tensor_data(source), &vg, self->dtype, accumulate,
                      self_overlaps(self));
     index_plan_free(&p);
@@ -163,18 +162,16 @@ pith_status index_put__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *s
     return ret_self(ret, self);
 }
 
+pith_status index_put__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           pith_tensor_list indices, const pith_tensor *values, bool accumulate)
+{
+    return index_put_run(ret, self, indices, values, accumulate, false);
+}
+
 pith_status index_put__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                             pith_tensor_list indices, const pith_tensor *values, bool accumulate)
 {
-    index_plan p;
-    view_geometry vg;
-    pith_tensor *source;
-    pith_status status = index_put_prepare(self, indices, values, true, &p, &vg, &source);
-    index_plan_free(&p);
-    if (status != PITH_OK)
-        return status;
-    tensor_bump_version(self);
-    return ret_self(ret, self);
+    return index_put_run(ret, self, indices, values, accumulate, true);
 }
 
 /* index_put: index_put_ into a copy of self. */

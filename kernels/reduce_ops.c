@@ -197,6 +197,12 @@ static pith_status reduce_prepare(reduce_op op, const pith_tensor *x, pith_opt_i
     if (reduce_dims_mask(name, x, dim.present ? dim.list.data : NULL,
                          dim.present ? dim.list.n : 0, &s->mask) != PITH_OK)
         return pith_last_status();
+    /* PyTorch: all(dim=[]) and any(dim=[]) reduce no dim (each element becomes a bool),
+     * while an empty list means every dim for the other reductions. */
+    if ((op == REDUCE_ALL || op == REDUCE_ANY) && dim.present && dim.list.n == 0) {
+        s->mask = 0;
+        all_dims = false;
+    }
     if (reduce_dtypes(op, x, dtype, s) != PITH_OK)
         return pith_last_status();
     if ((op == REDUCE_AMAX || op == REDUCE_AMIN) &&

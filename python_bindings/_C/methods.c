@@ -151,8 +151,7 @@ static bool is_large(const pith_tensor *t)
     return pith_numel(t) >= PITH_GIL_RELEASE_NUMEL;
 }
 
-/* Runs `expr` (which assigns `out`) without the GIL when `large`. See Note [GIL release],
- * tensor_number.c's numel_is_large: kernels on big inputs release it. */
+/* Runs `stmt` without the GIL when `large`. See Note [GIL release] (state.h). */
 #define RUN_KERNEL(large, stmt)                                                             \
     do {                                                                                    \
         if (large) {                                                                        \
@@ -286,9 +285,34 @@ IMPL_REDUCE_(sum)
 IMPL_REDUCE_(mean)
 IMPL_REDUCE_(amax)
 IMPL_REDUCE_(amin)
-IMPL_REDUCE_(all)
-IMPL_REDUCE_(any)
 #undef IMPL_REDUCE_
+
+/* all and any: an explicit empty dim list reduces nothing (PyTorch), unlike the typed C
+ * API's ndims == 0, so that call takes the generic path. */
+static bool dims_is_empty_list(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *dim = nargs > 0 ? args[0] : NULL;
+    for (Py_ssize_t k = 0; !dim && kwnames && k < PyTuple_GET_SIZE(kwnames); k++)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "dim") == 0)
+            dim = args[nargs + k];
+    return dim && (PyTuple_Check(dim) || PyList_Check(dim)) && PySequence_Fast_GET_SIZE(dim) == 0;
+}
+
+static PyObject *impl_all(pith_module_state *st, PyObject *self, PyObject *const *args,
+                          Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (dims_is_empty_list(args, nargs, kwnames))
+        return FALLBACK;
+    return reduce_impl(st, self, args, nargs, kwnames, pith_all);
+}
+
+static PyObject *impl_any(pith_module_state *st, PyObject *self, PyObject *const *args,
+                          Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (dims_is_empty_list(args, nargs, kwnames))
+        return FALLBACK;
+    return reduce_impl(st, self, args, nargs, kwnames, pith_any);
+}
 
 typedef pith_tensor *(*arg_reduce_fn)(const pith_tensor *, const int *, bool);
 

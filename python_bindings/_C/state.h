@@ -166,7 +166,14 @@ int numpy_scalar_dtype(PyObject *obj, pith_dtype *out);
 /* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs);
 
-/* Whether a kernel on `numel` elements is big enough to run without the GIL. */
+/* Note [GIL release]
+ * The bindings release the GIL around a kernel when one of its tensor arguments has at
+ * least PITH_GIL_RELEASE_NUMEL elements (the same as the library's parallel grain): other
+ * Python threads run while it computes. Smaller calls keep the GIL, because releasing and
+ * re-taking it costs more than such a kernel. Nothing in libpith touches Python objects, so
+ * any kernel may run without the GIL; the arguments stay alive because the caller's
+ * references do. tests/python/test_gil.py proves the release with an op that waits for a
+ * flag only another Python thread can set (python_bindings/_C/testing.c). */
 #define PITH_GIL_RELEASE_NUMEL 32768
 
 #endif /* PITH_BINDINGS_STATE_H */

@@ -129,6 +129,16 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(_GENERIC["split"](tensor, split_size_or_sections, dim))
 
 
+def nonzero(input, *, as_tuple=False):
+    """nonzero(input, *, as_tuple=False): the coordinates of the nonzero elements."""
+    coords = _GENERIC["nonzero"](input)
+    if not as_tuple:
+        return coords
+    if input.ndim == 0:  # PyTorch: one index 0 per nonzero element of the 0-dim input
+        return (_C.zeros(coords.shape[0], dtype=_C.int64),)
+    return tuple(coords.select(1, d) for d in range(input.ndim))
+
+
 def randint(*args, size=None, dtype=None, **kwargs):
     """randint(high, size) or randint(low, high, size), as torch.randint (int64 default)."""
     if size is not None:
@@ -259,6 +269,9 @@ def install(namespace):
         _GENERIC[name] = namespace[name]
         namespace[name] = _variance(name)
         setattr(Tensor, name, namespace[name])
+    _GENERIC["nonzero"] = namespace["nonzero"]
+    namespace["nonzero"] = nonzero
+    Tensor.nonzero = nonzero
     _GENERIC["where"] = namespace["where"]
     Tensor.where = _where_method
     _GENERIC["split"] = namespace["split"]

@@ -248,7 +248,7 @@ neg abs sign exp log log1p sqrt rsqrt sin cos tanh sigmoid relu silu logical_not
 clamp where sum mean prod amax amin max min argmax argmin var std all any
 matmul mm bmm addmm view reshape permute transpose t expand squeeze unsqueeze flatten
 narrow select split chunk unbind contiguous detach clone masked_fill tril triu
-index_select gather softmax log_softmax copy_
+index_select gather softmax log_softmax copy_ nonzero masked_select index_put
 """.split()
 _FUNCTIONS_ONLY = ("cat stack linear embedding layer_norm gelu linspace eye randint "
                    "empty_strided").split()

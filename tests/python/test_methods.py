@@ -280,3 +280,23 @@ def test_num_threads_round_trip():
         pith.set_num_threads(0)
     with pytest.raises(TypeError):
         pith.set_num_threads(1.5)
+
+
+def test_nonzero_forms_match_numpy():
+    import numpy as np
+    a = np.array([[0, 1, 0], [2, 0, 3]])
+    x = pith.tensor(a.tolist())
+    assert x.nonzero().tolist() == np.argwhere(a).tolist()
+    rows, cols = pith.nonzero(x, as_tuple=True)
+    want_rows, want_cols = np.nonzero(a)
+    assert rows.tolist() == want_rows.tolist() and cols.tolist() == want_cols.tolist()
+    assert pith.tensor(5).nonzero(as_tuple=True)[0].tolist() == [0]
+
+
+def test_index_put_and_masked_select():
+    x = pith.zeros(4)
+    y = x.index_put((pith.tensor([1, 3]),), pith.tensor([5.0, 6.0]))
+    assert x.tolist() == [0.0] * 4 and y.tolist() == [0.0, 5.0, 0.0, 6.0]
+    assert x.index_put_((pith.tensor([0]),), pith.tensor([2.0])) is x
+    assert x.tolist() == [2.0, 0.0, 0.0, 0.0]
+    assert pith.masked_select(y, y > 0).tolist() == [5.0, 6.0]

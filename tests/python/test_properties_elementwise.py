@@ -11,8 +11,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import pith
-from conftest import (DTYPE_NAMES, examples, FLOAT_NAMES, INT_NAMES, PROPERTY, assert_matches_torch,
-                      assert_values, broadcastable_shapes, dtype_name, np_dtype, read_table,
+from conftest import (DTYPE_NAMES, FLOAT_NAMES, INT_NAMES, PROPERTY, assert_matches_torch,
+                      assert_values, examples, broadcastable_shapes, dtype_name, np_dtype, read_table,
                       round_to_bfloat16, shapes, tensors, to_pith, to_torch, torch_or_none)
 
 torch = torch_or_none()
@@ -290,7 +290,8 @@ def test_fallback_rules_agree_with_torch():
     for op in BINARY:
         for a in DTYPE_NAMES:
             for b in DTYPE_NAMES:
-                x, y = torch.ones(2, dtype=getattr(torch, a)), torch.ones(2, dtype=getattr(torch, b))
+                x = torch.ones(2, dtype=getattr(torch, a))
+                y = torch.ones(2, dtype=getattr(torch, b))
                 kind, ref = torch_outcome(lambda: getattr(torch, op)(x, y))
                 compute = promoted(a, b)
                 want = None if kind == "error" else dtype_name(ref.dtype)
@@ -309,7 +310,8 @@ def test_fallback_rules_agree_with_torch():
                     assert got == want, (op, a, s, reflected)
     for op in UNARY:
         for a in DTYPE_NAMES:
-            kind, ref = torch_outcome(lambda: getattr(torch, op)(torch.ones(2, dtype=getattr(torch, a))))
+            x = torch.ones(2, dtype=getattr(torch, a))
+            kind, ref = torch_outcome(lambda: getattr(torch, op)(x))
             want = None if kind == "error" else dtype_name(ref.dtype)
             assert unary_result_dtype(op, a) == want, (op, a)
 
@@ -524,9 +526,11 @@ def test_int_floor_divide_and_remainder_of_any_sign_match_numpy(name, data):
 @pytest.mark.parametrize("name", ["int8", "int64"])
 def test_int_min_floor_divided_by_minus_one_does_not_crash(name):
     low = int(np.iinfo(name).min)
-    a, b = pith.tensor([low], dtype=getattr(pith, name)), pith.tensor([-1], dtype=getattr(pith, name))
+    a = pith.tensor([low], dtype=getattr(pith, name))
+    b = pith.tensor([-1], dtype=getattr(pith, name))
     if torch is not None:
-        ta, tb = torch.tensor([low], dtype=getattr(torch, name)), torch.tensor([-1], dtype=getattr(torch, name))
+        ta = torch.tensor([low], dtype=getattr(torch, name))
+        tb = torch.tensor([-1], dtype=getattr(torch, name))
         assert (a // b).tolist() == (ta // tb).tolist()
         assert (a % b).tolist() == (ta % tb).tolist()
     else:
@@ -600,12 +604,33 @@ def test_int_pow_to_negative_tensor_powers_truncates_like_torch():
     out = pith.tensor([2, 1, -1, 3]) ** pith.tensor([-1, -2, -3, 1])
     assert out.dtype is pith.int64 and out.tolist() == [0, 1, -1, 3]
     if torch is not None:
-        assert out.tolist() == (torch.tensor([2, 1, -1, 3]) ** torch.tensor([-1, -2, -3, 1])).tolist()
+        ref = torch.tensor([2, 1, -1, 3]) ** torch.tensor([-1, -2, -3, 1])
+        assert out.tolist() == ref.tolist()
 
 
 def test_bool_tensor_to_a_bool_scalar_power_is_bool_like_torch():
     out = pith.tensor([True, False]) ** False
     assert out.dtype is pith.bool and out.tolist() == [True, True]
+
+
+def test_python_float_compared_with_a_float16_tensor_is_not_rounded_to_float16_first():
+    # torch computes float16 ops with a Python scalar in float32 (opmath): 1.8549... is not
+    # the float16 value 1.8545 although it rounds to it.
+    x = pith.tensor([1.8549379110336304], dtype=pith.float16)
+    assert (x == 1.8549379110336304).tolist() == [False]
+    if torch is not None:
+        tx = torch.tensor([1.8549379110336304], dtype=torch.float16)
+        assert (tx == 1.8549379110336304).tolist() == [False]
+
+
+def test_zero_dim_int_operand_of_a_float16_op_is_not_rounded_to_float16_first():
+    # 65520 overflows float16 (to inf) but not float32, torch's compute type here: 0 * 65520
+    # is 0, not nan.
+    out = pith.zeros(2, dtype=pith.float16) * pith.tensor(65520, dtype=pith.int32)
+    assert out.dtype is pith.float16 and out.tolist() == [0.0, 0.0]
+    if torch is not None:
+        ref = torch.zeros(2, dtype=torch.float16) * torch.tensor(65520, dtype=torch.int32)
+        assert ref.tolist() == [0.0, 0.0]
 
 
 def test_pow_of_int_by_float_scalar_is_float():

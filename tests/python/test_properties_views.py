@@ -61,7 +61,8 @@ def view_op(draw, shape):
     if name == "select":
         assume(shape[ax] > 0)
         i = draw(st.integers(-shape[ax], shape[ax] - 1))
-        return name, lambda x: x.select(d, i), lambda a: a[(slice(None),) * ax + (i, Ellipsis)], True
+        return name, lambda x: x.select(d, i), \
+            lambda a: a[(slice(None),) * ax + (i, Ellipsis)], True
     if name in ("split", "chunk"):
         k = draw(st.integers(1, 4))
         part = draw(st.integers(0, 3))
@@ -82,7 +83,8 @@ def view_op(draw, shape):
     if name == "unbind":
         assume(shape[ax] > 0)
         i = draw(st.integers(0, shape[ax] - 1))
-        return name, lambda x: x.unbind(d)[i], lambda a: a[(slice(None),) * ax + (i, Ellipsis)], True
+        return name, lambda x: x.unbind(d)[i], \
+            lambda a: a[(slice(None),) * ax + (i, Ellipsis)], True
     if name == "flatten":
         start = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1))
         end = draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1))
