@@ -361,6 +361,16 @@ PyObject *tensor_mp_subscript(PyObject *self, PyObject *key)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
+    /* x[i] with an in-range int, the commonest key: select directly. Anything else
+     * (out of range, a 0-dim self, an int too big for C) takes the general path, which
+     * raises PyTorch's errors. */
+    if (PyLong_CheckExact(key) && pith_ndim(tensor_of(self)) > 0) {
+        int overflow;
+        long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
+        int64_t n = pith_size(tensor_of(self), 0);
+        if (!overflow && i >= -n && i < n)
+            return tensor_wrap(st, pith_select(tensor_of(self), 0, i));
+    }
     index_key k;
     pith_tensor *view = index_apply(st, tensor_of(self), key, &k);
     if (view && k.advanced) {

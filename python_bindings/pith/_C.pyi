@@ -4,6 +4,7 @@ from typing import Any
 from . import (
     InterpreterError as InterpreterError,
     PithError as PithError,
+    PithTypeError as PithTypeError,
     Size as Size,
     Tensor as Tensor,
     abs as abs,
@@ -42,6 +43,7 @@ from . import (
     full as full,
     ge as ge,
     get_default_dtype as get_default_dtype,
+    get_num_threads as get_num_threads,
     gt as gt,
     int16 as int16,
     int32 as int32,
@@ -77,6 +79,7 @@ from . import (
     rsqrt as rsqrt,
     select as select,
     set_default_dtype as set_default_dtype,
+    set_num_threads as set_num_threads,
     sigmoid as sigmoid,
     sign as sign,
     silu as silu,
