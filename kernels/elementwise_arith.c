@@ -27,7 +27,8 @@ ALPHA_LOOP(b, add_alpha, ALPHA_BOOL, a || (alpha && b))
 EW_TAGS_INT(ALPHA_LOOP, add_alpha, ALPHA_INT, (T)((U)a + (U)alpha * (U)b))
 EW_TAGS_FLOAT(ALPHA_LOOP, add_alpha, ALPHA_FLOAT, a + alpha * b)
 ALL_TABLE(add_alpha);
-const binary_def binary_add = {"add", RULE_PROMOTED, add_loops, add_alpha_loops, NULL, false};
+const binary_def binary_add = {"add", RULE_PROMOTED, add_loops, add_alpha_loops, NULL, false,
+                               false};
 
 /* PyTorch's sub_check: bool operands get a pointer to the operator that was meant. */
 static pith_status sub_check(const pith_tensor *self, const pith_tensor *other,
@@ -51,18 +52,18 @@ EW_TAGS_INT(ALPHA_LOOP, sub_alpha, ALPHA_INT, (T)((U)a - (U)alpha * (U)b))
 EW_TAGS_FLOAT(ALPHA_LOOP, sub_alpha, ALPHA_FLOAT, a - alpha * b)
 INT_AND_FLOAT_TABLE(sub_alpha);
 const binary_def binary_sub = {"sub", RULE_PROMOTED, sub_loops, sub_alpha_loops, sub_check,
-                               false};
+                               false, false};
 
 EW_BINARY_SAME(b, mul, a && b)
 EW_TAGS_INT(EW_BINARY_SAME, mul, (T)((U)a * (U)b))
 EW_TAGS_FLOAT(EW_BINARY_SAME, mul, a * b)
 ALL_TABLE(mul);
-const binary_def binary_mul = {"mul", RULE_PROMOTED, mul_loops, NULL, NULL, false};
+const binary_def binary_mul = {"mul", RULE_PROMOTED, mul_loops, NULL, NULL, false, true};
 
 /* True division: integers and bool divide in the default float dtype. */
 EW_TAGS_FLOAT(EW_BINARY_SAME, div, a / b)
 static const elementwise_loop div_loops[PITH_NUM_DTYPES] = {EW_TAGS_FLOAT(EW_LOOP_ENTRY, div)};
-const binary_def binary_div = {"div", RULE_FLOAT, div_loops, NULL, NULL, false};
+const binary_def binary_div = {"div", RULE_FLOAT, div_loops, NULL, NULL, false, true};
 
 /* ---- floor_divide and remainder: Python semantics ---- */
 
@@ -115,14 +116,14 @@ EW_TAGS_SIGNED(EW_BINARY_SAME, floor_divide, (T)floor_divide_int(a, b))
 EW_TAGS_FLOAT(EW_BINARY_SAME, floor_divide, FLOAT_HELPER(floor_divide, a, b))
 INT_AND_FLOAT_TABLE(floor_divide);
 const binary_def binary_floor_divide = {"floor_divide", RULE_PROMOTED, floor_divide_loops,
-                                        NULL, NULL, true};
+                                        NULL, NULL, true, true};
 
 EW_BINARY_SAME(u8, remainder, b == 0 ? 0 : a % b)
 EW_TAGS_SIGNED(EW_BINARY_SAME, remainder, (T)remainder_int(a, b))
 EW_TAGS_FLOAT(EW_BINARY_SAME, remainder, FLOAT_HELPER(remainder, a, b))
 INT_AND_FLOAT_TABLE(remainder);
 const binary_def binary_remainder = {"remainder", RULE_PROMOTED, remainder_loops, NULL, NULL,
-                                     true};
+                                     true, false};
 
 /* ---- pow ---- */
 
@@ -147,6 +148,11 @@ static inline int64_t pow_int(int64_t a, int64_t b)
 static pith_status pow_check(const pith_tensor *self, const pith_tensor *other,
                              pith_dtype compute)
 {
+    /* bool ** bool: PyTorch computes it only for a Python bool exponent (its
+     * pow.Tensor_Scalar fills ones for False and copies for True); a bool tensor exponent
+     * is its "not implemented for 'Bool'". */
+    if (compute == PITH_BOOL && !(other->flags & PITH_TENSOR_WRAPPED_NUMBER))
+        return pith_set_error(PITH_ERR_TYPE, "pow: not implemented for dtype bool");
     const char *data = tensor_data(other);
     if (!dtype_is_integral(compute) || !(other->flags & PITH_TENSOR_WRAPPED_NUMBER) ||
         other->numel != 1 || !data || dtype_is_floating(other->dtype))
@@ -157,10 +163,12 @@ static pith_status pow_check(const pith_tensor *self, const pith_tensor *other,
     return PITH_OK;
 }
 
+EW_BINARY_SAME(b, pow, a || !b)
 EW_TAGS_INT(EW_BINARY_SAME, pow, (T)pow_int(a, b))
 EW_TAGS_FLOAT(EW_BINARY_SAME, pow, EW_MATH2(pow, a, b))
-INT_AND_FLOAT_TABLE(pow);
-const binary_def binary_pow = {"pow", RULE_PROMOTED, pow_loops, NULL, pow_check, false};
+ALL_TABLE(pow);
+const binary_def binary_pow = {"pow", RULE_PROMOTED, pow_loops, NULL, pow_check, false,
+                               false};
 
 /* ---- maximum, minimum: NaN wins ---- */
 
@@ -168,10 +176,12 @@ EW_BINARY_SAME(b, maximum, a || b)
 EW_TAGS_INT(EW_BINARY_SAME, maximum, a < b ? b : a)
 EW_TAGS_FLOAT(EW_BINARY_SAME, maximum, a != a ? a : b != b ? b : a < b ? b : a)
 ALL_TABLE(maximum);
-const binary_def binary_maximum = {"maximum", RULE_PROMOTED, maximum_loops, NULL, NULL, false};
+const binary_def binary_maximum = {"maximum", RULE_PROMOTED, maximum_loops, NULL, NULL, false,
+                                   false};
 
 EW_BINARY_SAME(b, minimum, a && b)
 EW_TAGS_INT(EW_BINARY_SAME, minimum, b < a ? b : a)
 EW_TAGS_FLOAT(EW_BINARY_SAME, minimum, a != a ? a : b != b ? b : b < a ? b : a)
 ALL_TABLE(minimum);
-const binary_def binary_minimum = {"minimum", RULE_PROMOTED, minimum_loops, NULL, NULL, false};
+const binary_def binary_minimum = {"minimum", RULE_PROMOTED, minimum_loops, NULL, NULL, false,
+                                   false};

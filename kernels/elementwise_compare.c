@@ -9,7 +9,7 @@
     EW_TAGS_ALL(EW_BINARY_TO_BOOL, name, expr)                                              \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_TAGS_ALL(EW_LOOP_ENTRY, name)};                                                  \
-    const binary_def binary_##name = {#name, RULE_TO_BOOL, name##_loops, NULL, NULL, false};
+    const binary_def binary_##name = {#name, RULE_TO_BOOL, name##_loops, NULL, NULL, false, false};
 
 COMPARISON(eq, a == b)
 COMPARISON(ne, a != b)
@@ -21,7 +21,7 @@ COMPARISON(ge, a >= b)
 #define LOGICAL(name, expr)                                                                 \
     EW_BINARY_SAME(b, name, expr)                                                           \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {EW_LOOP_ENTRY(b, name)}; \
-    const binary_def binary_##name = {#name, RULE_LOGICAL, name##_loops, NULL, NULL, false};
+    const binary_def binary_##name = {#name, RULE_LOGICAL, name##_loops, NULL, NULL, false, false};
 
 LOGICAL(logical_and, a && b)
 LOGICAL(logical_or, a || b)
@@ -31,7 +31,7 @@ LOGICAL(logical_or, a || b)
     EW_TAGS_INT(EW_BINARY_SAME, name, int_expr)                                             \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_LOOP_ENTRY(b, name) EW_TAGS_INT(EW_LOOP_ENTRY, name)};                           \
-    const binary_def binary_##name = {#name, RULE_PROMOTED, name##_loops, NULL, NULL, false};
+    const binary_def binary_##name = {#name, RULE_PROMOTED, name##_loops, NULL, NULL, false, false};
 
 BITWISE(bitwise_and, a && b, (T)((U)a & (U)b))
 BITWISE(bitwise_or, a || b, (T)((U)a | (U)b))

@@ -145,6 +145,15 @@ static __attribute__((noinline)) bool tensor_has_zero(const pith_tensor *t)
     return geometry_run(&g, has_zero_loops[t->dtype], NULL) != 0;
 }
 
+/* Note [Reduced-precision ops with a scalar]
+ * PyTorch's CPU kernels of mul, div and floor_divide read a one-element `other` of a
+ * float16/bfloat16 op at float32 precision instead of rounding it to the half type first
+ * (their `original_scalar_value<opmath_t>` path): `half_zeros * tensor(65520, int32)` is 0,
+ * not 0 * inf = nan, and `x / 3.1` divides by 3.1, not by float16(3.1). binary_run_general
+ * does the same for the ops whose binary_def sets scalar_opmath: it runs the float32 loop
+ * (exact for the half inputs) and rounds each result once into the half output. Other ops
+ * (add, sub, remainder, pow, the comparisons) round the scalar first, as PyTorch's do. */
+
 /* Note [Binary fast path]
  * Most binary calls are functional, on CPU, with two contiguous inputs of one dtype and
  * one shape, small enough to run serially (a + b in a loop over small tensors). For them
@@ -232,6 +241,13 @@ binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *se
     elementwise_loop loop = def->loops[compute];
     if (!loop)
         return elementwise_not_implemented(op, compute);
+    /* See Note [Reduced-precision ops with a scalar]. */
+    pith_dtype loop_dtype = compute;
+    if (def->scalar_opmath && (compute == PITH_FLOAT16 || compute == PITH_BFLOAT16) &&
+        other->numel == 1 && other->dtype != compute) {
+        loop_dtype = PITH_FLOAT32;
+        loop = def->loops[loop_dtype];
+    }
     if (def->alpha_loops) {
         if (alpha_prepare(op, alpha, compute, &alpha_value, &alpha_is_one) != PITH_OK)
             return pith_last_status();
@@ -243,7 +259,7 @@ binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *se
         return pith_last_status();
     if (!meta) {
         pith_status status = PITH_OK;
-        pith_dtype in_dtypes[2] = {compute, compute};
+        pith_dtype in_dtypes[2] = {loop_dtype, loop_dtype};
         /* Scanned before anything is written, so a failing in-place op changes nothing. */
         if (def->integer_division && !dtype_is_floating(compute) && dst->numel > 0 &&
             tensor_has_zero(other))
@@ -252,7 +268,8 @@ binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *se
                                     "zero",
                                     op);
         if (status == PITH_OK)
-            status = elementwise_apply(dst, result, 2, in, in_dtypes, loop, &alpha_value, NULL);
+            status = elementwise_apply(dst, loop_dtype == compute ? result : loop_dtype, 2, in,
+                                       in_dtypes, loop, &alpha_value, NULL);
         if (status != PITH_OK) {
             if (mode == ELEMENTWISE_FUNCTIONAL)
                 pith_release(dst);

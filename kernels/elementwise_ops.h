@@ -43,6 +43,9 @@ typedef struct {
                          pith_dtype compute);
     /* Integer division: a zero divisor is an error (never SIGFPE). */
     bool integer_division;
+    /* A one-element `other` keeps float32 precision in float16/bfloat16 ops. See Note
+     * [Reduced-precision ops with a scalar] (elementwise_ops.c). */
+    bool scalar_opmath;
 } binary_def;
 
 #define PITH_DECLARE_UNARY_DEF_(n) extern const unary_def unary_##n;

@@ -232,6 +232,19 @@ def test_invert_of_bool_is_logical_not():
 
 # ---- binary: tensors, broadcasting, promotion --------------------------------------------
 
+# A float16/bfloat16 op with a one-element operand of another dtype (a 0-dim tensor, a
+# Python scalar): PyTorch's CPU kernels sometimes read that operand at float32 precision and
+# sometimes round it to the half type first, depending on the op, the operand's position and
+# dtype, and the output's size; pith rounds it, except for a one-element `other` of mul, div
+# and floor_divide (Note [Reduced-precision ops with a scalar], kernels/elementwise_ops.c;
+# docs/python.md). The generated comparisons leave this case to the fixed tests below.
+def half_scalar_mix(compute, operands):
+    """Whether `compute` is a half type and an operand (name, values) is one element of
+    another dtype."""
+    return compute in ("float16", "bfloat16") and any(
+        np.size(v) == 1 and n != compute for n, v in operands)
+
+
 @given(data=st.data())
 @examples(250)
 def test_binary_op_broadcasts_and_promotes_like_torch(data):
@@ -248,6 +261,7 @@ def test_binary_op_broadcasts_and_promotes_like_torch(data):
                  name_b, op)
     compute = result_type(a, name_a, b, name_b)
     assume(not (op in ("floor_divide", "remainder") and KIND[compute] < 2 and (b == 0).any()))
+    assume(not half_scalar_mix(compute, ((name_a, a), (name_b, b))))
     result = binary_result_dtype(op, compute, name_a, name_b)
     check_against(lambda: getattr(pith, op)(ta, tb), result,
                   lambda: numpy_binary(op, a, b, compute, result),
@@ -348,6 +362,8 @@ def test_python_scalars_promote_weakly(data):
     divisor = a if reflected else np.array(s)
     assume(not (op in ("floor_divide", "remainder") and KIND[compute] < 2
                 and (divisor == 0).any()))
+    assume(not half_scalar_mix(compute, ((name, a), ("float64" if isinstance(s, float)
+                                                     else "int64", s))))
     lhs, rhs = (scalar_kind(s), name) if reflected else (name, scalar_kind(s))
     result = binary_result_dtype(op, compute, lhs, rhs, not reflected)
     scalar_np = np.array(s).astype(np.float64 if isinstance(s, float) else np.int64)
@@ -431,6 +447,7 @@ def test_inplace_method_writes_into_self(data):
                            "b"), name_b, op)
     result, compute = inplace_expected(op, name_a, a, name_b, b)
     assume(not (op in ("floor_divide", "remainder") and KIND[compute] < 2 and (b == 0).any()))
+    assume(not half_scalar_mix(compute, ((name_a, a), (name_b, b))))
     use_operator = data.draw(st.booleans(), "operator form")
 
     def pith_fn():
@@ -613,14 +630,13 @@ def test_bool_tensor_to_a_bool_scalar_power_is_bool_like_torch():
     assert out.dtype is pith.bool and out.tolist() == [True, True]
 
 
-def test_python_float_compared_with_a_float16_tensor_is_not_rounded_to_float16_first():
-    # torch computes float16 ops with a Python scalar in float32 (opmath): 1.8549... is not
-    # the float16 value 1.8545 although it rounds to it.
-    x = pith.tensor([1.8549379110336304], dtype=pith.float16)
-    assert (x == 1.8549379110336304).tolist() == [False]
+def test_float16_division_by_a_python_float_is_not_rounded_to_float16_first():
+    # 1 / 65520: float16(65520) is inf, so rounding first would give 0.
+    out = pith.ones(3, dtype=pith.float16) / 65520.0
+    assert out.dtype is pith.float16 and out.tolist() == [1.52587890625e-05] * 3
     if torch is not None:
-        tx = torch.tensor([1.8549379110336304], dtype=torch.float16)
-        assert (tx == 1.8549379110336304).tolist() == [False]
+        ref = torch.ones(3, dtype=torch.float16) / 65520.0
+        assert ref.tolist() == out.tolist()
 
 
 def test_zero_dim_int_operand_of_a_float16_op_is_not_rounded_to_float16_first():
