@@ -75,10 +75,17 @@ def import_times(repeats):
     if torch is None:
         del modules["torch"]
     samples = {name: [] for name in modules}
+    # An installed package imports from cached bytecode (pip compiles it). With pith on
+    # PYTHONPATH, or PYTHONDONTWRITEBYTECODE set (this machine sets it), every run would
+    # compile the sources again, so the children may write their caches, and one untimed
+    # run per module writes them first.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for code in modules.values():
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
     for _ in range(repeats):
         for name, code in modules.items():
             start = timeit.default_timer()
-            subprocess.run([sys.executable, "-c", code], check=True)
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
             samples[name].append(timeit.default_timer() - start)
     return {name: statistics.median(s) for name, s in samples.items()}
 

@@ -7,21 +7,24 @@ with `...` between; rows wrap at `linewidth`; suffixes (size, dtype, device) fol
 same rules. Values are read with tolist() on views: a summarised tensor reads only its
 edge items, never the whole tensor (see Note [Reading only the edges]).
 """
-import contextlib
-import dataclasses
 import math
 import sys
 
 from . import _C
 
 
-@dataclasses.dataclass
 class _PrinterOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: object = None
+    """The print options. A plain class, not a dataclass: `dataclasses` (and the `inspect`
+    it imports) would double the time of `import pith` (docs/python.md)."""
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self, precision=4, threshold=1000, edgeitems=3, linewidth=80,
+                 sci_mode=None):
+        self.precision, self.threshold, self.edgeitems = precision, threshold, edgeitems
+        self.linewidth, self.sci_mode = linewidth, sci_mode
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 PRINT_OPTS = _PrinterOptions()
@@ -57,18 +60,24 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 def get_printoptions():
     """The current print options, as keyword arguments for set_printoptions."""
-    return dataclasses.asdict(PRINT_OPTS)
+    return PRINT_OPTS.as_dict()
 
 
-@contextlib.contextmanager
-def printoptions(**kwargs):
-    """Temporarily change the print options (the arguments of set_printoptions)."""
-    old = get_printoptions()
-    set_printoptions(**kwargs)
-    try:
-        yield
-    finally:
-        set_printoptions(**old)
+class printoptions:
+    """Temporarily change the print options (the arguments of set_printoptions):
+    `with printoptions(precision=2): ...`."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+        self._old = None
+
+    def __enter__(self):
+        self._old = get_printoptions()
+        set_printoptions(**self._kwargs)
+
+    def __exit__(self, *exc):
+        set_printoptions(**self._old)
+        return False
 
 
 class _Formatter:
