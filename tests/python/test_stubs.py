@@ -15,7 +15,10 @@ import pith
 import pith.nn
 
 PACKAGE = os.path.dirname(os.path.realpath(pith.__file__))
-REPO = os.path.dirname(os.path.dirname(PACKAGE))
+# The checkout these tests belong to (tests/python/ -> the repository), which holds the
+# generator and the source stubs whether pith is installed or on PYTHONPATH.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+SOURCE_PACKAGE = os.path.join(REPO, "python_bindings", "pith")
 
 # Dunders of pith.Tensor that are not part of its typed API.
 NOT_API_DUNDERS = {"__dict__", "__doc__", "__module__", "__new__", "__init__", "__repr__",
@@ -140,8 +143,6 @@ def test_every_public_method_of_nn_classes_is_declared(name):
 
 def load_generator():
     path = os.path.join(REPO, "scripts", "gen_stubs.py")
-    if not os.path.exists(path):
-        pytest.skip("scripts/gen_stubs.py is not beside this package")
     spec = importlib.util.spec_from_file_location("gen_stubs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -151,8 +152,9 @@ def load_generator():
 def test_generated_stubs_are_up_to_date():
     generated = load_generator().generate(pith)
     for name, text in generated.items():
-        with open(os.path.join(PACKAGE, name)) as f:
-            assert f.read() == text, f"{name} is stale: run scripts/gen_stubs.py"
+        for package in {PACKAGE, SOURCE_PACKAGE}:  # the source, and what was installed
+            with open(os.path.join(package, name)) as f:
+                assert f.read() == text, f"{package}/{name} is stale: run scripts/gen_stubs.py"
 
 
 # ---- mypy --------------------------------------------------------------------------------
@@ -217,8 +219,12 @@ e = pith.nn.Linear("3", 4)
 def run_mypy(tmp_path, source):
     pytest.importorskip("mypy")
     (tmp_path / "usage.py").write_text(textwrap.dedent(source))
-    env = dict(os.environ, MYPYPATH=os.path.dirname(PACKAGE))
+    env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    # An installed pith (site-packages, with py.typed) is found by mypy itself, which refuses
+    # site-packages in MYPYPATH; a development layout on PYTHONPATH is given explicitly.
+    if "site-packages" not in PACKAGE:
+        env["MYPYPATH"] = os.path.dirname(PACKAGE)
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--show-error-codes",
          "--cache-dir", str(tmp_path / "cache"), "usage.py"],
