@@ -271,7 +271,8 @@ static int module_exec(PyObject *module)
         tensor_type_init(module, st) < 0 || PyModule_AddFunctions(module, ops_module_methods) < 0 ||
         PyModule_AddFunctions(module, methods_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
-        PyModule_AddFunctions(module, testing_module_methods) < 0)
+        PyModule_AddFunctions(module, testing_module_methods) < 0 ||
+        PyModule_AddFunctions(module, pydispatch_module_methods) < 0)
         return -1;
     return 0;
 }

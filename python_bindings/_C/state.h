@@ -163,6 +163,19 @@ pith_tensor *interop_tensor_from(pith_module_state *st, PyObject *data, int shar
 /* interop.c: the dtype of a NumPy scalar (np.generic) into *out: 1 when `obj` is one, 0 when
  * it is not (or NumPy is not loaded), -1 with a Python error for an unsupported dtype. */
 int numpy_scalar_dtype(PyObject *obj, pith_dtype *out);
+/* python_dispatch.c: what the interpreter table's entries do once they are inside this
+ * interpreter (interp.c enters it: the right thread state, holding its GIL, counted in
+ * flight). Each returns PITH_OK or a status with the C error set (a Python exception raised
+ * on the way is turned into that error). See ARCHITECTURE.md "The interpreter table". */
+pith_status pydispatch_dispatch(const pith_op *op, pith_stack *stack);
+pith_status pydispatch_detach(const pith_tensor *self, pith_tensor **out);
+pith_status pydispatch_is_contiguous(const pith_tensor *self, bool *out);
+pith_status pydispatch_device(const pith_tensor *self, pith_device *out);
+pith_status pydispatch_sizes(const pith_tensor *self, int *ndim, int64_t *sizes);
+pith_status pydispatch_strides(const pith_tensor *self, int *ndim, int64_t *strides);
+extern PyMethodDef pydispatch_tensor_methods[]; /* _make_wrapper_subclass, ... */
+extern PyMethodDef pydispatch_module_methods[];
+
 /* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs);
 

@@ -364,6 +364,7 @@ int tensor_type_init(PyObject *module, pith_module_state *st)
     st->tensor_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
     if (!st->tensor_type || type_add_methods(st->tensor_type, methods_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
+        type_add_methods(st->tensor_type, pydispatch_tensor_methods) < 0 ||
         PyModule_AddType(module, st->tensor_type) < 0)
         return -1;
     return 0;
