@@ -214,3 +214,10 @@ void pith_tensor_set_wrapped_number(pith_tensor *t, bool on)
     else
         t->flags &= ~(uint32_t)PITH_TENSOR_WRAPPED_NUMBER;
 }
+
+bool pith_tensor_is_wrapped_number(const pith_tensor *t)
+{
+    if (!slot_tensor_ok(t, "pith_tensor_is_wrapped_number"))
+        return false;
+    return (t->flags & PITH_TENSOR_WRAPPED_NUMBER) != 0;
+}

@@ -79,6 +79,31 @@ pith_storage *storage_from_blob(void *data, size_t nbytes, void (*deleter)(void 
     return s;
 }
 
+/* See Note [Interpreter disarm] (interpreter.c): the bytes of storage whose owner is set
+ * belong to a Python object of that interpreter, so storage_free runs the deleter only
+ * through it, and pith.share copies such storage instead of aliasing it. */
+pith_status pith_storage_set_owner(pith_tensor *t, const pith_interpreter *owner)
+{
+    if (!t)
+        return pith_set_error(PITH_ERR_VALUE, "pith_storage_set_owner: tensor is NULL");
+    pith_storage *s = t->storage;
+    if (owner && (s->deleter == NULL || s->deleter == deleter_none))
+        return pith_set_error(PITH_ERR_VALUE,
+                              "pith_storage_set_owner: only storage with a deleter "
+                              "(pith_from_blob) can belong to an interpreter");
+    s->owner = owner;
+    return PITH_OK;
+}
+
+const pith_interpreter *pith_storage_owner(const pith_tensor *t)
+{
+    if (!t) {
+        pith_set_error(PITH_ERR_VALUE, "pith_storage_owner: tensor is NULL");
+        return NULL;
+    }
+    return t->storage->owner;
+}
+
 void storage_retain(pith_storage *s)
 {
     atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);

@@ -8,10 +8,12 @@
 #   3. ASan+UBSan build in build-asan/: the whole GoogleTest suite, leak detection on
 #   4. TSan build in build-tsan/: the concurrency tests (ctest -R Concurrency)
 #   5. pytest on tests/python (when it holds tests), in .venv
-#   6. the embedding programs (tests/embed/run.sh, when it exists)
+#   6. the embedding programs (tests/embed/run.sh, when it exists), and under ASan unless
+#      PITH_TEST_SKIP_SANITIZERS=1
 #
 # Stops at the first failure. Environment: PITH_JOBS (build jobs, default 2),
-# PITH_TEST_SKIP_SANITIZERS=1 to skip steps 3-4 for a quick local run (CI never sets it),
+# PITH_TEST_SKIP_SANITIZERS=1 to skip the sanitizer runs (steps 3-4 and the ASan run of step
+# 6) for a quick local run (CI never sets it),
 # PITH_TEST_NO_TORCH=1 to run pytest without PyTorch, the optional oracle.
 set -euo pipefail
 
@@ -170,9 +172,15 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------
+# tests/embed/run.sh builds the programs against the package installed in .venv above, runs
+# them with ctest, then (unless PITH_TEST_SKIP_SANITIZERS=1) again against an ASan+UBSan
+# build of libpith and pith._C in build-embed-asan/.
 step "embedding programs (tests/embed)"
 if [ -f tests/embed/run.sh ]; then
-    bash tests/embed/run.sh "$repo_root/build"
+    bash tests/embed/run.sh "$repo_root/build" 2>&1 | tee build/embed.log
+    count=$(sed -n -E 's/.*tests passed.* out of ([0-9]+).*/\1/p' build/embed.log |
+            awk '{ n += $1 } END { print n + 0 }')
+    total_passed=$((total_passed + count))
 else
     echo "no embedding programs yet (tests/embed/run.sh does not exist)"
 fi

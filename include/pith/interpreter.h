@@ -80,6 +80,13 @@ PITH_API void pith_slot_set_owns(pith_tensor *t, bool owns);
 PITH_API void pith_slot_clear(pith_tensor *t);
 /* Current strong C reference count (for the preservation logic in the bindings). */
 PITH_API int64_t pith_tensor_refcount(const pith_tensor *t);
+/* Storage whose bytes a Python object owns (the bindings' NumPy, buffer and DLPack imports)
+ * belongs to that object's interpreter: its deleter runs only while that interpreter is
+ * armed (it leaks after disarm), and pith.share copies it instead of aliasing it. Set it
+ * right after pith_from_blob, before the tensor is shared; only storage with a deleter can
+ * have an owner (else PITH_ERR_VALUE). pith_storage_owner is NULL for storage C owns. */
+PITH_API pith_status pith_storage_set_owner(pith_tensor *t, const pith_interpreter *owner);
+PITH_API const pith_interpreter *pith_storage_owner(const pith_tensor *t);
 /* Dispatch keys and flags that the bindings set on wrapper subclasses. */
 PITH_API void pith_tensor_set_python_key(pith_tensor *t, bool on);
 PITH_API bool pith_tensor_has_python_key(const pith_tensor *t);
@@ -90,6 +97,8 @@ PITH_API bool pith_tensor_has_python_key(const pith_tensor *t);
 PITH_API void pith_tensor_set_policy(pith_tensor *t, unsigned policy);
 /* Marks a 0-dim tensor as a wrapped Python number, which promotes weakly. */
 PITH_API void pith_tensor_set_wrapped_number(pith_tensor *t, bool on);
+/* Whether `t` is a wrapped Python number (__pith_dispatch__ hands it to Python as one). */
+PITH_API bool pith_tensor_is_wrapped_number(const pith_tensor *t);
 
 #ifdef __cplusplus
 }

@@ -5,57 +5,49 @@
  * only by numpy() and __array__. */
 #include "interop.h"
 
-#if PY_VERSION_HEX >= 0x030D0000
-#define thread_state_unchecked() PyThreadState_GetUnchecked()
-#else
-#define thread_state_unchecked() _PyThreadState_UncheckedGet()
-#endif
-
 /* ---- imported memory ---- */
 
 /* Note [Imported memory]
  * pith wraps memory that a Python object owns (the Py_buffer of a NumPy array, bytearray or
  * memoryview; a DLPack managed tensor) with pith_from_blob, without copying. The storage's
  * ctx is an imported_owner: the resource that keeps the memory alive (a Py_buffer holds its
- * exporter, so a bytearray or ndarray cannot be resized under pith either) and the
- * interpreter that resource belongs to. owner_release, the storage deleter, is the one place
- * that drops it, and it runs wherever the last C reference to the storage dies.
- *  - Today that is a thread holding this interpreter's GIL: a wrapper's dealloc, an op's
- *    temporary, a DLPack consumer that Python code drives.
- *  - But a C holder can drop the last reference anywhere: a DLPack consumer may call our
- *    deleter from its own thread, and foreign threads come with issue 4. Dropping a Python
- *    reference there would corrupt the interpreter, and taking its GIL with PyGILState_*
- *    is wrong under sub-interpreters.
- * So owner_release drops the resource only when the current thread state belongs to the
- * owner's interpreter and holds its GIL (same PyInterpreterState and same ID: CPython reuses
- * the pointers of dead interpreters, not their IDs). Otherwise it leaks the resource, which
- * is never a crash. Issue 4 routes those drops through the interpreter table (`interp`)
- * instead. On 3.11, _PyThreadState_UncheckedGet answers with the thread state that holds the
- * GIL, whichever OS thread that is, so its thread_id is compared with ours as well. */
+ * exporter, so a bytearray or ndarray cannot be resized under pith either), how to drop it,
+ * and the interpreter it belongs to. owner_release, the storage deleter, runs wherever the
+ * last C reference to the storage dies: a wrapper's dealloc, an op's temporary, a DLPack
+ * consumer's deleter on its own thread, a C holder on any thread, after the interpreter died.
+ * Dropping a Python reference there directly would corrupt the interpreter, and taking its
+ * GIL with PyGILState_* is wrong under sub-interpreters. So the resource is held by a
+ * capsule (`holder`, made under the GIL when the memory is wrapped) whose destructor drops
+ * it, and owner_release drops the holder through the interpreter table's decref entry: from
+ * any thread it takes the owning interpreter's thread state and GIL (See Note [Entering an
+ * interpreter from C], interp.c), and once the interpreter is shutting down or finalised it
+ * leaks the holder, the resource and the owner instead, which is never a crash. The storage
+ * also records the interpreter as its owner (pith_storage_set_owner): core runs the deleter
+ * only while the table is armed, and pith.share copies such memory instead of aliasing it. */
+#define IMPORTED_HOLDER_NAME "pith._C.imported"
+
 typedef struct {
-    PyInterpreterState *interp_state;
-    int64_t interp_id;
-    pith_interpreter *interp; /* for issue 4's routing */
+    pith_interpreter *interp;
+    PyObject *holder; /* a capsule of this owner; its destructor drops the resource */
     void (*drop)(void *resource);
     void *resource;
 } imported_owner;
 
-static bool owner_on_its_thread(const imported_owner *owner)
+static void imported_holder_destroy(PyObject *holder)
 {
-    PyThreadState *ts = thread_state_unchecked();
-    if (!ts || ts->thread_id != PyThread_get_thread_ident())
-        return false;
-    PyInterpreterState *is = PyThreadState_GetInterpreter(ts);
-    return is == owner->interp_state && PyInterpreterState_GetID(is) == owner->interp_id;
+    imported_owner *owner = PyCapsule_GetPointer(holder, IMPORTED_HOLDER_NAME);
+    if (!owner) {
+        PyErr_Clear();
+        return;
+    }
+    owner->drop(owner->resource);
+    free(owner);
 }
 
 static void owner_release(void *data, void *ctx)
 {
     imported_owner *owner = ctx;
-    if (owner_on_its_thread(owner))
-        owner->drop(owner->resource);
-    /* else the resource leaks: See Note [Imported memory]. */
-    free(owner);
+    pith_interpreter_vtable_of(owner->interp)->decref(owner->interp, owner->holder);
 }
 
 pith_tensor *imported_wrap(pith_module_state *st, void *data, int ndim, const int64_t *sizes,
@@ -67,13 +59,22 @@ pith_tensor *imported_wrap(pith_module_state *st, void *data, int ndim, const in
         PyErr_NoMemory();
         return NULL;
     }
-    PyInterpreterState *is = PyInterpreterState_Get();
-    *owner = (imported_owner){is, PyInterpreterState_GetID(is), st->interp, drop, resource};
+    *owner = (imported_owner){st->interp, NULL, drop, resource};
+    owner->holder = PyCapsule_New(owner, IMPORTED_HOLDER_NAME, NULL); /* no destructor yet */
+    if (!owner->holder) {
+        free(owner);
+        return NULL;
+    }
     pith_tensor *t = pith_from_blob(data, ndim, sizes, strides, dtype, owner_release, owner);
     if (!t) {
-        free(owner); /* from_blob did not run the deleter: the caller keeps `resource` */
+        /* from_blob did not run the deleter: the caller keeps `resource` */
+        Py_DECREF(owner->holder);
+        free(owner);
         error_raise(st);
+        return NULL;
     }
+    PyCapsule_SetDestructor(owner->holder, imported_holder_destroy);
+    pith_storage_set_owner(t, st->interp); /* fails only for storage without a deleter */
     return t;
 }
 

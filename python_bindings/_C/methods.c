@@ -654,44 +654,6 @@ static PyObject *impl_to(pith_module_state *st, PyObject *self, PyObject *const 
 FORALL_CONVERSIONS_(IMPL_CONVERSION_)
 #undef IMPL_CONVERSION_
 
-/* ---- subclasses ---- */
-
-/* Tensor._make_subclass(cls, data, require_grad=False): an instance of `cls` (a subclass of
- * pith.Tensor) over data's storage, as PyTorch's; nn.Parameter is built with it. A new
- * pith_tensor (pith_alias) is needed because a tensor has one wrapper per interpreter (See
- * Note [Tensor wrapper]). Autograd does not exist yet, so require_grad is accepted and
- * recorded nowhere: Parameter passes True by default (docs/python.md). */
-static PyObject *tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"cls", "data", "require_grad", NULL};
-    PyObject *cls, *data;
-    int require_grad = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p:_make_subclass", kwlist, &cls, &data,
-                                     &require_grad))
-        return NULL;
-    pith_module_state *st = PyType_Check(cls) ? state_of_type((PyTypeObject *)cls) : NULL;
-    if (!st) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError,
-                     "_make_subclass(): cls must be a subclass of pith.Tensor, not %.200s",
-                     PyType_Check(cls) ? ((PyTypeObject *)cls)->tp_name : Py_TYPE(cls)->tp_name);
-        return NULL;
-    }
-    if (!PyType_IsSubtype((PyTypeObject *)cls, st->tensor_type)) {
-        PyErr_Format(PyExc_TypeError,
-                     "_make_subclass(): cls must be a subclass of pith.Tensor, not %.200s",
-                     ((PyTypeObject *)cls)->tp_name);
-        return NULL;
-    }
-    if (!tensor_check(st, data)) {
-        PyErr_Format(PyExc_TypeError, "_make_subclass(): data must be a pith.Tensor, not %.200s",
-                     Py_TYPE(data)->tp_name);
-        return NULL;
-    }
-    pith_tensor *t = pith_alias(tensor_of(data));
-    return tensor_wrap_as(st, t, (PyTypeObject *)cls);
-}
-
 /* ---- the generic path ---- */
 
 /* Calls the generic implementation registered for `name`: fn(self, *args, **kwargs). */
@@ -840,9 +802,6 @@ static PyObject *module_fast_names(PyObject *module, PyObject *unused)
 
 PyMethodDef methods_tensor_methods[] = {
     FORALL_FAST_(METHOD_ENTRY_) FORALL_METHODS_ONLY_(METHOD_ENTRY_)
-    {"_make_subclass", (PyCFunction)(void (*)(void))tensor_make_subclass,
-     METH_STATIC | METH_VARARGS | METH_KEYWORDS,
-     "_make_subclass(cls, data, require_grad=False): an instance of cls over data's storage."},
     {NULL},
 };
 

@@ -30,14 +30,35 @@ typedef struct {
     pith_interpreter *interp;    /* this interpreter's table; never freed */
     pith_dtype default_dtype;
     PyObject *generic; /* name -> the generic implementation; See Note [Method fast paths] */
+    /* __pith_dispatch__ (python_dispatch.c), set by pith.utils at import through
+     * _C._pydispatch_setup; module_traverse/module_clear visit them with pydispatch_traverse
+     * and pydispatch_clear. */
+    struct {
+        PyObject *specs;      /* op address (int) -> spec; See Note [Arguments of a boxed call] */
+        PyObject *spec_fn;    /* pith.utils._dispatch_spec */
+        PyObject *factory_fn; /* pith.utils._mode_factory */
+        PyObject *no_default; /* the "no default" marker of pith._ops */
+        PyObject *name;       /* "__pith_dispatch__" */
+        PyObject *modes_key;  /* the mode stack's key in the thread state dict */
+        PyObject *error_key;  /* the kept exception's key; Note [Handler exceptions cross C] */
+    } dispatch;
 } pith_module_state;
 
 typedef struct {
     PyObject_HEAD
-    pith_tensor *t; /* one strong C reference; see Note [Tensor wrapper] (tensor.c) */
+    /* One strong C reference, borrowed while C owns the wrapper; See Note [Tensor wrapper]
+     * and Note [PyObject preservation in the bindings] (tensor.c). */
+    pith_tensor *t;
     PyObject *dict;
     PyObject *weakreflist;
+    unsigned flags; /* TENSOR_* below, under this interpreter's GIL (tensor.c, stash.c) */
+    unsigned wrapper; /* WRAPPER_* bits of a wrapper subclass instance (python_subclass.c) */
 } pith_tensor_object;
+
+enum {
+    TENSOR_C_OWNS = 1u << 0,  /* C owns this wrapper, and `t` is borrowed */
+    TENSOR_STASHED = 1u << 1, /* _stash handed out `t`: See Note [Stash handles] (stash.c) */
+};
 
 typedef struct {
     PyObject_HEAD
@@ -75,6 +96,11 @@ PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t);
 /* The same, making the wrapper (when there is none yet) an instance of `type`, a subtype
  * of pith.Tensor. */
 PyObject *tensor_wrap_as(pith_module_state *st, pith_tensor *t, PyTypeObject *type);
+/* What the interpreter table's decref entry does once inside this interpreter (the right
+ * thread state, holding its GIL): drops the reference C owned on `obj`, a wrapper or any
+ * other object, and first rescues a wrapper that Python reached meanwhile (See Note
+ * [PyObject preservation in the bindings]). */
+void tensor_decref_from_c(PyObject *obj);
 static inline int tensor_check(pith_module_state *st, PyObject *obj)
 {
     return PyObject_TypeCheck(obj, st->tensor_type);
@@ -132,6 +158,12 @@ PyObject *tensor_item(pith_tensor *t);
 /* Parses `*size` or one sequence of ints; returns ndim or -1 with an exception set. */
 int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn);
 
+/* stash.c: _stash, _unstash and share (added to the module by tensor_type_init), and the
+ * end of a tensor's handles, called when its wrapper sees that C holds no more
+ * references to it. See Note [Stash handles]. */
+extern PyMethodDef stash_module_methods[];
+void stash_forget(const pith_tensor *t);
+
 /* ops.c */
 extern PyMethodDef ops_module_methods[];
 
@@ -175,6 +207,23 @@ pith_status pydispatch_sizes(const pith_tensor *self, int *ndim, int64_t *sizes)
 pith_status pydispatch_strides(const pith_tensor *self, int *ndim, int64_t *strides);
 extern PyMethodDef pydispatch_tensor_methods[]; /* _make_wrapper_subclass, ... */
 extern PyMethodDef pydispatch_module_methods[];
+int pydispatch_traverse(pith_module_state *st, visitproc visit, void *arg);
+void pydispatch_clear(pith_module_state *st);
+/* Whether a dispatch mode is in effect on this thread (a few instructions). */
+bool pydispatch_mode_active(void);
+/* Whether an op on `t` may run Python code (t has the Python key, or a mode is in effect):
+ * then the bindings keep the GIL around the call, since the handler must run on this very
+ * thread state, where the mode stack and the caller's exception live. NULL `t` asks about
+ * modes only. See Note [Dispatch modes live in the thread state]. */
+bool pydispatch_python_reachable(const pith_tensor *t);
+/* A factory (zeros, ones, empty, full, arange, rand, randn) called through its operator,
+ * so that the dispatch modes see it; call it when pydispatch_mode_active(). */
+PyObject *pydispatch_factory(PyObject *module, const char *name, PyObject *args,
+                             PyObject *kwargs);
+/* If the C error about to be raised came from a Python exception in a handler or a Python
+ * kernel, raises that exception again and returns 1; else 0. errors.c's error_raise calls
+ * it first. See Note [Handler exceptions cross C]. */
+int pydispatch_restore_error(void);
 
 /* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs);

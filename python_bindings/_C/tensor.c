@@ -1,6 +1,7 @@
-/* tensor.c — pith.Tensor: the wrapper of a pith_tensor, its lifetime (wrap, dealloc, GC)
- * and its metadata methods. Operators are in tensor_number.c, indexing in indexing.c,
- * conversions in convert.c. */
+/* tensor.c — pith.Tensor: the wrapper of a pith_tensor, its lifetime (wrap, preservation,
+ * GC, dealloc), the metaclass that gives every subclass that lifetime, and the metadata
+ * methods. Operators are in tensor_number.c, indexing in indexing.c, conversions in
+ * convert.c, stash handles and pith.share in stash.c. */
 #include "state.h"
 
 #include <structmember.h>
@@ -12,16 +13,73 @@
  *  - it checks the interpreter tag first, so a tensor of another interpreter raises
  *    pith.InterpreterError and never gets a second wrapper;
  *  - if the slot already names a wrapper, that object is returned: wrapping the same
- *    tensor twice in one interpreter gives the same object (`x.add_(1) is x`);
+ *    tensor twice in one interpreter gives the same object (`x.add_(1) is x`), and a
+ *    wrapper that C owned passes back to Python;
  *  - otherwise it claims the tag, makes the wrapper and records it in the slot.
- * Dealloc clears the slot and releases the C reference. A later wrap of a tensor that C
- * still holds makes a new wrapper; keeping the old one alive instead is "flip on dealloc"
- * (See Note [PyObject preservation], core/pyobj_slot.c), which plugs in at the two places
- * marked "preservation" below: the resurrecting branch at the top of tensor_dealloc, and
- * the C-owned branch of tensor_wrap (already correct for a wrapper that C owns). For the
- * subclass case, dealloc reaches Python-defined subclasses through subtype_dealloc, which
- * calls this dealloc as the base's; the resurrection needs the metaclass of
- * ARCHITECTURE.md so that it runs before subtype_dealloc clears __dict__ and weakrefs. */
+ * A wrapper outlives its last Python reference while C holds the tensor: See Note
+ * [PyObject preservation in the bindings]. */
+
+/* Note [PyObject preservation in the bindings]
+ * The wrapper's half of Note [PyObject preservation] (core/pyobj_slot.c), "flip on
+ * dealloc". The wrapper has two states, and TENSOR_C_OWNS in its flags says which:
+ *  - Python owns it (flag clear): `t` is a strong reference and the slot is (self, owns
+ *    clear). This is every wrapper that Python code can reach in the normal course.
+ *  - C owns it (flag set): the wrapper's Python refcount is C's one reference, `t` is
+ *    borrowed and the slot is (self, owns set).
+ * The flips:
+ *  - tensor_dealloc of a Python-owned wrapper first reads pith_tensor_refcount(t): above 1,
+ *    C holds the tensor too, so the wrapper is resurrected instead of freed (refcount 1,
+ *    still tracked by the GC), marked C-owned (flag, then owns bit), and its own C
+ *    reference is released. Nothing is cleared: id, type, __dict__, __slots__ and weakrefs
+ *    stay, and no __del__ runs, because the object did not die. Our release may be the last
+ *    one when another thread released meanwhile: core then calls decref on us at once,
+ *    which is the next case. A refcount of 1 (the plain tensor) is the fast path: one
+ *    refcount read on top of the dealloc.
+ *  - tensor_wrap_as of a C-owned tensor flips back: the caller's stolen C reference becomes
+ *    the wrapper's strong one and C's Python reference passes to the caller.
+ *  - C's last pith_release of a C-owned tensor clears the slot and calls the table's decref
+ *    entry, which calls tensor_decref_from_c inside this interpreter. There `t` is at C
+ *    refcount 0 and pith_release frees it as soon as decref returns, so the dealloc
+ *    (tensor_forget_dying) lets go of `t` before any Python code can run: the wrapper must
+ *    not retain and release it (a release from 1 to 0 inside decref would free it under
+ *    pith_release's feet). A type with a finalizer (__del__) still needs a tensor for its
+ *    __del__: it gets a fresh alias over the same storage, claimed for this interpreter;
+ *    only the identity of the C tensor differs, and only inside that __del__.
+ *  - Python may reach a C-owned wrapper without wrapping (a weakref, gc.get_objects()).
+ *    If it still holds it when C lets go, tensor_decref_from_c sees a Python refcount
+ *    above 1 and rescues the tensor instead: the wrapper retains `t` (0 -> 1, which
+ *    pith_release sees and then does not free it) and is Python-owned again.
+ * Garbage collection: while C holds the tensor (the flag, or a refcount above 1),
+ * tensor_traverse visits nothing and tensor_clear clears nothing. C's references are
+ * invisible to the collector, so they act as roots: everything the wrapper refers to is
+ * reachable, and a cycle through __dict__ (t.self = t) is never found unreachable, so its
+ * weakrefs are never cleared, no finalizer runs and no __dict__ is emptied (PyTorch's bugs
+ * #75932, #136358 and #145253). When C lets go, the next collection sees the cycle.
+ * Subclasses: See Note [Tensor metaclass]. */
+
+/* Note [Tensor metaclass]
+ * CPython gives every class statement's type subtype_dealloc, subtype_traverse and
+ * subtype_clear. subtype_dealloc runs __del__ and clears __slots__ before it reaches the
+ * base's dealloc, and subtype_clear clears __slots__ before the base's tp_clear: both too
+ * early for Note [PyObject preservation in the bindings]. And it cannot simply be wrapped:
+ * subtype_dealloc finds "the base" as the nearest type whose tp_dealloc is not
+ * subtype_dealloc, which would be the subclass itself once we replace its slot. So every
+ * subclass gets our three slots instead, tensor_dealloc / tensor_traverse / tensor_clear,
+ * the same functions as pith.Tensor's (so __class__ assignment between pith.Tensor and a
+ * subclass of the same layout still passes CPython's layout check), and they do
+ * subtype_dealloc's remaining work themselves: __del__, weakrefs, __slots__ (the members of
+ * the Python classes between the type and pith.Tensor), the trashcan.
+ * A metaclass is the one hook that sees every subclass being made: pith.Tensor's type is
+ * pith._C._TensorMeta, a heap subclass of `type` whose tp_new calls type.__new__ and then
+ * replaces the three slots (type.__new__ of another metaclass refuses to bypass it: "not
+ * safe"). Python 3.11 has no PyType_FromMetaclass (3.12), and 3.12's refuses a metaclass
+ * with its own tp_new, so pith.Tensor is made from its spec by PyType_FromModuleAndSpec
+ * and then given the metaclass with Py_SET_TYPE: the metaclass adds no fields, so the type
+ * object's layout is the same. Its instances (pith.Tensor and every subclass) hold a
+ * reference to it, which its tp_traverse visits and its tp_dealloc drops, as
+ * subtype_traverse and subtype_dealloc do for a metaclass defined in Python. */
+
+static void tensor_dealloc(PyObject *obj);
 
 pith_module_state *state_of_type(PyTypeObject *type)
 {
@@ -45,8 +103,9 @@ PyObject *tensor_wrap_as(pith_module_state *st, pith_tensor *t, PyTypeObject *ty
     bool owns = false;
     PyObject *obj = pith_slot_get(t, &owns);
     if (obj && owns) {
-        /* preservation: C owned the wrapper; its reference passes to the caller and the
-         * stolen C reference becomes the wrapper's strong one. */
+        /* C owned the wrapper: its reference passes to the caller and the stolen C
+         * reference becomes the wrapper's strong one. */
+        ((pith_tensor_object *)obj)->flags &= ~TENSOR_C_OWNS;
         pith_slot_set_owns(t, false);
         return obj;
     }
@@ -68,35 +127,286 @@ PyObject *tensor_wrap_as(pith_module_state *st, pith_tensor *t, PyTypeObject *ty
     return (PyObject *)self;
 }
 
-static int tensor_traverse(PyObject *self, visitproc visit, void *arg)
+/* ---- preservation and garbage collection ---- */
+
+/* Whether C holds the tensor besides this wrapper; then the collector must not see through
+ * it. See Note [PyObject preservation in the bindings]. */
+static bool tensor_held_by_c(const pith_tensor_object *self)
 {
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(((pith_tensor_object *)self)->dict);
+    return (self->flags & TENSOR_C_OWNS) || (self->t && pith_tensor_refcount(self->t) > 1);
+}
+
+/* Visits (or clears, when `visit` is NULL) the __slots__ of the Python subclasses between
+ * obj's type and pith.Tensor, whose own base is object: CPython's traverse_slots and
+ * clear_slots. A heap type made by type.__new__ keeps its Py_SIZE members in tp_members. */
+static int tensor_slots_visit(PyObject *obj, visitproc visit, void *arg)
+{
+    for (PyTypeObject *type = Py_TYPE(obj); type->tp_base != &PyBaseObject_Type;
+         type = type->tp_base) {
+        PyMemberDef *member = type->tp_members;
+        for (Py_ssize_t i = 0; member && i < Py_SIZE(type); i++, member++) {
+            if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+                continue;
+            PyObject **field = (PyObject **)((char *)obj + member->offset);
+            if (!visit) {
+                Py_CLEAR(*field);
+                continue;
+            }
+            Py_VISIT(*field);
+        }
+    }
     return 0;
 }
 
-static int tensor_clear(PyObject *self)
+static int tensor_traverse(PyObject *obj, visitproc visit, void *arg)
 {
-    Py_CLEAR(((pith_tensor_object *)self)->dict);
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    if (tensor_held_by_c(self))
+        return 0; /* C's references are roots: Note [PyObject preservation in the bindings] */
+    Py_VISIT(Py_TYPE(obj));
+    Py_VISIT(self->dict);
+    return tensor_slots_visit(obj, visit, arg);
+}
+
+static void tensor_clear_state(PyObject *obj)
+{
+    if (Py_TYPE(obj)->tp_base != &PyBaseObject_Type)
+        tensor_slots_visit(obj, NULL, NULL); /* a subclass */
+    Py_CLEAR(((pith_tensor_object *)obj)->dict);
+}
+
+static int tensor_clear(PyObject *obj)
+{
+    if (!tensor_held_by_c((pith_tensor_object *)obj))
+        tensor_clear_state(obj);
     return 0;
+}
+
+/* The dealloc of a wrapper whose tensor C still holds: resurrect it, owned by C. `obj` may
+ * be freed when this returns (our release was the last). */
+static void tensor_preserve(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    pith_tensor *t = self->t;
+    Py_INCREF(obj); /* from 0: C's reference, as CPython resurrects in its finalizers */
+    if (!PyObject_GC_IsTracked(obj))
+        PyObject_GC_Track(obj);
+    self->flags |= TENSOR_C_OWNS;
+    pith_slot_set_owns(t, true);
+    pith_release(t);
+}
+
+/* C dropped its last reference to a tensor whose wrapper it owned: let go of the tensor,
+ * which pith_release frees once the decref that got us here returns; a type with __del__
+ * gets an alias to run it on. See Note [PyObject preservation in the bindings]. */
+static void tensor_forget_dying(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    pith_tensor *t = self->t;
+    unsigned flags = self->flags;
+    self->t = NULL;
+    self->flags = 0;
+    if (!t)
+        return;
+    if (flags & TENSOR_STASHED)
+        stash_forget(t);
+    if (!Py_TYPE(obj)->tp_finalize)
+        return;
+    /* On failure __del__ does not run: it would have no tensor. */
+    pith_module_state *st = state_of_type(Py_TYPE(obj));
+    if (!st) {
+        PyErr_Clear();
+        return;
+    }
+    pith_tensor *alias = pith_alias(t);
+    if (!alias || pith_slot_claim(alias, st->interp) != PITH_OK) {
+        pith_release(alias);
+        return;
+    }
+    pith_tensor_set_python_key(alias, pith_tensor_has_python_key(t));
+    pith_slot_set(alias, obj, false);
+    self->t = alias;
+}
+
+void tensor_decref_from_c(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    if (Py_TYPE(obj)->tp_dealloc == tensor_dealloc && Py_REFCNT(obj) > 1 &&
+        (self->flags & TENSOR_C_OWNS) && self->t) {
+        /* Python reached the wrapper while C owned it, and still holds it: rescue. */
+        if (self->flags & TENSOR_STASHED)
+            stash_forget(self->t);
+        self->flags = 0;
+        pith_retain(self->t);
+        pith_slot_set(self->t, obj, false);
+    }
+    Py_DECREF(obj);
+}
+
+/* ---- dealloc ---- */
+
+/* The end of every wrapper: nothing of it survives. Called untracked. */
+static void tensor_free(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    PyTypeObject *type = Py_TYPE(obj);
+    if (self->weakreflist)
+        PyObject_ClearWeakRefs(obj);
+    if (type->tp_base != &PyBaseObject_Type)
+        tensor_slots_visit(obj, NULL, NULL); /* a subclass's __slots__ */
+    Py_CLEAR(self->dict);
+    pith_tensor *t = self->t;
+    if (t) {
+        self->t = NULL;
+        if (self->flags & TENSOR_STASHED)
+            stash_forget(t); /* C holds no references: no handle of `t` is live */
+        pith_slot_clear(t);
+        pith_release(t);
+    }
+    type->tp_free(obj);
+    Py_DECREF(type);
+}
+
+/* subtype_dealloc's work for subclasses (See Note [Tensor metaclass]): __del__ first, which
+ * may resurrect the object or hand its tensor to C, then the end. */
+static void tensor_dealloc_subclass(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    if (Py_TYPE(obj)->tp_finalize && self->t) {
+        PyObject_GC_Track(obj);
+        if (PyObject_CallFinalizerFromDealloc(obj) < 0)
+            return; /* __del__ resurrected it, still Python-owned */
+        PyObject_GC_UnTrack(obj);
+        if (pith_tensor_refcount(self->t) > 1) {
+            tensor_preserve(obj);
+            return;
+        }
+    }
+    tensor_free(obj);
+}
+
+/* Every case but the plain one: See Note [PyObject preservation in the bindings]. Not
+ * inlined, so that the plain case keeps a small frame. */
+__attribute__((noinline)) static void tensor_dealloc_slow(PyObject *obj)
+{
+    pith_tensor_object *self = (pith_tensor_object *)obj;
+    if (self->flags & TENSOR_C_OWNS) {
+        tensor_forget_dying(obj);
+    } else if (self->t && pith_tensor_refcount(self->t) > 1) {
+        tensor_preserve(obj);
+        return;
+    }
+    PyObject_GC_UnTrack(obj);
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type->tp_base == &PyBaseObject_Type && !type->tp_finalize) {
+        tensor_free(obj);
+        return;
+    }
+    Py_TRASHCAN_BEGIN(obj, tensor_dealloc)
+    tensor_dealloc_subclass(obj);
+    Py_TRASHCAN_END
 }
 
 static void tensor_dealloc(PyObject *obj)
 {
     pith_tensor_object *self = (pith_tensor_object *)obj;
-    PyTypeObject *tp = Py_TYPE(obj);
-    /* preservation: when pith_tensor_refcount(self->t) > 1, resurrect here instead. */
+    PyTypeObject *type = Py_TYPE(obj);
+    if (self->flags || type->tp_base != &PyBaseObject_Type || type->tp_finalize || !self->t ||
+        pith_tensor_refcount(self->t) > 1) {
+        tensor_dealloc_slow(obj);
+        return;
+    }
+    /* The plain case: a pith.Tensor (no __del__, no __slots__) whose tensor only it holds. */
     PyObject_GC_UnTrack(obj);
     if (self->weakreflist)
         PyObject_ClearWeakRefs(obj);
-    tensor_clear(obj);
-    if (self->t) {
-        pith_slot_clear(self->t);
-        pith_release(self->t);
-        self->t = NULL;
+    Py_CLEAR(self->dict);
+    pith_slot_clear(self->t);
+    pith_release(self->t);
+    type->tp_free(obj);
+    Py_DECREF(type);
+}
+
+/* ---- the metaclass ---- */
+
+/* Whether a base of `type` is pith.Tensor (or a subclass already given our dealloc). */
+static bool type_is_tensor_subclass(PyTypeObject *type)
+{
+    for (PyTypeObject *base = type->tp_base; base; base = base->tp_base)
+        if (base->tp_dealloc == tensor_dealloc)
+            return true;
+    return false;
+}
+
+static PyObject *tensor_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwargs)
+{
+    PyTypeObject *type = (PyTypeObject *)PyType_Type.tp_new(meta, args, kwargs);
+    if (!type)
+        return NULL;
+    if (!type_is_tensor_subclass(type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s is the metaclass of pith.Tensor and its subclasses only; %.200s "
+                     "does not derive from pith.Tensor",
+                     meta->tp_name, type->tp_name);
+        Py_DECREF(type);
+        return NULL;
     }
-    tp->tp_free(obj);
-    Py_DECREF(tp);
+    type->tp_dealloc = tensor_dealloc;
+    type->tp_traverse = tensor_traverse;
+    type->tp_clear = tensor_clear;
+    return (PyObject *)type;
+}
+
+static int tensor_meta_traverse(PyObject *type, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(type));
+    return PyType_Type.tp_traverse(type, visit, arg);
+}
+
+/* Spelled out: a spec that sets tp_traverse inherits no tp_clear. */
+static int tensor_meta_clear(PyObject *type)
+{
+    return PyType_Type.tp_clear(type);
+}
+
+static void tensor_meta_dealloc(PyObject *type)
+{
+    PyTypeObject *meta = Py_TYPE(type);
+    PyType_Type.tp_dealloc(type);
+    Py_DECREF(meta);
+}
+
+static PyType_Slot tensor_meta_slots[] = {
+    {Py_tp_new, tensor_meta_new},
+    {Py_tp_traverse, tensor_meta_traverse},
+    {Py_tp_clear, tensor_meta_clear},
+    {Py_tp_dealloc, tensor_meta_dealloc},
+    {Py_tp_doc, "The metaclass of pith.Tensor: gives every subclass the wrapper lifetime of "
+                "pith.Tensor (PyObject preservation)."},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_meta_spec = {
+    .name = "pith._C._TensorMeta",
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = tensor_meta_slots,
+};
+
+/* Makes `meta` the type of `type` (See Note [Tensor metaclass]). */
+static int tensor_type_set_meta(PyTypeObject *type, PyObject *module)
+{
+    PyObject *meta =
+        PyType_FromModuleAndSpec(module, &tensor_meta_spec, (PyObject *)&PyType_Type);
+    if (!meta)
+        return -1;
+    if (((PyTypeObject *)meta)->tp_basicsize != PyType_Type.tp_basicsize) {
+        Py_DECREF(meta);
+        PyErr_SetString(PyExc_SystemError, "pith: the metaclass changed the type layout");
+        return -1;
+    }
+    Py_SET_TYPE(type, (PyTypeObject *)meta); /* steals `meta`: the type's reference to it */
+    PyType_Modified(type);
+    return 0;
 }
 
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -362,10 +672,16 @@ int type_add_methods(PyTypeObject *type, PyMethodDef *defs)
 int tensor_type_init(PyObject *module, pith_module_state *st)
 {
     st->tensor_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
-    if (!st->tensor_type || type_add_methods(st->tensor_type, methods_tensor_methods) < 0 ||
+    if (!st->tensor_type || tensor_type_set_meta(st->tensor_type, module) < 0 ||
+        type_add_methods(st->tensor_type, methods_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, pydispatch_tensor_methods) < 0 ||
         PyModule_AddType(module, st->tensor_type) < 0)
+        return -1;
+    PyObject *meta = (PyObject *)Py_TYPE(st->tensor_type);
+    /* stash.c's functions (_stash, _unstash, share) come with the type they hand out. */
+    if (PyModule_AddObjectRef(module, "_TensorMeta", meta) < 0 ||
+        PyModule_AddFunctions(module, stash_module_methods) < 0)
         return -1;
     return 0;
 }

@@ -7,7 +7,11 @@
  * another Python thread: that thread can run only if the kernel released the GIL, so the
  * call returns if and only if it did (the timeout turns "never" into a clear error instead
  * of a hang; nothing is timed). This is the deterministic proof that kernels run without the
- * GIL (tests/python/test_gil.py). */
+ * GIL (tests/python/test_gil.py).
+ *
+ * _testing_handle(t) and _testing_wrap_handle(h) hand raw pith_tensor pointers between C and
+ * Python for the embedding programs (tests/embed/), which make tensors in C and pass them to
+ * several interpreters. Unlike _stash/_unstash they trust the integer: test code only. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <time.h>
@@ -60,10 +64,45 @@ static PyObject *testing_set_flag(PyObject *module, PyObject *value)
     Py_RETURN_NONE;
 }
 
+/* The address of t's pith_tensor, with one new C reference that the caller owns. */
+static PyObject *testing_handle(PyObject *module, PyObject *obj)
+{
+    pith_module_state *st = state_of_module(module);
+    if (!tensor_check(st, obj)) {
+        PyErr_SetString(PyExc_TypeError, "_testing_handle: expected a pith.Tensor");
+        return NULL;
+    }
+    pith_tensor *t = tensor_of(obj);
+    pith_retain(t);
+    return PyLong_FromVoidPtr(t);
+}
+
+/* Takes the reference that `handle` carries and returns the tensor's wrapper in this
+ * interpreter; on failure (pith.InterpreterError for a tensor of another interpreter) the
+ * reference stays with the caller. */
+static PyObject *testing_wrap_handle(PyObject *module, PyObject *handle)
+{
+    pith_tensor *t = PyLong_AsVoidPtr(handle);
+    if (!t) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "_testing_wrap_handle: the handle is 0");
+        return NULL;
+    }
+    pith_retain(t); /* tensor_wrap steals this one, even when it fails */
+    PyObject *obj = tensor_wrap(state_of_module(module), t);
+    if (obj)
+        pith_release(t); /* the caller's reference, now taken back */
+    return obj;
+}
+
 PyMethodDef testing_module_methods[] = {
     {"_testing_register_ops", testing_register_ops, METH_NOARGS,
      "Registers the test-only operators (pith_testing::wait_for_flag)."},
     {"_testing_set_flag", testing_set_flag, METH_O,
      "Sets or clears the flag that pith_testing::wait_for_flag waits for."},
+    {"_testing_handle", testing_handle, METH_O,
+     "_testing_handle(t) -> int: the pith_tensor address, with a new C reference."},
+    {"_testing_wrap_handle", testing_wrap_handle, METH_O,
+     "_testing_wrap_handle(h) -> Tensor: takes the handle's reference back (test only)."},
     {NULL},
 };

@@ -80,6 +80,7 @@ from . import (
     select as select,
     set_default_dtype as set_default_dtype,
     set_num_threads as set_num_threads,
+    share as share,
     sigmoid as sigmoid,
     sign as sign,
     silu as silu,

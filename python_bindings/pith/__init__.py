@@ -15,6 +15,7 @@ from ._C import (  # noqa: F401
     bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
 from ._C import as_tensor, from_dlpack, from_numpy, frombuffer  # noqa: F401
+from ._C import share  # noqa: F401  (hand a tensor to another interpreter: a handle)
 from . import _ops
 from ._ops import ops  # noqa: F401
 
@@ -23,6 +24,7 @@ from . import _api
 _ops.install_methods(globals())
 _api.install(globals())
 from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
+from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
 
 # PyTorch's aliases.
 float = float32  # noqa: A001

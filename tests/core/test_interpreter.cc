@@ -358,6 +358,39 @@ TEST_F(InterpreterTest, StorageOwnedByADeadInterpreterLeaks)
     EXPECT_EQ(log.calls, 0);
 }
 
+TEST_F(InterpreterTest, StorageOwnerIsRecordedAndSharedByViews)
+{
+    pith_interpreter *a = fake_table(Fake("A"));
+    static float buf[4];
+    BlobLog log;
+    int64_t n = 4;
+    pith_tensor *t = pith_from_blob(buf, 1, &n, nullptr, PITH_FLOAT32, blob_deleter, &log);
+    EXPECT_EQ(pith_storage_owner(t), nullptr);
+    ASSERT_EQ(pith_storage_set_owner(t, a), PITH_OK);
+    EXPECT_EQ(pith_storage_owner(t), a);
+    pith_tensor *alias = pith_alias(t);
+    EXPECT_EQ(pith_storage_owner(alias), a);
+    pith_release(alias);
+    pith_release(t);
+    EXPECT_EQ(log.calls, 1);
+}
+
+TEST_F(InterpreterTest, OnlyStorageWithADeleterCanHaveAnOwner)
+{
+    pith_interpreter *a = fake_table(Fake("A"));
+    Tensor t = NewTensor();
+    EXPECT_EQ(pith_storage_set_owner(t.get(), a), PITH_ERR_VALUE);
+    EXPECT_NE(std::string(pith_last_error()).find("only storage with a deleter"),
+              std::string::npos);
+    EXPECT_EQ(pith_storage_owner(t.get()), nullptr);
+    static float buf[4];
+    int64_t n = 4;
+    Tensor borrowed(pith_from_blob(buf, 1, &n, nullptr, PITH_FLOAT32, nullptr, nullptr));
+    EXPECT_EQ(pith_storage_set_owner(borrowed.get(), a), PITH_ERR_VALUE);
+    EXPECT_EQ(pith_storage_set_owner(nullptr, a), PITH_ERR_VALUE);
+    EXPECT_EQ(pith_storage_owner(nullptr), nullptr);
+}
+
 /* ---- gate and in-flight calls ---- */
 
 TEST_F(InterpreterTest, EnterAndLeaveCountCallsInFlight)

@@ -1,0 +1,132 @@
+"""pith.utils: dispatch modes and no_dispatch, PyTorch's torch.utils._python_dispatch.
+
+A subclass of pith.Tensor that defines the classmethod
+``__pith_dispatch__(cls, func, types, args=(), kwargs=None)`` handles every op on its
+instances; a :class:`DispatchMode` handles every op called while it is active on the thread.
+``func`` is the ``pith.ops`` overload being called (``pith.ops.pith.add.Tensor``). See
+docs/python.md and python_bindings/_C/python_dispatch.c.
+"""
+from . import _C, _ops
+
+__all__ = ["DispatchMode", "no_dispatch"]
+
+
+class DispatchMode:
+    """A context manager whose ``__pith_dispatch__(self, func, types, args=(), kwargs=None)``
+    sees every op called on this thread while it is active: factories and ops on plain
+    tensors included. Modes nest: the innermost handles an op first, and while its handler
+    runs it is popped, so ``func(*args, **kwargs)`` inside it reaches the next mode, the
+    tensor subclasses and the kernel. Returning ``NotImplemented`` passes the op to the
+    subclasses' handlers. The mode stack is per thread (and per interpreter)."""
+
+    def __pith_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement __pith_dispatch__")
+
+    def __enter__(self):
+        _C._push_dispatch_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _C._pop_dispatch_mode(self)
+        return False
+
+
+class no_dispatch:
+    """``with no_dispatch():`` runs ops below the Python keys: neither the dispatch modes
+    nor ``__pith_dispatch__`` are called, and a wrapper subclass reaches the Meta kernels
+    (it holds no data). Inside a handler, ``func(*args)`` on the subclass tensors themselves
+    then runs the kernel instead of calling the handler again."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        self._saved = _C._exclude_dispatch()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _C._restore_dispatch(self._saved)
+        return False
+
+
+def _get_current_dispatch_mode():
+    """The innermost active dispatch mode of this thread, or None."""
+    stack = _C._dispatch_mode_stack()
+    return stack[-1] if stack else None
+
+
+def _get_current_dispatch_mode_stack():
+    """This thread's active dispatch modes, innermost last."""
+    return _C._dispatch_mode_stack()
+
+
+# ---- what the C side asks of Python (python_dispatch.c) ----------------------------------
+
+# The kinds of results the C side pushes back (pydispatch.h's RET_* numbers).
+_RETURN_KINDS = {
+    "Tensor": 0, "Tensor?": 1, "Tensor[]": 2, "bool": 3, "int": 4, "int[]": 5, "float": 6,
+    "Scalar": 7, "str": 8, "ScalarType": 9,
+}
+
+
+def _return_types(schema):
+    text = schema[schema.rindex("->") + 2:].strip()
+    if text.startswith("("):
+        text = text[1:text.rindex(")")]
+    return [_ops._normalise_type(part.split()[0]) for part in text.split(",") if part.strip()]
+
+
+def _dispatch_spec(name):
+    """(func, kwarg_start, names, defaults, returns, int_lists) of "ns::name.overload":
+    what python_dispatch.c needs to turn a boxed call into (args, kwargs) and the result
+    back (Note [Arguments of a boxed call])."""
+    ns, _, rest = name.partition("::")
+    packet_name, _, overload = rest.partition(".")
+    func = getattr(getattr(getattr(_ops.ops, ns), packet_name), overload or "default")
+    args = func.arguments
+    kwarg_start = next((i for i, a in enumerate(args) if a.kwarg_only), len(args))
+    returns = []
+    for type_ in _return_types(func.schema):
+        if type_ not in _RETURN_KINDS:
+            raise TypeError(f"{name}: __pith_dispatch__ cannot return a {type_}")
+        returns.append(_RETURN_KINDS[type_])
+    return (func, kwarg_start, tuple(a.name for a in args), tuple(a.default for a in args),
+            tuple(returns), tuple(a.type in ("int[]", "int[]?") for a in args))
+
+
+def _size_list(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return list(args[0])
+    return list(args)
+
+
+def _mode_factory(name, args, kwargs):
+    """pith.<name>(*args, **kwargs) through its operator, so that the dispatch modes see it
+    (the C factories skip the dispatcher). The caller (module.c) validated device= and
+    requires_grad=; the dtype is resolved as the factory resolves it."""
+    C = _C
+    kwargs = {k: v for k, v in (kwargs or {}).items() if k not in ("device", "requires_grad")}
+    dtype = kwargs.pop("dtype", None)
+    ops = _ops.ops.pith
+    if name == "full":
+        size, fill_value = (args + (kwargs.pop("size", None), kwargs.pop("fill_value", None)))[:2]
+        if dtype is None:
+            dtype = (C.bool if isinstance(fill_value, bool) else
+                     C.int64 if isinstance(fill_value, int) else C.get_default_dtype())
+        return ops.full.default(list(size), fill_value, dtype=dtype)
+    if name == "arange":
+        bounds = list(args) + [kwargs.pop(k) for k in ("start", "end", "step") if k in kwargs]
+        start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (tuple(bounds) + (1,))[:3]
+        if dtype is None:
+            dtype = (C.int64 if all(isinstance(b, int) for b in (start, end, step))
+                     else C.get_default_dtype())
+        return ops.arange.start_step(start, end, step, dtype=dtype)
+    if dtype is None and C.get_default_dtype() is not C.float32:
+        dtype = C.get_default_dtype()
+    extra = {} if dtype is None else {"dtype": dtype}
+    return getattr(ops, name).default(_size_list(args), **extra)
+
+
+# What every instance of pith._C needs (another instance sets itself up from here).
+_setup_args = (_dispatch_spec, _mode_factory, _ops._NO_DEFAULT)
+_C._pydispatch_setup(*_setup_args)
