@@ -14,6 +14,8 @@
  * so callers can `return error_raise(st);`. */
 PyObject *error_raise(pith_module_state *st)
 {
+    if (pydispatch_restore_error()) /* See Note [Handler exceptions cross C] */
+        return NULL;
     pith_status status = pith_last_status();
     const char *message = pith_last_error();
     PyObject *type;

@@ -376,7 +376,7 @@ PyObject *tensor_mp_subscript(PyObject *self, PyObject *key)
     if (view && k.advanced) {
         pith_tensor *result;
         size_t n = (size_t)k.nindices;
-        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL) {
+        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(view)) {
             Py_BEGIN_ALLOW_THREADS
             result = pith_index(view, k.indices, n);
             Py_END_ALLOW_THREADS
@@ -434,7 +434,7 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     int rc = -1;
     if (source) {
         pith_status status;
-        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL) {
+        if (pith_numel(view) >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(view)) {
             Py_BEGIN_ALLOW_THREADS
             status = index_assign(view, &k, source);
             Py_END_ALLOW_THREADS

@@ -148,7 +148,7 @@ static int arg_dim_list(PyObject *const *args, Py_ssize_t nargs, int *dims)
 
 static bool is_large(const pith_tensor *t)
 {
-    return pith_numel(t) >= PITH_GIL_RELEASE_NUMEL;
+    return pith_numel(t) >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(t);
 }
 
 /* Runs `stmt` without the GIL when `large`. See Note [GIL release] (state.h). */

@@ -87,6 +87,8 @@ static PyObject *factory_call(PyObject *module, PyObject *args, PyObject *kwargs
     }
     if (factory_options(device, requires_grad, name) < 0)
         return NULL;
+    if (pydispatch_mode_active())
+        return pydispatch_factory(module, name, args, kwargs);
     pith_dtype dtype;
     if (dtype_arg(st, dtype_obj, st->default_dtype, &dtype) < 0)
         return NULL;
@@ -118,6 +120,8 @@ static PyObject *module_full(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &dtype_obj, &device, &requires_grad) ||
         factory_options(device, requires_grad, "full") < 0)
         return NULL;
+    if (pydispatch_mode_active())
+        return pydispatch_factory(module, "full", args, kwargs);
     pith_module_state *st = state_of_module(module);
     pith_dtype fallback = PyBool_Check(fill) ? PITH_BOOL
                           : PyLong_Check(fill) ? PITH_INT64 : st->default_dtype;
@@ -149,6 +153,8 @@ static PyObject *module_arange(PyObject *module, PyObject *args, PyObject *kwarg
                                      &dtype_obj, &device, &requires_grad) ||
         factory_options(device, requires_grad, "arange") < 0)
         return NULL;
+    if (pydispatch_mode_active())
+        return pydispatch_factory(module, "arange", args, kwargs);
     PyObject *start = b == Py_None ? NULL : a, *end = b == Py_None ? a : b;
     PyObject *bounds[3] = {start, end, c};
     double values[3] = {0.0, 0.0, 1.0};
@@ -289,7 +295,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->type_error);
     Py_VISIT(st->interpreter_error);
     Py_VISIT(st->generic);
-    return 0;
+    return pydispatch_traverse(st, visit, arg);
 }
 
 /* Never disarms the interpreter table: see Note [One interpreter table per interpreter]. */
@@ -305,6 +311,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->type_error);
     Py_CLEAR(st->interpreter_error);
     Py_CLEAR(st->generic);
+    pydispatch_clear(st);
     return 0;
 }
 

@@ -213,9 +213,11 @@ static PyObject *ops_call(PyObject *module, PyObject *const *argv, Py_ssize_t ar
             goto done;
         if (tensor_check(st, v) && pith_numel(tensor_of(v)) > work)
             work = pith_numel(tensor_of(v));
+        if (tensor_check(st, v) && pith_tensor_has_python_key(tensor_of(v)))
+            work = -1; /* may run Python: keep the GIL (pydispatch_python_reachable) */
     }
     pith_status status;
-    if (work >= PITH_GIL_RELEASE_NUMEL) {
+    if (work >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(NULL)) {
         Py_BEGIN_ALLOW_THREADS
         status = pith_call_boxed(op, stack);
         Py_END_ALLOW_THREADS

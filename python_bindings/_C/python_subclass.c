@@ -23,6 +23,15 @@ enum { WRAPPER_CPU = 1u, WRAPPER_DISPATCH_DEVICE = 2u };
 
 /* ---- argument binding for METH_FASTCALL | METH_KEYWORDS ---- */
 
+/* Whether the str `key` is `name` (keyword names are compact ASCII: compared in place). */
+static bool key_is(PyObject *key, const char *name)
+{
+    if (!PyUnicode_IS_COMPACT_ASCII(key))
+        return PyUnicode_CompareWithASCIIString(key, name) == 0;
+    size_t n = (size_t)PyUnicode_GET_LENGTH(key);
+    return strlen(name) == n && memcmp(PyUnicode_DATA(key), name, n) == 0;
+}
+
 /* Binds `args` to `names` (positional in order, then by keyword); absent ones stay NULL.
  * The first `required` must be given. Returns 0, or -1 with a TypeError. */
 static int bind_args(const char *fn, const char *const *names, int count, int required,
@@ -39,7 +48,7 @@ static int bind_args(const char *fn, const char *const *names, int count, int re
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int i = 0;
-        while (i < count && PyUnicode_CompareWithASCIIString(key, names[i]) != 0)
+        while (i < count && !key_is(key, names[i]))
             i++;
         if (i == count) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn,

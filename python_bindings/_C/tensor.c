@@ -459,12 +459,17 @@ static PyObject *tensor_get_dtype(PyObject *self, void *closure)
 
 static PyObject *tensor_get_ndim(PyObject *self, void *closure)
 {
-    return PyLong_FromLong(pith_ndim(tensor_of(self)));
+    int ndim = pith_ndim(tensor_of(self));
+    return ndim < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLong(ndim);
 }
 
 static PyObject *tensor_get_device(PyObject *self, void *closure)
 {
-    return PyUnicode_FromString(pith_device_name(pith_tensor_device(tensor_of(self))));
+    pith_clear_error();
+    pith_device device = pith_tensor_device(tensor_of(self));
+    if (pith_last_status() != PITH_OK)
+        return error_raise(state_of_type(Py_TYPE(self)));
+    return PyUnicode_FromString(pith_device_name(device));
 }
 
 /* Wraps a possibly negative `dim` the way PyTorch does, or raises IndexError. */
@@ -532,17 +537,22 @@ static PyObject *tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *tensor_dim(PyObject *self, PyObject *unused)
 {
-    return PyLong_FromLong(pith_ndim(tensor_of(self)));
+    return tensor_get_ndim(self, NULL);
 }
 
 static PyObject *tensor_numel(PyObject *self, PyObject *unused)
 {
-    return PyLong_FromLongLong(pith_numel(tensor_of(self)));
+    int64_t n = pith_numel(tensor_of(self));
+    return n < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLongLong(n);
 }
 
 static PyObject *tensor_is_contiguous(PyObject *self, PyObject *unused)
 {
-    return PyBool_FromLong(pith_is_contiguous(tensor_of(self)));
+    pith_clear_error();
+    bool contiguous = pith_is_contiguous(tensor_of(self));
+    if (!contiguous && pith_last_status() != PITH_OK)
+        return error_raise(state_of_type(Py_TYPE(self)));
+    return PyBool_FromLong(contiguous);
 }
 
 static PyObject *tensor_storage_offset(PyObject *self, PyObject *unused)

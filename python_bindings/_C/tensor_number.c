@@ -63,8 +63,9 @@ static pith_module_state *state_of_operands(PyObject *a, PyObject *b)
 
 static bool numel_is_large(const pith_tensor *a, const pith_tensor *b)
 {
-    return pith_numel(a) >= PITH_GIL_RELEASE_NUMEL ||
-           (b && pith_numel(b) >= PITH_GIL_RELEASE_NUMEL);
+    return (pith_numel(a) >= PITH_GIL_RELEASE_NUMEL ||
+            (b && pith_numel(b) >= PITH_GIL_RELEASE_NUMEL)) &&
+           !pydispatch_python_reachable(a) && !(b && pydispatch_python_reachable(b));
 }
 
 typedef pith_tensor *(*binary_fn)(const pith_tensor *, const pith_tensor *);

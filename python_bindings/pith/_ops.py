@@ -140,13 +140,37 @@ class OpOverload:
         return tuple(values)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            fast = self._fast or self._make_fast()
+            if fast[0] <= len(args) <= fast[1]:
+                results = _C._call_op(self.name, args, fast[2][len(args)])
+                if self.returns_tuple:
+                    return results if results else None
+                return results[0] if results else None
         return self.call_bound(self.bind(args, kwargs))
+
+    _fast = None
+
+    def _make_fast(self):
+        """(fewest, most, types by count): the positional calls that need no binding (every
+        required argument given, no keyword-only one, no varargs size)."""
+        params = self.arguments
+        positional = [a for a in params if not a.kwarg_only]
+        required = 0
+        for i, a in enumerate(positional):
+            if a.default is _NO_DEFAULT and not a.type.endswith("?"):
+                required = i + 1
+        most = len(positional)
+        if any(a.default is _NO_DEFAULT and not a.type.endswith("?") for a in params[most:]):
+            most = -1  # a required keyword-only argument: always bind
+        self._fast = (required, most, tuple(self._types[:n] for n in range(len(params) + 1)))
+        return self._fast
 
     def call_bound(self, values):
         """Calls the op with `values` from bind()."""
         results = _C._call_op(self.name, values, self._types[:len(values)])
         if self.returns_tuple:
-            return results
+            return results if results else None
         return results[0] if results else None
 
 
