@@ -297,20 +297,23 @@ static pith_status entry_missing(const pith_interpreter *interp, const char *ent
                           interp->name, entry);
 }
 
-/* Note [Metadata entries and the gate]
- * detach and the metadata entries (sizes, strides, is_contiguous, device) have no caller
- * that knows which thread it runs on: core reaches them from pith_sizes() and friends on
- * whatever thread asks. So core counts them in flight (the drain waits for them) without
- * applying the gate, and the table's entry applies it, because only the bindings can tell
- * the interpreter's own thread (its __del__ during teardown must still get in) from a
- * foreign one (refused once the gate is closed). See Note [Entering an interpreter from C]
- * (python_bindings/_C/interp.c). After disarm the no-op entries fail as always. */
+/* Note [Entries and the gate]
+ * dispatch, detach and the metadata entries (sizes, strides, is_contiguous, device) have no
+ * caller that knows which thread it runs on: core reaches them from the Python fallback,
+ * pith_detach(), pith_sizes() and friends on whatever thread calls. So core counts them in
+ * flight (the drain waits for them) without applying the gate, and the table's entry
+ * applies it, because only the bindings can tell the interpreter's own thread (its
+ * __del__ and atexit callbacks during teardown must still get in, ops on its subclasses
+ * included) from a foreign one (refused once the gate is closed). See Note [Entering an
+ * interpreter from C] (python_bindings/_C/interp.c). After disarm the no-op entries fail
+ * with "... was finalised", whichever thread calls. decref is counted the same way
+ * (interp_call_decref). */
 pith_status interp_call_detach(const pith_tensor *t, pith_tensor **out)
 {
     const pith_interpreter *interp = tensor_tag_for(t, "detach");
     if (!interp)
         return PITH_ERR_INTERPRETER;
-    if (!pith_interpreter_enter(interp, true)) /* See Note [Metadata entries and the gate] */
+    if (!pith_interpreter_enter(interp, true)) /* See Note [Entries and the gate] */
         return PITH_ERR_INTERPRETER;
     const pith_interpreter_vtable *vt = interp_vtable(interp);
     *out = NULL;
@@ -323,11 +326,11 @@ pith_status interp_call_detach(const pith_tensor *t, pith_tensor **out)
 }
 
 pith_status interp_call_dispatch(const pith_interpreter *interp, const pith_op *op,
-                                 pith_stack *stack, bool own_thread)
+                                 pith_stack *stack)
 {
     if (!interp)
         return pith_set_error(PITH_ERR_VALUE, "dispatch: interpreter is NULL");
-    if (!pith_interpreter_enter(interp, own_thread))
+    if (!pith_interpreter_enter(interp, true)) /* See Note [Entries and the gate] */
         return PITH_ERR_INTERPRETER;
     const pith_interpreter_vtable *vt = interp_vtable(interp);
     pith_status s =
@@ -346,7 +349,7 @@ static pith_status call_geometry(const pith_tensor *t, bool want_sizes, int *ndi
     const pith_interpreter *interp = tensor_tag_for(t, what);
     if (!interp)
         return PITH_ERR_INTERPRETER;
-    if (!pith_interpreter_enter(interp, true)) /* See Note [Metadata entries and the gate] */
+    if (!pith_interpreter_enter(interp, true)) /* See Note [Entries and the gate] */
         return PITH_ERR_INTERPRETER;
     const pith_interpreter_vtable *vt = interp_vtable(interp);
     geometry_entry fn = want_sizes ? vt->sizes : vt->strides;
@@ -382,7 +385,7 @@ pith_status interp_call_is_contiguous(const pith_tensor *t, bool *out)
     const pith_interpreter *interp = tensor_tag_for(t, "is_contiguous");
     if (!interp)
         return PITH_ERR_INTERPRETER;
-    if (!pith_interpreter_enter(interp, true)) /* See Note [Metadata entries and the gate] */
+    if (!pith_interpreter_enter(interp, true)) /* See Note [Entries and the gate] */
         return PITH_ERR_INTERPRETER;
     const pith_interpreter_vtable *vt = interp_vtable(interp);
     pith_status s = vt->is_contiguous ? vt->is_contiguous(interp, t, out)
@@ -396,7 +399,7 @@ pith_status interp_call_device(const pith_tensor *t, pith_device *out)
     const pith_interpreter *interp = tensor_tag_for(t, "device");
     if (!interp)
         return PITH_ERR_INTERPRETER;
-    if (!pith_interpreter_enter(interp, true)) /* See Note [Metadata entries and the gate] */
+    if (!pith_interpreter_enter(interp, true)) /* See Note [Entries and the gate] */
         return PITH_ERR_INTERPRETER;
     const pith_interpreter_vtable *vt = interp_vtable(interp);
     pith_status s = vt->device ? vt->device(interp, t, out) : entry_missing(interp, "device");

@@ -26,9 +26,10 @@ bool interp_run_deleter(const pith_interpreter *owner, void (*deleter)(void *, v
 
 /* detach() of a tensor through its tag's table; *out is a new reference. */
 pith_status interp_call_detach(const pith_tensor *t, pith_tensor **out);
-/* Boxed call into the interpreter (the Python key's fallback and PythonMode). */
+/* Boxed call into the interpreter (the Python key's fallback and PythonMode); the entry
+ * applies the gate (See Note [Entries and the gate]). */
 pith_status interp_call_dispatch(const pith_interpreter *interp, const pith_op *op,
-                                 pith_stack *stack, bool own_thread);
+                                 pith_stack *stack);
 
 /* Metadata of a wrapper subclass, through the tensor's tag; validated (ndim in range,
  * non-negative sizes and strides). */

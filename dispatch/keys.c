@@ -94,12 +94,3 @@ const pith_interpreter *pith_keys_mode_interpreter(void)
     return tls_keys()->mode_interp;
 }
 
-void pith_keys_set_thread_interpreter(const pith_interpreter *interp)
-{
-    tls_keys()->thread_interp = interp;
-}
-
-const pith_interpreter *pith_keys_thread_interpreter(void)
-{
-    return tls_keys()->thread_interp;
-}

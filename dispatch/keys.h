@@ -53,9 +53,6 @@ typedef struct {
      * with including PythonMode); the PythonMode fallback calls into it. See Note [Python
      * fallback] in python_fallback.c. */
     const pith_interpreter *mode_interp;
-    /* The interpreter whose thread state this thread runs, when the bindings know it (set
-     * on entry from Python); calls into it count as its own thread during teardown. */
-    const pith_interpreter *thread_interp;
 } pith_tls_keys;
 
 /* Small, hot thread-locals use the initial-exec TLS model: a direct %fs-relative access
@@ -72,8 +69,7 @@ static inline pith_tls_keys *tls_keys(void)
     return &tls_keys_value;
 }
 
-/* The bindings set mode_interp and thread_interp through pith/dispatch.h
- * (pith_keys_set_mode_interpreter, pith_keys_set_thread_interpreter). */
+/* The bindings set mode_interp through pith/dispatch.h (pith_keys_set_mode_interpreter). */
 
 /* Note [Effective key set]
  * The set used to pick a kernel is (union of the arguments' tensor key sets | included)

@@ -25,10 +25,10 @@
  *      afterwards, whatever the outcome.
  *   3. calls the interpreter's `dispatch` entry through core (interp_call_dispatch), which
  *      counts the call in flight and honours disarm: a finalised interpreter gives
- *      PITH_ERR_INTERPRETER, never a call into a dead interpreter. The call counts as the
- *      interpreter's own thread when the bindings marked this thread as running it
- *      (pith_keys_set_thread_interpreter), so that its own __del__ keeps working while it
- *      shuts down.
+ *      PITH_ERR_INTERPRETER, never a call into a dead interpreter. The gate of a closing
+ *      interpreter is the entry's to apply, because only the bindings know whether this
+ *      thread runs the interpreter itself (See Note [Entries and the gate] in
+ *      core/interpreter.c).
  * The fallback never looks into Python: the stack goes to the interpreter as it is, and
  * the results the handler leaves on it are the call's results. */
 
@@ -94,7 +94,7 @@ static pith_status python_fallback(const pith_op *op, pith_stack *stack, void *c
     tls->excluded |= PITH_KEYSET(PITH_KEY_PYTHON);
     if (mode)
         tls->excluded |= PITH_KEYSET(PITH_KEY_PYTHON_MODE);
-    pith_status status = interp_call_dispatch(interp, op, stack, interp == saved.thread_interp);
+    pith_status status = interp_call_dispatch(interp, op, stack);
     *tls_keys() = saved;
     return status;
 }

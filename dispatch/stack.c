@@ -360,6 +360,13 @@ pith_dtype pith_stack_get_dtype(const pith_stack *s, size_t i)
     return v ? v->u.dtype : (pith_dtype)PITH_NUM_DTYPES;
 }
 
+pith_device pith_stack_get_device(const pith_stack *s, size_t i)
+{
+    const pith_value *v =
+        stack_get_checked(__func__, s, i, PITH_VALUE_DEVICE, PITH_VALUE_DEVICE);
+    return v ? v->u.device : (pith_device)-1;
+}
+
 /* Empty lists hold no array; their borrowed views point here so that NULL means error. */
 static const int64_t empty_ints[1];
 static pith_tensor *const empty_tensors[1];

@@ -26,10 +26,6 @@ PITH_API pith_keys_guard pith_keys_current(void);
  * the PythonMode key; the PythonMode fallback calls into it. Thread-local. */
 PITH_API void pith_keys_set_mode_interpreter(const pith_interpreter *interp);
 PITH_API const pith_interpreter *pith_keys_mode_interpreter(void);
-/* The interpreter whose thread state this thread is running, set by the bindings on entry
- * from Python, so that calls into it count as its own during teardown. Thread-local. */
-PITH_API void pith_keys_set_thread_interpreter(const pith_interpreter *interp);
-PITH_API const pith_interpreter *pith_keys_thread_interpreter(void);
 
 /* A boxed fallback for every op at one key (replacing none registered per op). */
 PITH_API pith_status pith_fallback_register(const char *dispatch_key, pith_boxed_kernel fn,

@@ -14,9 +14,12 @@ extern "C" {
 #endif
 
 /* The entries through which C calls back into one interpreter. The bindings fill one per
- * interpreter; every entry receives the table it was reached through. Each is entered only
- * through the pith_interpreter_* calls below, which count in-flight calls and honour
- * disarm. This is the one list of entries (ARCHITECTURE.md). */
+ * interpreter; every entry receives the table it was reached through. libpith counts each
+ * call in flight and honours disarm, but does not know which thread runs which
+ * interpreter: once the gate is closed, each entry must refuse callers that are not the
+ * interpreter's own thread itself, with pith_interpreter_enter(interp, own_thread) (See
+ * Note [Entries and the gate] in core/interpreter.c). This is the one list of entries
+ * (ARCHITECTURE.md). */
 typedef struct pith_interpreter_vtable {
     /* Drops the reference that C owned on a wrapper. Must not fail. */
     void (*decref)(const pith_interpreter *interp, void *pyobj);

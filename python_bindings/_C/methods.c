@@ -223,8 +223,9 @@ static PyObject *unary_inplace_impl(pith_module_state *st, PyObject *self, Py_ss
 }
 
 #define IMPL_BINARY_(name)                                                                  \
-    __attribute__((unused)) static PyObject *impl_##name(pith_module_state *st, PyObject *self,                     \
-                                 PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    __attribute__((unused)) static PyObject *impl_##name(                                   \
+        pith_module_state *st, PyObject *self, PyObject *const *args, Py_ssize_t nargs,     \
+        PyObject *kwnames)                                                                  \
     {                                                                                       \
         return binary_impl(st, self, args, nargs, kwnames, pith_##name);                    \
     }                                                                                       \

@@ -235,6 +235,11 @@ static PyObject *module_interpreter_name(PyObject *module, PyObject *unused)
     return PyUnicode_FromString(pith_interpreter_name(state_of_module(module)->interp));
 }
 
+static PyObject *module_interpreter_gate_open(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(pith_interpreter_gate_open(state_of_module(module)->interp));
+}
+
 static PyObject *module_manual_seed(PyObject *module, PyObject *seed)
 {
     unsigned long long v = PyLong_AsUnsignedLongLongMask(seed);
@@ -266,6 +271,9 @@ static PyMethodDef module_methods[] = {
     {"_live_tensors", module_live_tensors, METH_NOARGS, "pith_live_tensors(), for leak tests."},
     {"_interpreter_name", module_interpreter_name, METH_NOARGS,
      "The name of this interpreter's table (its ID)."},
+    {"_interpreter_gate_open", module_interpreter_gate_open, METH_NOARGS,
+     "Whether this interpreter's table still admits other threads (False once teardown's "
+     "phase 1 ran: Note [Interpreter teardown])."},
     {NULL},
 };
 

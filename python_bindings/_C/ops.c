@@ -31,58 +31,139 @@ static int push_failed(pith_module_state *st)
     return -1;
 }
 
-static int push_int_list(pith_module_state *st, pith_stack *stack, PyObject *fast)
+/* Boxed values to and from Python, shared by this file (the arguments and results of
+ * _call_op) and python_dispatch.c (the arguments of a handler, the results it returns). */
+
+int push_python_int_list(pith_module_state *st, pith_stack *stack, PyObject *seq)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    int64_t *v = PyMem_Malloc(((size_t)n + 1) * sizeof(int64_t));
-    if (!v) {
-        PyErr_NoMemory();
+    PyObject *fast = PySequence_Fast(seq, "expected a list of ints");
+    if (!fast)
         return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    int64_t *v = PyMem_Malloc(((size_t)n + 1) * sizeof *v);
+    int rc = v ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        v[i] = PyIndex_Check(item) ? PyLong_AsLongLong(item) : -1;
         if (!PyIndex_Check(item)) {
             PyErr_Format(PyExc_TypeError, "expected a list of ints, found %.200s",
                          Py_TYPE(item)->tp_name);
-        }
-        if (PyErr_Occurred()) {
-            PyMem_Free(v);
-            return -1;
+            rc = -1;
+        } else if ((v[i] = PyLong_AsLongLong(item)) == -1 && PyErr_Occurred()) {
+            rc = -1;
         }
     }
-    pith_status s = pith_stack_push_int_list(stack, v, (size_t)n);
+    if (rc == 0 && pith_stack_push_int_list(stack, v, (size_t)n) != PITH_OK)
+        rc = -1, error_raise(st);
     PyMem_Free(v);
-    return s == PITH_OK ? 0 : push_failed(st);
+    Py_DECREF(fast);
+    return rc;
 }
 
-/* A Tensor[] or (allow_none) a Tensor?[] list, whose None entries are pushed as NULL. */
-static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *fast,
-                            int allow_none)
+int push_python_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq,
+                            bool allow_none)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    const pith_tensor **v = PyMem_Malloc(((size_t)n + 1) * sizeof(*v));
-    if (!v) {
-        PyErr_NoMemory();
+    PyObject *fast = PySequence_Fast(seq, "expected a list of Tensors");
+    if (!fast)
         return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    const pith_tensor **v = PyMem_Malloc(((size_t)n + 1) * sizeof *v);
+    int rc = v ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
         if (allow_none && item == Py_None) {
-            v[i] = NULL;
-            continue;
-        }
-        if (!tensor_check(st, item)) {
+            v[i] = NULL; /* a Tensor?[] entry */
+        } else if (tensor_check(st, item)) {
+            v[i] = tensor_of(item); /* borrowed: `fast` keeps them alive during the push */
+        } else {
             PyErr_Format(PyExc_TypeError, "expected a list of Tensors, found %.200s",
                          Py_TYPE(item)->tp_name);
-            PyMem_Free(v);
-            return -1;
+            rc = -1;
         }
-        v[i] = tensor_of(item); /* borrowed: the list keeps them alive during the push */
     }
-    pith_status s = pith_stack_push_tensor_list(stack, (const pith_tensor *const *)v, (size_t)n);
+    if (rc == 0 && pith_stack_push_tensor_list(stack, v, (size_t)n) != PITH_OK)
+        rc = -1, error_raise(st);
     PyMem_Free(v);
-    return s == PITH_OK ? 0 : push_failed(st);
+    Py_DECREF(fast);
+    return rc;
+}
+
+/* A pith device given by name ('cpu', 'meta') into *out; -1 with pith.PithError (a
+ * ValueError, and the RuntimeError PyTorch raises for an unknown device). */
+static int device_from_python(pith_module_state *st, PyObject *v, pith_device *out)
+{
+    const char *text = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    for (int d = PITH_CPU; text && d <= PITH_META; d++)
+        if (strcmp(text, pith_device_name((pith_device)d)) == 0) {
+            *out = (pith_device)d;
+            return 0;
+        }
+    if (!PyErr_Occurred())
+        PyErr_Format(st->value_error, "device %R is not supported: pith has the 'cpu' and "
+                     "'meta' devices", v);
+    return -1;
+}
+
+PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, size_t i,
+                                tensor_wrap_fn wrap, void *ctx)
+{
+    size_t n;
+    switch (pith_stack_kind(stack, i)) {
+    case PITH_VALUE_NONE:
+        Py_RETURN_NONE;
+    case PITH_VALUE_TENSOR:
+        return wrap(st, pith_stack_get_tensor(stack, i), ctx);
+    case PITH_VALUE_INT:
+        return PyLong_FromLongLong(pith_stack_get_int(stack, i));
+    case PITH_VALUE_DOUBLE:
+        return PyFloat_FromDouble(pith_stack_get_double(stack, i));
+    case PITH_VALUE_BOOL:
+        return PyBool_FromLong(pith_stack_get_bool(stack, i));
+    case PITH_VALUE_STRING:
+        return PyUnicode_FromString(pith_stack_get_string(stack, i));
+    case PITH_VALUE_DTYPE:
+        return dtype_object(st, pith_stack_get_dtype(stack, i));
+    case PITH_VALUE_DEVICE: /* pith's Python API names devices by string */
+        return PyUnicode_FromString(pith_device_name(pith_stack_get_device(stack, i)));
+    case PITH_VALUE_INT_LIST: {
+        const int64_t *v = pith_stack_get_int_list(stack, i, &n);
+        PyObject *list = PyList_New((Py_ssize_t)n);
+        for (size_t k = 0; list && k < n; k++) {
+            PyObject *item = PyLong_FromLongLong(v[k]);
+            if (!item)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+        }
+        return list;
+    }
+    case PITH_VALUE_TENSOR_LIST: {
+        pith_tensor *const *v = pith_stack_get_tensor_list(stack, i, &n); /* borrowed */
+        PyObject *list = PyList_New((Py_ssize_t)n);
+        for (size_t k = 0; list && k < n; k++) {
+            PyObject *item = Py_None;
+            if (v[k]) { /* NULL: a None entry of a Tensor?[] */
+                pith_retain(v[k]);
+                item = wrap(st, v[k], ctx);
+            } else {
+                Py_INCREF(item);
+            }
+            if (!item)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+        }
+        return list;
+    }
+    }
+    PyErr_Format(PyExc_SystemError, "pith: a boxed value of unknown kind %d",
+                 (int)pith_stack_kind(stack, i));
+    return NULL;
+}
+
+static PyObject *plain_wrap(pith_module_state *st, pith_tensor *t, void *ctx)
+{
+    (void)ctx;
+    return tensor_wrap(st, t);
 }
 
 /* Pushes one Python value; `type` is the schema type, used only to tell an empty int list
@@ -115,7 +196,12 @@ static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, con
         s = pith_stack_push_int(stack, i);
     } else if (PyFloat_Check(v))
         s = pith_stack_push_double(stack, PyFloat_AS_DOUBLE(v));
-    else if (PyUnicode_Check(v)) {
+    else if (PyUnicode_Check(v) && strncmp(type, "Device", 6) == 0) {
+        pith_device device;
+        if (device_from_python(st, v, &device) < 0)
+            return -1;
+        s = pith_stack_push_device(stack, device);
+    } else if (PyUnicode_Check(v)) {
         const char *text = PyUnicode_AsUTF8(v);
         if (!text)
             return -1;
@@ -123,66 +209,15 @@ static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, con
     } else if (PyObject_TypeCheck(v, st->dtype_type))
         s = pith_stack_push_dtype(stack, ((pith_dtype_object *)v)->dtype);
     else if (PyList_Check(v) || PyTuple_Check(v)) {
-        int rc = strncmp(type, "Tensor", 6) == 0
-                     ? push_tensor_list(st, stack, v, strcmp(type, "Tensor?[]") == 0)
-                     : push_int_list(st, stack, v);
-        return rc;
+        return strncmp(type, "Tensor", 6) == 0
+                   ? push_python_tensor_list(st, stack, v, strcmp(type, "Tensor?[]") == 0)
+                   : push_python_int_list(st, stack, v);
     } else {
         PyErr_Format(PyExc_TypeError, "cannot pass a %.200s to an operator (expected %s)",
                      Py_TYPE(v)->tp_name, type);
         return -1;
     }
     return s == PITH_OK ? 0 : push_failed(st);
-}
-
-static PyObject *result_from_stack(pith_module_state *st, pith_stack *stack, size_t i)
-{
-    switch (pith_stack_kind(stack, i)) {
-    case PITH_VALUE_NONE:
-        Py_RETURN_NONE;
-    case PITH_VALUE_TENSOR:
-        return tensor_wrap(st, pith_stack_get_tensor(stack, i));
-    case PITH_VALUE_INT:
-        return PyLong_FromLongLong(pith_stack_get_int(stack, i));
-    case PITH_VALUE_DOUBLE:
-        return PyFloat_FromDouble(pith_stack_get_double(stack, i));
-    case PITH_VALUE_BOOL:
-        return PyBool_FromLong(pith_stack_get_bool(stack, i));
-    case PITH_VALUE_STRING:
-        return PyUnicode_FromString(pith_stack_get_string(stack, i));
-    case PITH_VALUE_DTYPE:
-        return dtype_object(st, pith_stack_get_dtype(stack, i));
-    case PITH_VALUE_INT_LIST: {
-        size_t n;
-        const int64_t *v = pith_stack_get_int_list(stack, i, &n);
-        PyObject *list = PyList_New((Py_ssize_t)n);
-        for (size_t k = 0; list && k < n; k++) {
-            PyObject *item = PyLong_FromLongLong(v[k]);
-            if (!item)
-                Py_CLEAR(list);
-            else
-                PyList_SET_ITEM(list, (Py_ssize_t)k, item);
-        }
-        return list;
-    }
-    case PITH_VALUE_TENSOR_LIST: {
-        size_t n;
-        pith_tensor *const *v = pith_stack_get_tensor_list(stack, i, &n); /* borrowed */
-        PyObject *list = PyList_New((Py_ssize_t)n);
-        for (size_t k = 0; list && k < n; k++) {
-            pith_retain(v[k]);
-            PyObject *item = tensor_wrap(st, v[k]);
-            if (!item)
-                Py_CLEAR(list);
-            else
-                PyList_SET_ITEM(list, (Py_ssize_t)k, item);
-        }
-        return list;
-    }
-    default:
-        PyErr_SetString(PyExc_RuntimeError, "pith: an operator returned a device value");
-        return NULL;
-    }
 }
 
 /* _call_op(name, args, types) -> tuple of results. `args` are already bound in schema
@@ -231,7 +266,7 @@ static PyObject *ops_call(PyObject *module, PyObject *const *argv, Py_ssize_t ar
     size_t n = pith_stack_size(stack);
     result = PyTuple_New((Py_ssize_t)n);
     for (size_t i = 0; result && i < n; i++) {
-        PyObject *item = result_from_stack(st, stack, i);
+        PyObject *item = stack_value_to_python(st, stack, i, plain_wrap, NULL);
         if (!item)
             Py_CLEAR(result);
         else

@@ -106,7 +106,10 @@ pith_module_state *pydispatch_state(void)
  * otherwise (another C error happened since) it is dropped. When the handler ran on a
  * temporary thread state (cases 2 and 3 of Note [Entering an interpreter from C]) the kept
  * exception dies with that state and the caller gets the C error, whose message is the
- * exception's. */
+ * exception's. When C code called on the interpreter's own thread state (case 1) and never
+ * raises the error in Python, the kept exception (and what its traceback holds) stays until
+ * the next one replaces it, error_raise drops it, or the thread state ends: one per thread
+ * state at most. */
 
 static pith_status status_of_exception(PyObject *type)
 {
@@ -320,72 +323,10 @@ static PyObject *tensor_argument(pith_module_state *st, pith_tensor *t, overload
     return obj;
 }
 
-static PyObject *int_list(const int64_t *v, size_t n)
+/* stack_value_to_python's `wrap` for handler arguments: `ctx` is the overloaded_args. */
+static PyObject *argument_wrap(pith_module_state *st, pith_tensor *t, void *ctx)
 {
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t k = 0; list && k < n; k++) {
-        PyObject *item = PyLong_FromLongLong(v[k]);
-        if (!item)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)k, item);
-    }
-    return list;
-}
-
-static PyObject *tensor_list(pith_module_state *st, pith_tensor *const *v, size_t n,
-                             overloaded_args *ov)
-{
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t k = 0; list && k < n; k++) {
-        PyObject *item;
-        if (v[k]) {
-            pith_retain(v[k]);
-            item = tensor_argument(st, v[k], ov);
-        } else {
-            item = Py_NewRef(Py_None);
-        }
-        if (!item)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)k, item);
-    }
-    return list;
-}
-
-static PyObject *stack_value(pith_module_state *st, const pith_stack *stack, size_t i,
-                             overloaded_args *ov)
-{
-    size_t n;
-    switch (pith_stack_kind(stack, i)) {
-    case PITH_VALUE_NONE:
-        Py_RETURN_NONE;
-    case PITH_VALUE_TENSOR:
-        return tensor_argument(st, pith_stack_get_tensor(stack, i), ov);
-    case PITH_VALUE_INT:
-        return PyLong_FromLongLong(pith_stack_get_int(stack, i));
-    case PITH_VALUE_DOUBLE:
-        return PyFloat_FromDouble(pith_stack_get_double(stack, i));
-    case PITH_VALUE_BOOL:
-        return PyBool_FromLong(pith_stack_get_bool(stack, i));
-    case PITH_VALUE_STRING:
-        return PyUnicode_FromString(pith_stack_get_string(stack, i));
-    case PITH_VALUE_DTYPE:
-        return dtype_object(st, pith_stack_get_dtype(stack, i));
-    case PITH_VALUE_INT_LIST: {
-        const int64_t *v = pith_stack_get_int_list(stack, i, &n);
-        return int_list(v, n);
-    }
-    case PITH_VALUE_TENSOR_LIST: {
-        pith_tensor *const *v = pith_stack_get_tensor_list(stack, i, &n);
-        return tensor_list(st, v, n, ov);
-    }
-    case PITH_VALUE_DEVICE:
-    default:
-        /* pith's Python API names devices by string ('cpu', 'meta'); a Device value is
-         * never on a boxed stack built by Python, and C callers pass CPU. */
-        return PyUnicode_FromString("cpu");
-    }
+    return tensor_argument(st, t, ctx);
 }
 
 /* Whether argument `i`'s value equals its default (never for tensors). */
@@ -428,7 +369,7 @@ int args_from_stack(pith_module_state *st, PyObject *spec, const pith_stack *sta
     Py_ssize_t made = 0;
     PyObject *int_lists = PyTuple_GET_ITEM(spec, SPEC_INT_LISTS);
     for (; made < nargs; made++) {
-        PyObject *v = stack_value(st, stack, base + (size_t)made, ov);
+        PyObject *v = stack_value_to_python(st, stack, base + (size_t)made, argument_wrap, ov);
         if (v && PyLong_CheckExact(v) && PyTuple_GET_ITEM(int_lists, made) == Py_True) {
             PyObject *list = PyList_New(1); /* an int where an int[] goes: [int] */
             if (list)
@@ -488,49 +429,15 @@ static int wrong_result(pith_module_state *st, PyObject *func, const char *who, 
     return -1;
 }
 
-static pith_status push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq)
+/* A list result through ops.c's push: an item of the wrong type is PITH_ERR_TYPE with no
+ * exception (results_push names the op and the expected type). */
+static pith_status pushed_list(int rc)
 {
-    PyObject *fast = PySequence_Fast(seq, "");
-    if (!fast)
-        return PITH_ERR_TYPE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    const pith_tensor **v = PyMem_Malloc(((size_t)n + 1) * sizeof *v);
-    pith_status s = v ? PITH_OK : PITH_ERR_NOMEM;
-    for (Py_ssize_t i = 0; v && i < n && s == PITH_OK; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        if (tensor_check(st, item))
-            v[i] = tensor_of(item);
-        else
-            s = PITH_ERR_TYPE;
-    }
-    if (s == PITH_OK)
-        s = pith_stack_push_tensor_list(stack, v, (size_t)n) == PITH_OK ? PITH_OK
-                                                                        : PITH_ERR_RUNTIME;
-    PyMem_Free(v);
-    Py_DECREF(fast);
-    return s;
-}
-
-static pith_status push_int_list(pith_stack *stack, PyObject *seq)
-{
-    PyObject *fast = PySequence_Fast(seq, "");
-    if (!fast)
-        return PITH_ERR_TYPE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    int64_t *v = PyMem_Malloc(((size_t)n + 1) * sizeof *v);
-    pith_status s = v ? PITH_OK : PITH_ERR_NOMEM;
-    for (Py_ssize_t i = 0; v && i < n && s == PITH_OK; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        v[i] = PyLong_Check(item) ? PyLong_AsLongLong(item) : -1;
-        if (!PyLong_Check(item) || PyErr_Occurred())
-            s = PITH_ERR_TYPE;
-    }
-    if (s == PITH_OK)
-        s = pith_stack_push_int_list(stack, v, (size_t)n) == PITH_OK ? PITH_OK
-                                                                     : PITH_ERR_RUNTIME;
-    PyMem_Free(v);
-    Py_DECREF(fast);
-    return s;
+    if (rc == 0)
+        return PITH_OK;
+    if (PyErr_ExceptionMatches(PyExc_TypeError))
+        PyErr_Clear();
+    return PITH_ERR_TYPE;
 }
 
 /* Pushes one result of kind `kind`: PITH_OK, PITH_ERR_TYPE for a wrong value (no Python
@@ -548,7 +455,7 @@ static pith_status push_result(pith_module_state *st, pith_stack *stack, int kin
         return tensor_check(st, obj) ? pith_stack_push_tensor(stack, tensor_of(obj))
                                      : PITH_ERR_TYPE;
     case RET_TENSOR_LIST:
-        return seq ? push_tensor_list(st, stack, obj) : PITH_ERR_TYPE;
+        return seq ? pushed_list(push_python_tensor_list(st, stack, obj, false)) : PITH_ERR_TYPE;
     case RET_BOOL:
         return PyBool_Check(obj) ? pith_stack_push_bool(stack, obj == Py_True) : PITH_ERR_TYPE;
     case RET_INT: {
@@ -558,7 +465,7 @@ static pith_status push_result(pith_module_state *st, pith_stack *stack, int kin
         return pith_stack_push_int(stack, v);
     }
     case RET_INT_LIST:
-        return seq ? push_int_list(stack, obj) : PITH_ERR_TYPE;
+        return seq ? pushed_list(push_python_int_list(st, stack, obj)) : PITH_ERR_TYPE;
     case RET_FLOAT: {
         double v = PyFloat_Check(obj) || (PyLong_Check(obj) && !PyBool_Check(obj))
                        ? PyFloat_AsDouble(obj)

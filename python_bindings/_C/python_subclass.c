@@ -423,11 +423,12 @@ pith_status pydispatch_is_contiguous(const pith_tensor *self, bool *out)
 
 pith_status pydispatch_device(const pith_tensor *self, pith_device *out)
 {
-    pith_module_state *st;
     PyObject *obj = NULL, *ret = NULL;
-    pith_retain((pith_tensor *)self);
-    if (!(st = pydispatch_state_of(self)) ||
-        !(obj = tensor_wrap(st, (pith_tensor *)self)))
+    pith_module_state *st = pydispatch_state_of(self);
+    if (!st)
+        return error_keep();
+    pith_retain((pith_tensor *)self); /* for tensor_wrap to steal, even when it fails */
+    if (!(obj = tensor_wrap(st, (pith_tensor *)self)))
         return error_keep();
     unsigned wrapper = ((pith_tensor_object *)obj)->wrapper;
     Py_DECREF(obj);

@@ -226,11 +226,12 @@ static PyObject *stash_raise_foreign(pith_module_state *st, uintptr_t address,
     return error_raise(st);
 }
 
-static PyObject *stash_unstash(PyObject *module, PyObject *handle)
+/* _unstash and from_shared, which `fn` names in errors. */
+static PyObject *stash_take_back(PyObject *module, PyObject *handle, const char *fn)
 {
     pith_module_state *st = state_of_module(module);
     if (!PyLong_Check(handle) || PyBool_Check(handle)) {
-        PyErr_Format(PyExc_TypeError, "_unstash(): the handle must be an int, not %.200s",
+        PyErr_Format(PyExc_TypeError, "%s(): the handle must be an int, not %.200s", fn,
                      Py_TYPE(handle)->tp_name);
         return NULL;
     }
@@ -244,9 +245,9 @@ static PyObject *stash_unstash(PyObject *module, PyObject *handle)
     switch (stash_take((uintptr_t)value, st->interp, &t, &owner)) {
     case TAKE_UNKNOWN:
         PyErr_Format(PyExc_ValueError,
-                     "_unstash(): %R is not a live handle (it was never stashed, was already "
+                     "%s(): %R is not a live handle (it was never handed out, was already "
                      "taken back, or its reference was released)",
-                     handle);
+                     fn, handle);
         return NULL;
     case TAKE_FOREIGN:
         return stash_raise_foreign(st, (uintptr_t)value, owner);
@@ -264,6 +265,16 @@ static PyObject *stash_unstash(PyObject *module, PyObject *handle)
     }
     pith_release(t); /* the handle's reference, taken back: the wrapper holds its own */
     return obj;
+}
+
+static PyObject *stash_unstash(PyObject *module, PyObject *handle)
+{
+    return stash_take_back(module, handle, "_unstash");
+}
+
+static PyObject *stash_from_shared(PyObject *module, PyObject *handle)
+{
+    return stash_take_back(module, handle, "from_shared");
 }
 
 /* share(t): see the method table's doc. */
@@ -301,9 +312,15 @@ PyMethodDef stash_module_methods[] = {
      "integer that is not a live handle; pith.InterpreterError for a tensor of another "
      "interpreter, and then the reference stays with the caller."},
     {"share", stash_share, METH_O,
-     "share(t) -> int: a handle (see _unstash) to a tensor over t's data that belongs to no "
-     "interpreter yet, for another interpreter to take with pith._C._unstash: no copy for "
-     "memory pith owns (pith_alias), a copy for memory owned by a Python object (NumPy, "
-     "buffer or DLPack imports), which belongs to this interpreter."},
+     "share(t) -> int: a handle to a tensor over t's data that belongs to no interpreter "
+     "yet, for another interpreter of this process to take with pith.from_shared: no copy "
+     "for memory pith owns (pith_alias), a copy for memory owned by a Python object (NumPy, "
+     "buffer or DLPack imports), which belongs to this interpreter. The handle holds one C "
+     "reference until it is taken; C code may also pith_release((pith_tensor *)handle)."},
+    {"from_shared", stash_from_shared, METH_O,
+     "from_shared(handle) -> Tensor: takes the tensor of a pith.share handle, in any "
+     "interpreter of the process, once. Its first interpreter to wrap it owns it from then "
+     "on. ValueError for an integer that is not a live handle (never handed out, or already "
+     "taken)."},
     {NULL},
 };

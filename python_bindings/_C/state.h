@@ -166,6 +166,16 @@ void stash_forget(const pith_tensor *t);
 
 /* ops.c */
 extern PyMethodDef ops_module_methods[];
+/* Boxed values and Python. The pushes take a list or tuple and return -1 with an exception
+ * (a TypeError for an item of the wrong type); a Tensor?[] (allow_none) takes None entries.
+ * stack_value_to_python converts value i, each tensor through `wrap`, which steals it;
+ * devices become their names. */
+int push_python_int_list(pith_module_state *st, pith_stack *stack, PyObject *seq);
+int push_python_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq,
+                            bool allow_none);
+typedef PyObject *(*tensor_wrap_fn)(pith_module_state *st, pith_tensor *t, void *ctx);
+PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, size_t i,
+                                tensor_wrap_fn wrap, void *ctx);
 
 /* Extra method tables: each file owns its own and tensor_type_init / module_exec add them
  * (type_add_methods), so no file edits another's table.

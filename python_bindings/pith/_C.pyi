@@ -39,6 +39,7 @@ from . import (
     floor_divide as floor_divide,
     from_dlpack as from_dlpack,
     from_numpy as from_numpy,
+    from_shared as from_shared,
     frombuffer as frombuffer,
     full as full,
     ge as ge,

@@ -15,7 +15,7 @@ from ._C import (  # noqa: F401
     bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
 from ._C import as_tensor, from_dlpack, from_numpy, frombuffer  # noqa: F401
-from ._C import share  # noqa: F401  (hand a tensor to another interpreter: a handle)
+from ._C import from_shared, share  # noqa: F401  (hand tensors across interpreters)
 from . import _ops
 from ._ops import ops  # noqa: F401
 

@@ -141,9 +141,9 @@ pith_status shim_interp_detach(const pith_tensor *t, pith_tensor **out)
 {
     return interp_call_detach(t, out);
 }
-pith_status shim_interp_dispatch(const pith_interpreter *interp, bool own_thread)
+pith_status shim_interp_dispatch(const pith_interpreter *interp)
 {
-    return interp_call_dispatch(interp, NULL, NULL, own_thread);
+    return interp_call_dispatch(interp, NULL, NULL);
 }
 size_t shim_interp_registered_count(void) { return interp_registered_count(); }
 

@@ -70,7 +70,7 @@ int64_t shim_grain_size(void);
 /* interpreter internals */
 void shim_interp_decref(const pith_interpreter *interp, void *pyobj);
 pith_status shim_interp_detach(const pith_tensor *t, pith_tensor **out);
-pith_status shim_interp_dispatch(const pith_interpreter *interp, bool own_thread);
+pith_status shim_interp_dispatch(const pith_interpreter *interp);
 size_t shim_interp_registered_count(void);
 
 /* A fake interpreter: a C vtable that records its calls. */

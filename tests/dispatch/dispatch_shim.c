@@ -97,11 +97,6 @@ const pith_interpreter *shim_mode_interp(void)
     return tls_keys()->mode_interp;
 }
 
-void shim_set_thread_interp(const pith_interpreter *interp)
-{
-    tls_keys()->thread_interp = interp;
-}
-
 uint64_t shim_tensor_keys(const pith_tensor *t)
 {
     return t->keys;

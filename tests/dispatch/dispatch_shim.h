@@ -48,10 +48,9 @@ int shim_schema_find_arg(const char *text, const char *name);
 const char *shim_arg_type_name(int type);
 int shim_num_arg_types(void);
 
-/* This thread's mode interpreter (pith_tls_keys.mode_interp) and thread interpreter. */
+/* This thread's mode interpreter (pith_tls_keys.mode_interp). */
 void shim_set_mode_interp(const pith_interpreter *interp);
 const pith_interpreter *shim_mode_interp(void);
-void shim_set_thread_interp(const pith_interpreter *interp);
 
 /* The dispatch key set of a tensor. */
 uint64_t shim_tensor_keys(const pith_tensor *t);

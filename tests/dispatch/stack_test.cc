@@ -241,8 +241,21 @@ TEST_F(Stack, DeviceHasKindDevice)
     StackPtr s;
     ASSERT_EQ(pith_stack_push_device(s, PITH_META), PITH_OK);
     EXPECT_EQ(pith_stack_kind(s, 0), PITH_VALUE_DEVICE);
+    EXPECT_EQ(pith_stack_get_device(s, 0), PITH_META);
     EXPECT_EQ(pith_stack_push_device(s, (pith_device)7), PITH_ERR_VALUE);
     EXPECT_ERROR(PITH_ERR_VALUE, "invalid device");
+    EXPECT_EQ(pith_stack_size(s), 1u);
+}
+
+TEST_F(Stack, GetDeviceOfAnotherKindIsATypeError)
+{
+    StackPtr s;
+    ASSERT_EQ(pith_stack_push_int(s, 0), PITH_OK);
+    EXPECT_EQ(pith_stack_get_device(s, 0), (pith_device)-1);
+    EXPECT_ERROR(PITH_ERR_TYPE, "not Device");
+    pith_clear_error();
+    EXPECT_EQ(pith_stack_get_device(s, 1), (pith_device)-1);
+    EXPECT_ERROR(PITH_ERR_INDEX, "out of range");
 }
 
 TEST_F(Stack, GetOfTheWrongKindIsATypeError)

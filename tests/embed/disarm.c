@@ -3,8 +3,8 @@
  *  - after Py_EndInterpreter(A) A's table is disarmed (pith_interpreter_is_disarmed);
  *  - wrapping such a tensor in B is a clean pith.InterpreterError that says A is dead;
  *  - releasing it from C runs the no-op, from this thread in B and from a bare pthread: a
- *    plain tensor, a preserved wrapper (when the package has _stash), A's imported memory,
- *    and an alias that B holds of A's imported memory;
+ *    plain tensor, a preserved wrapper, A's imported memory, and an alias that B holds of
+ *    A's imported memory;
  *  - phase 1 under fire: bare threads keep releasing A2's objects while A2 ends; the calls
  *    in flight drain, later ones are refused, and Py_EndInterpreter finds no stray thread
  *    state of A2. */
@@ -37,7 +37,6 @@ static void disarm_while_releasing(PyThreadState *main_ts)
 {
     PyThreadState *a2 = embed_new_interpreter();
     embed_run("import pith\n"
-              "has_stash = hasattr(pith._C, '_stash')\n"
               "bufs = []\n"
               "def imported():\n"
               "    bufs.append(bytearray(16))\n"
@@ -56,7 +55,6 @@ static void disarm_while_releasing(PyThreadState *main_ts)
               "    t = pith.ones(1)\n"
               "    t.note = 'x'\n"
               "    return pith._C._stash(t)\n");
-    int has_stash = (int)embed_eval_int("has_stash");
     pith_interpreter *table = embed_current_table();
     embed_run("import atexit\natexit.register(count_released)\n");
     static race_batch batches[RACE_THREADS];
@@ -65,7 +63,7 @@ static void disarm_while_releasing(PyThreadState *main_ts)
         batches[k].released = &released;
         for (int i = 0; i < RACE_PER_THREAD; i++)
             batches[k].tensors[i] =
-                embed_eval_pointer(has_stash && i % 2 ? "preserved()" : "imported()");
+                embed_eval_pointer(i % 2 ? "preserved()" : "imported()");
     }
     pthread_t threads[RACE_THREADS];
     for (int k = 0; k < RACE_THREADS; k++)
@@ -81,8 +79,8 @@ static void disarm_while_releasing(PyThreadState *main_ts)
     CHECK(pith_interpreter_in_flight(table) == 0, "%lld calls into A2 still in flight",
           (long long)pith_interpreter_in_flight(table));
     PyThreadState_Swap(main_ts);
-    embed_log("disarm: %d releases raced Py_EndInterpreter (%s)", RACE_THREADS * RACE_PER_THREAD,
-              has_stash ? "imported memory and preserved wrappers" : "imported memory");
+    embed_log("disarm: %d releases (imported memory and preserved wrappers) raced "
+              "Py_EndInterpreter", RACE_THREADS * RACE_PER_THREAD);
 }
 
 int main(void)
@@ -93,7 +91,6 @@ int main(void)
     PyThreadState *a = embed_new_interpreter();
     long long id_a = embed_interpreter_id(a);
     embed_run("import pith\n"
-              "has_stash = hasattr(pith._C, '_stash')\n"
               "t = pith.arange(3.)\n"
               "h_plain = pith._C._testing_handle(t)\n"
               "h_bare = pith._C._testing_handle(pith.arange(5.))\n"
@@ -101,15 +98,10 @@ int main(void)
               "u = pith.frombuffer(ba, dtype=pith.uint8)\n"
               "h_imported = pith._C._testing_handle(u)\n"
               "h_for_b = pith._C._testing_handle(u)\n"
-              "if has_stash:\n"
-              "    p = pith.ones(2)\n"
-              "    p.note = 'preserved'\n"
-              "    h_preserved = pith._C._stash(p)\n"
-              "else:\n"
-              "    h_preserved = 0\n"
-              "del t, u\n"
-              "if has_stash:\n"
-              "    del p\n");
+              "p = pith.ones(2)\n"
+              "p.note = 'preserved'\n"
+              "h_preserved = pith._C._stash(p)\n"
+              "del t, u, p\n");
     pith_tensor *plain = embed_eval_pointer("h_plain");
     pith_tensor *bare = embed_eval_pointer("h_bare");
     pith_tensor *imported = embed_eval_pointer("h_imported");
@@ -154,18 +146,15 @@ int main(void)
     size_t live = pith_live_tensors();
     pith_release(plain);
     pith_release(imported);
-    if (preserved)
-        pith_release(preserved);
+    pith_release(preserved);
     PyThreadState *saved = PyEval_SaveThread();
     embed_on_bare_thread(embed_release_tensor, bare);
     PyEval_RestoreThread(saved);
     CHECK(PyThreadState_Get() == b, "a release changed the current thread state");
     CHECK(!PyErr_Occurred(), "a release left an exception in B");
-    size_t freed = 3 + (preserved != NULL);
+    size_t freed = 4;
     CHECK(pith_live_tensors() == live - freed, "%zu of %zu tensors freed",
           live - pith_live_tensors(), freed);
-    if (!preserved)
-        embed_log("disarm: pith._C has no _stash yet: no preserved wrapper released");
 
     embed_run("del alias\n"); /* the last reference to A's imported storage: leaks it */
     embed_end_interpreter(b, main_ts);

@@ -2,8 +2,8 @@
  * after every sub-interpreter ended and Py_FinalizeEx ran, are released without a crash:
  * the main interpreter's table is disarmed by then (its dict died in Py_FinalizeEx), so
  * each release runs the no-ops, on this thread and on a bare pthread. The globals: a
- * tensor whose wrapper died, a preserved wrapper (when the package has _stash), and
- * imported memory (a bytearray's buffer). */
+ * tensor whose wrapper died, a preserved wrapper, and imported memory (a bytearray's
+ * buffer). */
 #include "embed.h"
 
 static pith_tensor *held_plain, *held_imported, *held_preserved, *held_bare;
@@ -19,13 +19,10 @@ int main(void)
               "h_bare = pith._C._testing_handle(t * 2)\n"
               "ba = bytearray(16)\n"
               "h_imported = pith._C._testing_handle(pith.frombuffer(ba, dtype=pith.uint8))\n"
-              "if hasattr(pith._C, '_stash'):\n"
-              "    p = pith.ones(3)\n"
-              "    p.note = 'preserved'\n"
-              "    h_preserved = pith._C._stash(p)\n"
-              "    del p\n"
-              "else:\n"
-              "    h_preserved = 0\n");
+              "p = pith.ones(3)\n"
+              "p.note = 'preserved'\n"
+              "h_preserved = pith._C._stash(p)\n"
+              "del p\n");
     held_plain = embed_eval_pointer("h_plain");
     held_bare = embed_eval_pointer("h_bare");
     held_imported = embed_eval_pointer("h_imported");
@@ -48,15 +45,12 @@ int main(void)
           "Py_FinalizeEx left the main interpreter's table armed");
 
     size_t live = pith_live_tensors();
-    size_t expected = 3 + (held_preserved != NULL);
+    size_t expected = 4;
     CHECK(live == expected, "%zu tensors alive after Py_FinalizeEx, expected %zu", live,
           expected);
     pith_release(held_plain);
     pith_release(held_imported);
-    if (held_preserved)
-        pith_release(held_preserved);
-    else
-        embed_log("exit_order: pith._C has no _stash yet: no preserved wrapper released");
+    pith_release(held_preserved);
     embed_on_bare_thread(embed_release_tensor, held_bare);
     CHECK(pith_live_tensors() == 0, "%zu tensors leaked", pith_live_tensors());
     embed_log("exit_order: ok");

@@ -6,8 +6,8 @@
  *     released the GIL),
  * and A's object is released under A's GIL each time. The objects: imported memory (a
  * bytearray's buffer export, which blocks resizing the bytearray until it is released,
- * Note [Imported memory]), and, when the package has _stash, a preserved wrapper whose
- * weakref callback must run in A. Last, many bare threads release at once while A runs. */
+ * Note [Imported memory]), and a preserved wrapper whose weakref callback must run in A.
+ * Last, many bare threads release at once while A runs. */
 #include "embed.h"
 
 /* In A: a tensor over a fresh bytearray, held by C alone; returns its handle. */
@@ -44,8 +44,6 @@ static int released_in_a(const char *name)
     return 1;
 }
 
-static int has_stash;
-
 /* In A: a preserved wrapper (C owns it after `del`), with a weakref whose callback counts. */
 static pith_tensor *preserved_in_a(void)
 {
@@ -78,7 +76,6 @@ int main(void)
     PyThreadState *a = embed_new_interpreter();
     embed_run("import pith, weakref\n"
               "refs, fired = [], []\n");
-    has_stash = (int)embed_eval_int("hasattr(pith._C, '_stash')");
     PyThreadState *b = embed_new_interpreter();
     embed_run("import pith\n");
 
@@ -109,21 +106,17 @@ int main(void)
     CHECK(released_in_a("b4"), "case 3 (this thread, no GIL): the export was not released");
 
     /* Preserved wrappers: the same three cases, and the weakref callbacks run in A. */
-    if (has_stash) {
-        pith_tensor *p1 = preserved_in_a(), *p2 = preserved_in_a(), *p3 = preserved_in_a();
-        pith_release(p1);
-        PyThreadState_Swap(b);
-        pith_release(p2);
-        saved = PyEval_SaveThread();
-        embed_on_bare_thread(embed_release_tensor, p3);
-        PyEval_RestoreThread(saved);
-        PyThreadState_Swap(a);
-        CHECK(embed_eval_int("len(fired) == 3 and all(r() is None for r in refs)"),
-              "preserved wrappers released from C were not freed in A (%lld callbacks)",
-              embed_eval_int("len(fired)"));
-    } else {
-        embed_log("foreign_release: pith._C has no _stash yet: preserved wrappers not checked");
-    }
+    pith_tensor *p1 = preserved_in_a(), *p2 = preserved_in_a(), *p3 = preserved_in_a();
+    pith_release(p1);
+    PyThreadState_Swap(b);
+    pith_release(p2);
+    saved = PyEval_SaveThread();
+    embed_on_bare_thread(embed_release_tensor, p3);
+    PyEval_RestoreThread(saved);
+    PyThreadState_Swap(a);
+    CHECK(embed_eval_int("len(fired) == 3 and all(r() is None for r in refs)"),
+          "preserved wrappers released from C were not freed in A (%lld callbacks)",
+          embed_eval_int("len(fired)"));
 
     /* Many bare threads at once, while A keeps running Python on this thread. */
     static batch batches[THREADS];

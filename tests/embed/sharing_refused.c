@@ -63,33 +63,28 @@ int main(void)
     PyThreadState_Swap(a);
     CHECK(embed_eval_double("t[0].item()") == 42.0, "A does not see B's write");
 
-    /* pith.share (pith._C.share until the package exports it): a handle for another
-     * interpreter to take with _unstash, over the same data; a copy for memory that a
-     * Python object of A owns (Note [Imported memory]). */
-    embed_run("share = getattr(pith, 'share', None) or getattr(pith._C, 'share', None)\n");
-    if (embed_eval_int("share is not None")) {
-        embed_run("hs = share(t)\n"
-                  "ba = bytearray(b'\\x01\\x02\\x03')\n"
-                  "u = pith.frombuffer(ba, dtype=pith.uint8)\n"
-                  "hu = share(u)\n");
-        void *shared = embed_eval_pointer("hs"), *shared_imported = embed_eval_pointer("hu");
-        void *data_u = embed_eval_pointer("u.data_ptr()");
-        PyThreadState_Swap(b);
-        embed_set_pointer("hs", shared);
-        embed_set_pointer("hu", shared_imported);
-        embed_run("s = pith._C._unstash(hs)\n"
-                  "su = pith._C._unstash(hu)\n");
-        CHECK(embed_eval_pointer("s.data_ptr()") == data_a, "pith.share copied pith's memory");
-        CHECK(embed_eval_int("s.tolist() == [42.0, 1.0, 2.0, 3.0]"), "B reads other values");
-        CHECK(embed_eval_pointer("su.data_ptr()") != data_u,
-              "pith.share aliased memory that a bytearray of A owns");
-        CHECK(embed_eval_int("su.tolist() == [1, 2, 3]"), "B reads another copy");
-        embed_run("del s, su\n");
-        PyThreadState_Swap(a);
-        embed_log("sharing_refused: pith.share checked");
-    } else {
-        embed_log("sharing_refused: pith has no share() yet: only pith_alias checked");
-    }
+    /* pith.share: a handle for another interpreter to take with pith.from_shared, over the
+     * same data; a copy for memory that a Python object of A owns (Note [Imported
+     * memory]). */
+    embed_run("hs = pith.share(t)\n"
+              "ba = bytearray(b'\\x01\\x02\\x03')\n"
+              "u = pith.frombuffer(ba, dtype=pith.uint8)\n"
+              "hu = pith.share(u)\n");
+    void *shared = embed_eval_pointer("hs"), *shared_imported = embed_eval_pointer("hu");
+    void *data_u = embed_eval_pointer("u.data_ptr()");
+    PyThreadState_Swap(b);
+    embed_set_pointer("hs", shared);
+    embed_set_pointer("hu", shared_imported);
+    embed_run("s = pith.from_shared(hs)\n"
+              "su = pith.from_shared(hu)\n");
+    CHECK(embed_eval_pointer("s.data_ptr()") == data_a, "pith.share copied pith's memory");
+    CHECK(embed_eval_int("s.tolist() == [42.0, 1.0, 2.0, 3.0]"), "B reads other values");
+    CHECK(embed_eval_pointer("su.data_ptr()") != data_u,
+          "pith.share aliased memory that a bytearray of A owns");
+    CHECK(embed_eval_int("su.tolist() == [1, 2, 3]"), "B reads another copy");
+    embed_run("del s, su\n");
+    PyThreadState_Swap(a);
+    embed_log("sharing_refused: pith.share checked");
 
     pith_release(t);
     embed_end_interpreter(b, a);

@@ -167,3 +167,43 @@ def test_teardown_with_imported_memory_held_by_c_exits_cleanly():
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
+
+
+def test_ops_on_subclasses_still_dispatch_on_the_own_thread_during_teardown():
+    # Note [Entries and the gate]: after phase 1 closed the gate, this interpreter's own
+    # thread (an atexit callback registered before pith's, hence run after it) still reaches
+    # __pith_dispatch__ for ops, detach and metadata; only foreign threads are refused.
+    result = run_python("""
+        import atexit
+
+        def at_exit():
+            import pith
+            assert not pith._C._interpreter_gate_open()
+            w = Wrapper(pith.tensor([1.0, 2.0]))
+            print((w + w).tolist(), w.detach().elem.tolist(), w.is_contiguous(), flush=True)
+
+        atexit.register(at_exit)   # before pith registers phase 1: runs after it
+        import pith
+
+        class Wrapper(pith.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                r = pith.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype,
+                                                       dispatch_sizes_strides_policy="strides")
+                r.elem = elem
+                return r
+
+            @classmethod
+            def __pith_dispatch__(cls, func, types, args=(), kwargs=None):
+                if func is pith.ops.pith.is_contiguous.default:
+                    return False
+                if func is pith.ops.pith.detach.default:
+                    return Wrapper(args[0].elem)
+                unwrapped = [a.elem if isinstance(a, Wrapper) else a for a in args]
+                return func(*unwrapped, **(kwargs or {}))
+
+        w = Wrapper(pith.ones(1))
+        assert (w + w).tolist() == [2.0]
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[2.0, 4.0] [1.0, 2.0] False\n"

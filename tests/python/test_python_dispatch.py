@@ -717,6 +717,21 @@ def test_a_mode_sees_the_factories(factory, expected):
     assert made.dtype == plain.dtype and made.tolist() == plain.tolist()
 
 
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_a_device_argument_reaches_a_mode_as_its_name(device):
+    seen = []
+
+    class Records(DispatchMode):
+        def __pith_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(dict(kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    with Records():
+        made = pith.ops.pith.zeros([2], device=device)
+    assert seen == [{"device": device}]
+    assert made.device == device
+
+
 def test_a_mode_sees_ops_on_large_tensors():
     # Large enough for the bindings to release the GIL around a kernel: with a mode active
     # they must not, because the mode lives in this thread state.

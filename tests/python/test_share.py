@@ -39,11 +39,11 @@ def other_error(run, code):
 
 # ---- share ----------------------------------------------------------------------------------
 
-def test_share_returns_a_handle_that_unstash_takes():
+def test_share_returns_a_handle_that_from_shared_takes():
     t = pith.tensor([1.0, 2.0, 3.0])
     h = pith.share(t)
     assert isinstance(h, int)
-    s = _unstash(h)
+    s = pith.from_shared(h)
     assert isinstance(s, pith.Tensor)
     assert s is not t
     assert s.tolist() == [1.0, 2.0, 3.0]
@@ -51,7 +51,7 @@ def test_share_returns_a_handle_that_unstash_takes():
 
 def test_share_of_native_storage_shares_the_data():
     t = pith.arange(6, dtype=pith.float32).reshape(2, 3)
-    s = _unstash(pith.share(t))
+    s = pith.from_shared(pith.share(t))
     assert s.data_ptr() == t.data_ptr()
     assert s.shape == t.shape and s.stride() == t.stride() and s.dtype == t.dtype
     s[0, 0] = 42.0
@@ -61,7 +61,7 @@ def test_share_of_native_storage_shares_the_data():
 def test_share_of_a_view_keeps_its_geometry():
     base = pith.arange(12, dtype=pith.int64).reshape(3, 4)
     view = base.t()[1:]
-    s = _unstash(pith.share(view))
+    s = pith.from_shared(pith.share(view))
     assert s.data_ptr() == view.data_ptr()
     assert s.stride() == view.stride() and s.storage_offset() == view.storage_offset()
     assert s.tolist() == view.tolist()
@@ -70,7 +70,7 @@ def test_share_of_a_view_keeps_its_geometry():
 def test_share_of_a_subclass_is_a_plain_tensor_without_its_dict():
     t = pith.Tensor._make_subclass(Sub, pith.ones(2))
     t.label = "stays with t"
-    s = _unstash(pith.share(t))
+    s = pith.from_shared(pith.share(t))
     assert type(s) is pith.Tensor
     assert not hasattr(s, "label")
     assert s.data_ptr() == t.data_ptr()
@@ -79,7 +79,7 @@ def test_share_of_a_subclass_is_a_plain_tensor_without_its_dict():
 def test_share_of_numpy_memory_is_a_copy():
     a = np.arange(4, dtype=np.float64)
     t = pith.from_numpy(a)
-    s = _unstash(pith.share(t))
+    s = pith.from_shared(pith.share(t))
     assert s.data_ptr() != a.ctypes.data
     assert s.tolist() == [0.0, 1.0, 2.0, 3.0]
     s[0] = 9.0
@@ -89,7 +89,7 @@ def test_share_of_numpy_memory_is_a_copy():
 def test_share_of_buffer_memory_is_a_copy():
     buf = bytearray(np.arange(3, dtype=np.int32).tobytes())
     t = pith.frombuffer(buf, dtype=pith.int32)
-    s = _unstash(pith.share(t))
+    s = pith.from_shared(pith.share(t))
     assert s.data_ptr() != t.data_ptr()
     assert s.tolist() == [0, 1, 2]
 
@@ -97,16 +97,16 @@ def test_share_of_buffer_memory_is_a_copy():
 def test_share_of_a_view_of_numpy_memory_is_a_copy_of_the_view():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     t = pith.from_numpy(a)[1:, ::2]
-    s = _unstash(pith.share(t))
+    s = pith.from_shared(pith.share(t))
     assert s.data_ptr() != t.data_ptr()
     assert s.tolist() == a[1:, ::2].tolist()
 
 
 def test_share_handle_can_be_taken_once():
     h = pith.share(pith.ones(2))
-    _unstash(h)
+    pith.from_shared(h)
     with pytest.raises(ValueError, match="not a live handle"):
-        _unstash(h)
+        pith.from_shared(h)
 
 
 def test_share_rejects_what_is_not_a_tensor():
@@ -118,10 +118,24 @@ def test_shared_tensors_leak_nothing():
     before = pith._C._live_tensors()
     t = pith.ones(3)
     for _ in range(500):
-        s = _unstash(pith.share(t))
+        s = pith.from_shared(pith.share(t))
         del s
     del t
     assert pith._C._live_tensors() == before
+
+
+def test_from_shared_of_a_forged_handle_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match=r"from_shared\(\): 12345 is not a live handle"):
+        pith.from_shared(12345)
+    with pytest.raises(TypeError, match=r"from_shared\(\): the handle must be an int"):
+        pith.from_shared("12345")
+
+
+def test_from_shared_and_unstash_take_the_same_handles():
+    h = pith.share(pith.ones(2))
+    assert pith._C._unstash(h).tolist() == [1.0, 1.0]
+    t = pith.ones(2)
+    assert pith.from_shared(_stash(t)) is t
 
 
 # ---- across interpreters -------------------------------------------------------------------
@@ -167,7 +181,7 @@ def test_a_refused_handle_stays_with_the_caller(other):
 def test_share_hands_data_to_another_interpreter_without_a_copy(other):
     t = pith.tensor([1.0, 2.0, 3.0])
     other(f"""
-s = pith._C._unstash({pith.share(t)})
+s = pith.from_shared({pith.share(t)})
 assert s.data_ptr() == {t.data_ptr()}, (s.data_ptr(), {t.data_ptr()})
 assert s.tolist() == [1.0, 2.0, 3.0]
 s[0] = 7.0
@@ -177,7 +191,7 @@ s[0] = 7.0
 
 def test_a_tensor_taken_by_another_interpreter_is_refused_here(other):
     h = pith.share(pith.ones(2))
-    other(f"import pith._C\nkept = pith._C._unstash({h})\nh = pith._C._stash(kept)\n"
+    other(f"import pith._C\nkept = pith.from_shared({h})\nh = pith._C._stash(kept)\n"
           f"assert h == {h}, h\n")
     with pytest.raises(pith.InterpreterError, match="which is alive"):
         _unstash(h)

@@ -200,6 +200,19 @@ def test_ops_namespace_objects():
     assert pith.ops.pith.sum(pith.ones(2, 3), [1]).tolist() == [3.0, 3.0]
 
 
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_ops_factories_take_a_device_by_name(device):
+    made = pith.ops.pith.zeros([2, 3], dtype=pith.int32, device=device)
+    assert made.device == device and made.shape == (2, 3) and made.dtype == pith.int32
+
+
+@pytest.mark.parametrize("device, error", [("cuda", ValueError), ("", ValueError),
+                                           (0, TypeError)])
+def test_ops_factories_refuse_another_device(device, error):
+    with pytest.raises(error, match="device"):
+        pith.ops.pith.zeros([2], device=device)
+
+
 def test_ops_keyword_arguments_and_tuple_returns():
     x = pith.tensor([[1.0, 5.0], [7.0, 2.0]])
     values, indices = pith.ops.pith.max.dim(x, 1, keepdim=True)
