@@ -13,7 +13,10 @@
  * PITH_PYOBJ_OWNS in the low bit) and `tag`, the interpreter the tensor belongs to.
  *  - The tag changes at most once, NULL -> interpreter, by CAS (pith_slot_claim): when
  *    two interpreters race to wrap one fresh tensor, exactly one wins, and the loser gets
- *    PITH_ERR_INTERPRETER instead of a second wrapper. A tensor is never re-tagged, even
+ *    PITH_ERR_INTERPRETER instead of a second wrapper. The caller of pith_slot_claim
+ *    holds a reference to the tensor; when that is the only one (refcount 1, as for every
+ *    op result about to be wrapped) no other thread can reach the tensor, so a plain
+ *    store claims it: no locked instruction on the common path. A tensor is never re-tagged, even
  *    after its wrapper is gone or its interpreter died: the tag is what lets C reach the
  *    right interpreter (or its no-ops) for the rest of the tensor's life.
  *  - Only a thread running in the tagged interpreter writes `pyobj`; core/ cannot check
@@ -96,6 +99,13 @@ pith_status pith_slot_claim(pith_tensor *t, pith_interpreter *interp)
         return PITH_ERR_VALUE;
     if (!interp)
         return pith_set_error(PITH_ERR_VALUE, "pith_slot_claim: interpreter is NULL");
+    /* Fresh and unshared: See Note [PyObject slot and interpreter tag]. The acquire load
+     * pairs with pith_release's acq_rel decrement: every former holder is done with t. */
+    if (atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
+        !atomic_load_explicit(&t->tag, memory_order_relaxed)) {
+        atomic_store_explicit(&t->tag, interp, memory_order_release);
+        return PITH_OK;
+    }
     pith_interpreter *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(&t->tag, &expected, interp,
                                                 memory_order_acq_rel, memory_order_acquire))

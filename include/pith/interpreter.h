@@ -73,7 +73,8 @@ PITH_API void *pith_slot_get(const pith_tensor *t, bool *owns);
 /* OK when `t` is untagged or tagged to `interp`; otherwise PITH_ERR_INTERPRETER, with a
  * message naming both interpreters and whether the owner is alive. */
 PITH_API pith_status pith_slot_check(const pith_tensor *t, const pith_interpreter *interp);
-/* Claims the tag for `interp` (CAS from NULL). OK if already tagged to `interp`. */
+/* Claims the tag for `interp` (CAS from NULL; a plain store when the caller's reference is
+ * the only one). The caller holds a reference to `t`. OK if already tagged to `interp`. */
 PITH_API pith_status pith_slot_claim(pith_tensor *t, pith_interpreter *interp);
 /* Sets the wrapper pointer (the tag must already be `interp`'s). */
 PITH_API void pith_slot_set(pith_tensor *t, void *pyobj, bool owns);

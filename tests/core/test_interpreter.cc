@@ -100,6 +100,25 @@ TEST_F(InterpreterTest, ClaimTagsOnceAndIsIdempotentForTheOwner)
     EXPECT_EQ(pith_slot_check(t.get(), a), PITH_OK);
 }
 
+TEST_F(InterpreterTest, ClaimOfAFreshTensorAndOfASharedOneBothTagOnce)
+{
+    pith_interpreter *a = fake_table(Fake("A"));
+    pith_interpreter *b = fake_table(Fake("B"));
+    Tensor fresh = NewTensor(); /* refcount 1: the plain store */
+    ASSERT_EQ(pith_tensor_refcount(fresh.get()), 1);
+    EXPECT_EQ(pith_slot_claim(fresh.get(), a), PITH_OK);
+    EXPECT_EQ(pith_tensor_interpreter(fresh.get()), a);
+    EXPECT_EQ(pith_slot_claim(fresh.get(), b), PITH_ERR_INTERPRETER);
+    EXPECT_EQ(pith_tensor_interpreter(fresh.get()), a);
+    pith_clear_error();
+    Tensor shared = NewTensor();
+    pith_retain(shared.get()); /* refcount 2: the CAS */
+    EXPECT_EQ(pith_slot_claim(shared.get(), b), PITH_OK);
+    EXPECT_EQ(pith_slot_claim(shared.get(), a), PITH_ERR_INTERPRETER);
+    EXPECT_EQ(pith_tensor_interpreter(shared.get()), b);
+    pith_release(shared.get());
+}
+
 TEST_F(InterpreterTest, AnotherInterpreterGetsAnErrorNamingBothAndAlive)
 {
     pith_interpreter *a = fake_table(Fake("interp-A"));
@@ -159,12 +178,18 @@ TEST(CoreConcurrency, TagClaimRace)
         std::atomic<int> ready{0}, winners{0}, losers_with_message{0};
         std::atomic<int> winner{-1};
         std::vector<std::thread> threads;
+        /* Each racer holds its own reference, as pith_slot_claim requires: the tensor is
+         * shared, so the claim must be the CAS, not the fresh tensor's plain store. */
+        for (int i = 0; i < kThreads; i++)
+            pith_retain(t);
         for (int i = 0; i < kThreads; i++) {
             threads.emplace_back([&, i] {
                 ready++;
                 while (ready.load() < kThreads) /* start together; yield: 2 cores */
                     std::this_thread::yield();
-                if (pith_slot_claim(t, tables[i]) == PITH_OK) {
+                pith_status claimed = pith_slot_claim(t, tables[i]);
+                pith_release(t);
+                if (claimed == PITH_OK) {
                     winners++;
                     winner = i;
                 } else if (pith_last_status() == PITH_ERR_INTERPRETER &&

@@ -1077,6 +1077,27 @@ def test_an_op_returning_nothing_takes_none_from_its_kernel():
         op(meta_tensor())
 
 
+def test_a_handler_of_an_op_returning_nothing_gives_the_caller_none():
+    name = fresh("sink")
+    op = pith.library.define(name + "(Tensor x) -> ()")
+    got = []
+    pith.library.impl(name, "CPU", lambda x: got.append(x.tolist()))
+    with capture_logs() as logs:
+        x = LoggingTensor(pith.tensor([3.0]))
+        logs.input("x", x)
+        assert op(x) is None
+    assert got == [[3.0]]
+    assert logs.lines[1] == f"None = pith.ops.{name.replace('::', '.')}($0)"
+
+    class ReturnsATensor(LoggingTensor):
+        @classmethod
+        def __pith_dispatch__(cls, func, types, args=(), kwargs=None):
+            return args[0]
+
+    with pytest.raises(TypeError, match="expected None"):
+        op(ReturnsATensor(pith.ones(1)))
+
+
 def test_a_python_kernel_runs_with_the_gil_released_by_the_caller():
     # A large argument makes the bindings release the GIL around the call; the kernel then
     # enters the interpreter on its own (Note [Python kernels belong to their interpreter]).
