@@ -364,7 +364,7 @@ pith_device pith_stack_get_device(const pith_stack *s, size_t i)
 {
     const pith_value *v =
         stack_get_checked(__func__, s, i, PITH_VALUE_DEVICE, PITH_VALUE_DEVICE);
-    return v ? v->u.device : (pith_device)-1;
+    return v ? v->u.device : PITH_CPU; /* a valid enum value: See pith.h */
 }
 
 /* Empty lists hold no array; their borrowed views point here so that NULL means error. */

@@ -186,7 +186,8 @@ typedef enum {
 PITH_API pith_value_kind pith_stack_kind(const pith_stack *s, size_t i);
 PITH_API const char *pith_stack_get_string(const pith_stack *s, size_t i);
 PITH_API pith_dtype pith_stack_get_dtype(const pith_stack *s, size_t i);
-/* (pith_device)-1 with PITH_ERR_TYPE when value i is not a device. */
+/* PITH_CPU with the status set (PITH_ERR_TYPE, PITH_ERR_INDEX) when value i is not a device;
+ * as pith_tensor_device, the sentinel is a valid device (C++ may not hold another value). */
 PITH_API pith_device pith_stack_get_device(const pith_stack *s, size_t i);
 /* Borrowed views of list values, valid until the value is dropped. */
 PITH_API const int64_t *pith_stack_get_int_list(const pith_stack *s, size_t i, size_t *n);

@@ -251,10 +251,10 @@ TEST_F(Stack, GetDeviceOfAnotherKindIsATypeError)
 {
     StackPtr s;
     ASSERT_EQ(pith_stack_push_int(s, 0), PITH_OK);
-    EXPECT_EQ(pith_stack_get_device(s, 0), (pith_device)-1);
+    EXPECT_EQ(pith_stack_get_device(s, 0), PITH_CPU);
     EXPECT_ERROR(PITH_ERR_TYPE, "not Device");
     pith_clear_error();
-    EXPECT_EQ(pith_stack_get_device(s, 1), (pith_device)-1);
+    EXPECT_EQ(pith_stack_get_device(s, 1), PITH_CPU);
     EXPECT_ERROR(PITH_ERR_INDEX, "out of range");
 }
 
