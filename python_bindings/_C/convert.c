@@ -279,7 +279,7 @@ static PyObject *tensor_to_python(pith_tensor *t, int single)
     PyObject *result = NULL;
     if (!src)
         goto fail;
-    if (pith_tensor_device(src) != PITH_CPU || (!pith_data_ptr(src) && pith_numel(src) > 0)) {
+    if (pith_tensor_device(src) != PITH_CPU || tensor_lacks_data(src)) {
         PyErr_SetString(PyExc_NotImplementedError,
                         "Cannot copy out of meta tensor; no data!");
         goto done;

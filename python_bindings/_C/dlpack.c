@@ -216,6 +216,11 @@ PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
                      pith_device_name(pith_tensor_device(t)));
         return NULL;
     }
+    if (tensor_lacks_data(t)) {
+        PyErr_SetString(PyExc_BufferError, "Cannot pack a wrapper subclass: it has no data "
+                                           "(its data is whatever it wraps)");
+        return NULL;
+    }
     int versioned = wants_versioned(max_version);
     int copied = copy == Py_None ? 0 : PyObject_IsTrue(copy);
     if (check_stream(stream) < 0 || check_dl_device(dl_device) < 0 || versioned < 0 || copied < 0)

@@ -103,6 +103,11 @@ int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
                      pith_device_name(pith_tensor_device(t)));
         return -1;
     }
+    if (tensor_lacks_data(t)) {
+        PyErr_SetString(PyExc_BufferError, "pith.Tensor: a wrapper subclass has no data to "
+                                           "export (its data is whatever it wraps)");
+        return -1;
+    }
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
     int ndim = pith_sizes(t, sizes);
     if (ndim < 0 || pith_strides(t, strides) < 0) {
@@ -406,9 +411,10 @@ static PyObject *module_tensor_bytes(PyObject *module, PyObject *obj)
         return NULL;
     }
     pith_tensor *t = tensor_of(obj);
-    if (pith_tensor_device(t) != PITH_CPU) {
+    if (pith_tensor_device(t) != PITH_CPU || tensor_lacks_data(t)) {
         PyErr_Format(PyExc_RuntimeError, "_tensor_bytes: a %s tensor has no data",
-                     pith_device_name(pith_tensor_device(t)));
+                     tensor_lacks_data(t) ? "wrapper subclass"
+                                          : pith_device_name(pith_tensor_device(t)));
         return NULL;
     }
     pith_tensor *c = t;

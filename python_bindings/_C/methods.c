@@ -119,6 +119,8 @@ static int arg_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes)
 {
     PyObject *const *items = args;
     Py_ssize_t n = nargs;
+    if (nargs == 0)
+        return -2; /* view(), reshape(), permute(): the generic path names the argument */
     if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
         items = PySequence_Fast_ITEMS(args[0]);
         n = PySequence_Fast_GET_SIZE(args[0]);
@@ -506,7 +508,9 @@ static PyObject *impl_squeeze(pith_module_state *st, PyObject *self, PyObject *c
     int dim;
     if (args_bind(args, nargs, kwnames, names, 1, slot))
         return FALLBACK;
-    if (!slot[0] || slot[0] == Py_None)
+    if (slot[0] == Py_None)
+        return FALLBACK; /* PyTorch refuses squeeze(None): the generic path says so */
+    if (!slot[0])
         return tensor_wrap(st, pith_squeeze(tensor_of(self), NULL));
     int rc = arg_dim(slot[0], &dim);
     if (rc != 0)

@@ -87,11 +87,24 @@ int push_python_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *
     return rc;
 }
 
+/* A str argument as C text: NULL with a ValueError when it holds a NUL, which C would
+ * take for its end ('tanh\0junk' is not 'tanh'). */
+static const char *text_of(PyObject *v)
+{
+    Py_ssize_t size;
+    const char *text = PyUnicode_AsUTF8AndSize(v, &size);
+    if (text && (size_t)size != strlen(text)) {
+        PyErr_SetString(PyExc_ValueError, "embedded null character in a str argument");
+        return NULL;
+    }
+    return text;
+}
+
 /* A pith device given by name ('cpu', 'meta') into *out; -1 with pith.PithError (a
  * ValueError, and the RuntimeError PyTorch raises for an unknown device). */
 static int device_from_python(pith_module_state *st, PyObject *v, pith_device *out)
 {
-    const char *text = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    const char *text = PyUnicode_Check(v) ? text_of(v) : NULL;
     for (int d = PITH_CPU; text && d <= PITH_META; d++)
         if (strcmp(text, pith_device_name((pith_device)d)) == 0) {
             *out = (pith_device)d;
@@ -166,17 +179,24 @@ static PyObject *plain_wrap(pith_module_state *st, pith_tensor *t, void *ctx)
     return tensor_wrap(st, t);
 }
 
-/* Pushes one Python value; `type` is the schema type, used only to tell an empty int list
- * from an empty tensor list. The dispatcher checks every value against the schema. */
-static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, const char *type)
+/* Pushes one Python value; `type` is the schema type as pith/_ops.py passes it, which
+ * tells an empty int list from an empty tensor list, a device name from a str, and a
+ * tensor the op writes to ("Tensor!") from one it reads. The dispatcher checks every value
+ * against the schema. */
+static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, const char *type,
+                      bool wrap_numbers)
 {
     pith_status s;
     if (strcmp(type, "Tensor") == 0 || strcmp(type, "Tensor?") == 0) {
-        /* A Python number where a Tensor goes: a wrapped number, as the operators do. See
-         * Note [Python scalars as wrapped numbers] (tensor_number.c). */
+        /* A Python number where a Tensor is read: a wrapped number, as the operators make
+         * (See Note [Python scalars as wrapped numbers] in tensor_number.c); but when the
+         * call has no tensor at all (pith.neg(1.5)) there is nothing for it to defer to,
+         * and it is the tensor pith.tensor(v) makes. A tensor the op writes to ("Tensor!")
+         * takes no number: the dispatcher refuses it, naming the argument. */
         int not_implemented;
         if ((PyLong_Check(v) || PyFloat_Check(v)) && !tensor_check(st, v)) {
-            pith_tensor *t = operand_to_tensor(st, v, &not_implemented);
+            pith_tensor *t = wrap_numbers ? operand_to_tensor(st, v, &not_implemented)
+                                          : tensor_from_data(st, v, 0, PITH_FLOAT32);
             if (!t)
                 return -1;
             s = pith_stack_push_tensor_steal(stack, t);
@@ -202,7 +222,7 @@ static int push_value(pith_module_state *st, pith_stack *stack, PyObject *v, con
             return -1;
         s = pith_stack_push_device(stack, device);
     } else if (PyUnicode_Check(v)) {
-        const char *text = PyUnicode_AsUTF8(v);
+        const char *text = text_of(v);
         if (!text)
             return -1;
         s = pith_stack_push_string(stack, text);
@@ -241,10 +261,19 @@ static PyObject *ops_call(PyObject *module, PyObject *const *argv, Py_ssize_t ar
         return error_raise(st);
     PyObject *result = NULL;
     int64_t work = 0;
+    bool has_tensor = false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv[1]) && !has_tensor; i++) {
+        PyObject *v = PyTuple_GET_ITEM(argv[1], i);
+        has_tensor = tensor_check(st, v);
+        for (Py_ssize_t k = 0; !has_tensor && (PyList_Check(v) || PyTuple_Check(v)) &&
+                               k < PySequence_Fast_GET_SIZE(v);
+             k++)
+            has_tensor = tensor_check(st, PySequence_Fast_GET_ITEM(v, k));
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv[1]); i++) {
         PyObject *v = PyTuple_GET_ITEM(argv[1], i);
         const char *type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(argv[2], i));
-        if (!type || push_value(st, stack, v, type) < 0)
+        if (!type || push_value(st, stack, v, type, has_tensor) < 0)
             goto done;
         if (tensor_check(st, v) && pith_numel(tensor_of(v)) > work)
             work = pith_numel(tensor_of(v));

@@ -150,6 +150,14 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value);
 PyObject *tensor_get_T(PyObject *self, void *closure);
 PyObject *tensor_iter(PyObject *self);
 
+/* Whether `t` has elements but no memory: a meta tensor, or a wrapper subclass
+ * (_make_wrapper_subclass) whatever device it reports. Exports (buffer, NumPy, DLPack,
+ * bytes, tolist) refuse it; empty tensors have nothing to read either way. */
+static inline bool tensor_lacks_data(const pith_tensor *t)
+{
+    return !pith_data_ptr(t) && pith_numel(t) != 0;
+}
+
 /* convert.c */
 pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dtype,
                               pith_dtype dtype);

@@ -577,12 +577,19 @@ static PyObject *tensor_tolist_method(PyObject *self, PyObject *unused)
 
 static Py_ssize_t tensor_length(PyObject *self)
 {
-    pith_tensor *t = tensor_of(self);
-    if (pith_ndim(t) == 0) {
+    int64_t sizes[PITH_MAX_DIMS];
+    int ndim = pith_sizes(tensor_of(self), sizes); /* one query: a policy asks Python */
+    if (ndim < 0) {
+        pith_module_state *st = state_of_type(Py_TYPE(self)); /* NULL: a TypeError is set */
+        if (st)
+            error_raise(st);
+        return -1;
+    }
+    if (ndim == 0) {
         PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
         return -1;
     }
-    return (Py_ssize_t)pith_size(t, 0);
+    return (Py_ssize_t)sizes[0];
 }
 
 static PyGetSetDef tensor_getset[] = {

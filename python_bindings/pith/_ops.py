@@ -27,10 +27,11 @@ def _parse_default(text, type_):
 
 
 class Argument:
-    __slots__ = ("name", "type", "default", "kwarg_only")
+    __slots__ = ("name", "type", "default", "kwarg_only", "mutable")
 
-    def __init__(self, name, type_, default, kwarg_only):
+    def __init__(self, name, type_, default, kwarg_only, mutable=False):
         self.name, self.type, self.default, self.kwarg_only = name, type_, default, kwarg_only
+        self.mutable = mutable  # Tensor(a!): the op writes to it
 
     def __repr__(self):
         return f"Argument({self.type} {self.name})"
@@ -60,7 +61,7 @@ def parse_arguments(schema):
             raise RuntimeError(f"pith: cannot parse argument {piece!r} of {schema!r}")
         type_ = _normalise_type(type_text.strip())
         default = _parse_default(default_text.strip(), type_) if default_text else _NO_DEFAULT
-        args.append(Argument(name, type_, default, kwarg_only))
+        args.append(Argument(name, type_, default, kwarg_only, "!" in type_text))
     return args
 
 
@@ -97,7 +98,10 @@ class OpOverload:
     def arguments(self):
         if self._arguments is None:
             self._arguments = parse_arguments(self.schema)
-            self._types = tuple(a.type for a in self._arguments)
+            # As _C._call_op reads them: "Tensor!" is a tensor the op writes to, which takes
+            # no Python number (python_bindings/_C/ops.c, push_value).
+            self._types = tuple("Tensor!" if a.mutable and a.type == "Tensor" else a.type
+                                for a in self._arguments)
             self._index = {a.name: i for i, a in enumerate(self._arguments)}
             self.return_names = _return_names(self.schema) if self.returns_tuple else ()
         return self._arguments
@@ -139,7 +143,7 @@ class OpOverload:
                 raise TypeError(f"{self.name}() missing required argument '{param.name}'")
         return tuple(values)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # positional-only: an op may have a `self` argument
         if not kwargs:
             fast = self._fast or self._make_fast()
             if fast[0] <= len(args) <= fast[1]:
@@ -200,7 +204,7 @@ class OpPacket:
         except KeyError:
             raise AttributeError(f"{self.name} has no overload {name!r}") from None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self._default(*args, **kwargs)
 
     def __repr__(self):
