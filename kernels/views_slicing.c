@@ -8,11 +8,18 @@
 #include "kernels/views.h"
 
 /* Narrows dim `d` of `g` to `len` elements starting at `start`, every `step`-th. */
+/* The stride is stride * step, as PyTorch's. With more than one element left, step < size
+ * and that stays within the storage; a longer step leaves at most one element, whose stride
+ * is never used for addressing, and there stride * step could wrap (x[::2**62]) or
+ * overflow once a kernel scales it to bytes: then the dim keeps its own stride. */
 static void geometry_narrow(view_geometry *g, int d, int64_t start, int64_t len, int64_t step)
 {
     g->offset += start * g->strides[d];
     g->sizes[d] = len == 0 ? 0 : (len - 1) / step + 1;
-    g->strides[d] = (int64_t)((uint64_t)g->strides[d] * (uint64_t)step);
+    int64_t stride;
+    if (!__builtin_mul_overflow(g->strides[d], step, &stride) &&
+        stride <= INT64_MAX / 16 && stride >= INT64_MIN / 16) /* bytes: itemsize <= 8 */
+        g->strides[d] = stride;
 }
 
 pith_status slice_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,

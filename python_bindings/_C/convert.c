@@ -219,8 +219,8 @@ done:
 static PyObject *element_to_python(const char *p, pith_dtype dtype)
 {
     switch (dtype) {
-    case PITH_BOOL:
-        return PyBool_FromLong(*(const bool *)p);
+    case PITH_BOOL: /* as a byte: imported memory may hold any value, and C's bool only 0/1 */
+        return PyBool_FromLong(*(const uint8_t *)p != 0);
     case PITH_UINT8:
         return PyLong_FromLong(*(const uint8_t *)p);
     case PITH_INT8:

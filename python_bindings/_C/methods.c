@@ -57,7 +57,10 @@ static int arg_int(PyObject *obj, int64_t *out)
 {
     if (!PyLong_Check(obj) || PyBool_Check(obj))
         return 1;
-    long long v = PyLong_AsLongLong(obj);
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow)
+        return 1; /* out of int64: the generic path decides (and names the argument) */
     if (v == -1 && PyErr_Occurred())
         return -1;
     *out = v;

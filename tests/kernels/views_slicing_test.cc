@@ -23,6 +23,22 @@ TEST_F(ViewsSlicingTest, SliceWithStep)
     ExpectSharesStorageAndVersion(x.get(), s.get());
 }
 
+TEST_F(ViewsSlicingTest, SliceWithAStepLongerThanTheDimKeepsASmallStride)
+{
+    // stride * step once wrapped around (a negative stride) or overflowed the kernels'
+    // stride * itemsize; one element left keeps the dim's own stride then.
+    Tensor x = Iota({4, 4});
+    for (int64_t step : {INT64_C(1) << 62, INT64_MAX}) {
+        Tensor s(pith_slice(x.get(), 0, 0, INT64_MAX, step));
+        ASSERT_NE(s, nullptr) << pith_last_error();
+        EXPECT_EQ(Sizes(s.get()), (Shape{1, 4}));
+        EXPECT_EQ(Strides(s.get()), (Shape{4, 1}));
+        EXPECT_EQ(Values(s.get()), (Values_{0, 1, 2, 3}));
+    }
+    Tensor two(pith_slice(x.get(), 0, 0, INT64_MAX, 3)); // two rows: stride * step
+    EXPECT_EQ(Strides(two.get()), (Shape{12, 1}));
+}
+
 TEST_F(ViewsSlicingTest, SliceClampsLikePython)
 {
     Tensor x = Iota({10});
