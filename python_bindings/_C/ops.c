@@ -100,20 +100,28 @@ static const char *text_of(PyObject *v)
     return text;
 }
 
-/* A pith device given by name ('cpu', 'meta') into *out; -1 with pith.PithError (a
- * ValueError, and the RuntimeError PyTorch raises for an unknown device). */
-static int device_from_python(pith_module_state *st, PyObject *v, pith_device *out)
+int device_by_name(PyObject *v, pith_device *out)
 {
     const char *text = PyUnicode_Check(v) ? text_of(v) : NULL;
-    for (int d = PITH_CPU; text && d <= PITH_META; d++)
+    if (!text)
+        return PyErr_Occurred() ? -1 : 0;
+    for (int d = PITH_CPU; d <= PITH_META; d++)
         if (strcmp(text, pith_device_name((pith_device)d)) == 0) {
             *out = (pith_device)d;
-            return 0;
+            return 1;
         }
-    if (!PyErr_Occurred())
+    return 0;
+}
+
+/* A Device argument into *out; -1 with pith.PithError (a ValueError, and the RuntimeError
+ * PyTorch raises for an unknown device). */
+static int device_from_python(pith_module_state *st, PyObject *v, pith_device *out)
+{
+    int found = device_by_name(v, out);
+    if (found == 0)
         PyErr_Format(st->value_error, "device %R is not supported: pith has the 'cpu' and "
                      "'meta' devices", v);
-    return -1;
+    return found > 0 ? 0 : -1;
 }
 
 PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, size_t i,

@@ -212,15 +212,14 @@ static int device_parse(PyObject *device, bool *meta)
     *meta = false;
     if (!device || device == Py_None)
         return 0;
-    const char *text = PyUnicode_Check(device) ? PyUnicode_AsUTF8(device) : NULL;
-    if (text && (strcmp(text, "cpu") == 0 || strcmp(text, "meta") == 0)) {
-        *meta = text[0] == 'm';
-        return 0;
-    }
-    if (!PyErr_Occurred())
+    pith_device named;
+    int found = device_by_name(device, &named);
+    if (found > 0)
+        *meta = named == PITH_META;
+    else if (found == 0)
         PyErr_Format(PyExc_NotImplementedError, "_make_wrapper_subclass(): device=%R is not "
                      "supported: pith has the 'cpu' and 'meta' devices", device);
-    return -1;
+    return found > 0 ? 0 : -1;
 }
 
 /* Tensor._make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None,
@@ -439,16 +438,16 @@ pith_status pydispatch_device(const pith_tensor *self, pith_device *out)
             return error_keep();
     }
     pith_status s = PITH_OK;
-    const char *text = ret && PyUnicode_Check(ret) ? PyUnicode_AsUTF8(ret) : NULL;
+    int named = ret && ret != Py_None ? device_by_name(ret, out) : 0;
     if (!ret || ret == Py_None) {
         pith_tensor *alias = wrapper & WRAPPER_CPU ? NULL : plain_alias(self);
         *out = wrapper & WRAPPER_CPU ? PITH_CPU : alias ? pith_tensor_device(alias) : PITH_CPU;
         if (!(wrapper & WRAPPER_CPU) && !alias)
             s = pith_last_status();
         pith_release(alias);
-    } else if (text && (strcmp(text, "cpu") == 0 || strcmp(text, "meta") == 0)) {
-        *out = text[0] == 'c' ? PITH_CPU : PITH_META;
-    } else if (text) {
+    } else if (named > 0) {
+        /* *out is set */
+    } else if (named == 0 && PyUnicode_Check(ret)) {
         PyErr_Format(PyExc_ValueError, "device returned %R; pith has the 'cpu' and 'meta' "
                      "devices", ret);
         s = error_keep();

@@ -179,6 +179,9 @@ extern PyMethodDef ops_module_methods[];
  * stack_value_to_python converts value i, each tensor through `wrap`, which steals it;
  * devices become their names. */
 int push_python_int_list(pith_module_state *st, pith_stack *stack, PyObject *seq);
+/* A device name ('cpu', 'meta') into *out: 1; 0 (no exception) for anything else; -1 with
+ * an exception for a str that is not valid text (or holds a NUL). */
+int device_by_name(PyObject *v, pith_device *out);
 int push_python_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq,
                             bool allow_none);
 typedef PyObject *(*tensor_wrap_fn)(pith_module_state *st, pith_tensor *t, void *ctx);
