@@ -12,36 +12,9 @@
 #include <stddef.h>
 
 #include "dispatch/value.h"
+#include "pith/pith.h"
 
-/* Every argument type a schema can name; also the tokens of the op table's argument
- * lists (PITH_TYPE_##TOKEN), so one list serves both. "Tensor?[]" (LIST_OPT_TENSOR) is a
- * list whose entries may be None (index.Tensor's `indices`); "Tensor[]?" would be an
- * optional list, which is not supported. */
-#define PITH_FORALL_ARG_TYPES(_)                                                            \
-    _(TENSOR, "Tensor")                                                                     \
-    _(OPT_TENSOR, "Tensor?")                                                                \
-    _(TENSOR_LIST, "Tensor[]")                                                              \
-    _(INT, "int")                                                                           \
-    _(OPT_INT, "int?")                                                                      \
-    _(INT_LIST, "int[]")                                                                    \
-    _(OPT_INT_LIST, "int[]?")                                                               \
-    _(FLOAT, "float")                                                                       \
-    _(OPT_FLOAT, "float?")                                                                  \
-    _(BOOL, "bool")                                                                         \
-    _(SCALAR, "Scalar")                                                                     \
-    _(OPT_SCALAR, "Scalar?")                                                                \
-    _(DTYPE, "ScalarType")                                                                  \
-    _(OPT_DTYPE, "ScalarType?")                                                             \
-    _(OPT_DEVICE, "Device?")                                                                \
-    _(STR, "str")                                                                           \
-    _(LIST_OPT_TENSOR, "Tensor?[]")
-
-typedef enum {
-#define PITH_ARG_TYPE_ENUM_(tok, text) PITH_TYPE_##tok,
-    PITH_FORALL_ARG_TYPES(PITH_ARG_TYPE_ENUM_)
-#undef PITH_ARG_TYPE_ENUM_
-        PITH_NUM_ARG_TYPES
-} pith_arg_type;
+/* The argument types (PITH_FORALL_ARG_TYPES, pith_arg_type) are public: pith/schema.h. */
 
 /* The spelling of a type in a schema ("Tensor?"). */
 const char *arg_type_name(pith_arg_type type);

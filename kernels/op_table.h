@@ -286,4 +286,70 @@
     _(randint, "randint.low(int low, int high, int[] size, " PITH_FACTORY_KW, BACKEND,      \
       (INT, low), (INT, high), (INT_LIST, size), PITH_FACTORY_ARGS)
 
+/* Note [The Python surface of the op table]
+ * Which op names Python shows, where, and which of their Tensor arguments take Python
+ * numbers. A row is
+ *     _(name, VARIANTS, NUMBERS)
+ * where `name` is a schema base name (it groups every overload of that name: "max" is max
+ * and max.dim) and VARIANTS is
+ *     BOTH      pith.<name>(...) and Tensor.<name>(...)
+ *     FUNCTION  pith.<name>(...) only
+ *     METHOD    Tensor.<name>(...) only
+ *     INTERNAL  reachable only as pith.ops.pith.<name> (aliases, and ops whose Python form
+ *               is written by hand in pith/_api.py or module.c, such as the factories)
+ * The out overloads of a name (those with a mutable keyword-only argument) are chosen by
+ * `out=`; a METHOD or BOTH name whose in-place ops exist (name_, e.g. add_) also gets the
+ * method Tensor.<name>_ unless name_ has a row of its own.
+ *
+ * NUMBERS says where a Python bool, int or float binds a Tensor argument (as a wrapped
+ * number; See Note [Python scalars as wrapped numbers]), following PyTorch:
+ *     ALL    every Tensor argument that the op only reads (PyTorch's numbers-as-tensors
+ *            ops, add/sub/mul/div/floor_divide/copy_, and the ops that have a Scalar
+ *            overload for either operand: remainder, pow, bitwise_*)
+ *     OTHER  every such argument but the first (the ops with a Scalar overload of `other`
+ *            only: the comparisons; where's self and other)
+ *     NONE   none (maximum(x, 2) is a TypeError, as in PyTorch)
+ *
+ * Every overload binds through one binder (python_bindings/_C/binder.c), so a new unary
+ * op is one op row plus its loop. tests/python/test_op_surface.py fails when a built-in
+ * op name has no row here.
+ *
+ * As with PITH_ROW_, the row macro must be named PITH_PYTHON_ROW_ while the list is expanded
+ * (the unary names come from pith/ops.h's list through it). */
+#define PITH_PYTHON_UNARY_(n) PITH_PYTHON_ROW_(n, BOTH, NONE)
+#define PITH_FORALL_PYTHON_SURFACE(_)                                                       \
+    PITH_FORALL_UNARY_OPS(PITH_PYTHON_UNARY_)                                               \
+    _(add, BOTH, ALL) _(sub, BOTH, ALL) _(mul, BOTH, ALL) _(div, BOTH, ALL)                 \
+    _(floor_divide, BOTH, ALL) _(remainder, BOTH, ALL) _(pow, BOTH, ALL)                    \
+    _(maximum, BOTH, NONE) _(minimum, BOTH, NONE)                                           \
+    _(eq, BOTH, OTHER) _(ne, BOTH, OTHER) _(lt, BOTH, OTHER) _(le, BOTH, OTHER)             \
+    _(gt, BOTH, OTHER) _(ge, BOTH, OTHER)                                                   \
+    _(logical_and, BOTH, NONE) _(logical_or, BOTH, NONE)                                    \
+    _(bitwise_and, BOTH, ALL) _(bitwise_or, BOTH, ALL) _(bitwise_xor, BOTH, ALL)            \
+    _(gelu, FUNCTION, NONE) _(gelu_, INTERNAL, NONE) _(clamp, BOTH, NONE)                   \
+    _(where, BOTH, OTHER) _(copy_, METHOD, ALL) _(to, INTERNAL, NONE) _(clone, BOTH, NONE)  \
+    _(contiguous, METHOD, NONE)                                                             \
+    _(sum, BOTH, NONE) _(mean, BOTH, NONE) _(prod, BOTH, NONE) _(amax, BOTH, NONE)          \
+    _(amin, BOTH, NONE) _(max, BOTH, NONE) _(min, BOTH, NONE) _(argmax, BOTH, NONE)         \
+    _(argmin, BOTH, NONE) _(var, BOTH, NONE) _(std, BOTH, NONE) _(all, BOTH, NONE)          \
+    _(any, BOTH, NONE)                                                                      \
+    _(matmul, BOTH, NONE) _(mm, BOTH, NONE) _(bmm, BOTH, NONE) _(addmm, BOTH, NONE)         \
+    _(linear, FUNCTION, NONE)                                                               \
+    _(view, METHOD, NONE) _(reshape, BOTH, NONE) _(permute, BOTH, NONE)                     \
+    _(transpose, BOTH, NONE) _(t, BOTH, NONE) _(expand, METHOD, NONE)                       \
+    _(squeeze, BOTH, NONE) _(unsqueeze, BOTH, NONE) _(flatten, BOTH, NONE)                  \
+    _(slice, INTERNAL, NONE) _(select, BOTH, NONE) _(narrow, BOTH, NONE)                    \
+    _(split, BOTH, NONE) _(chunk, BOTH, NONE) _(unbind, BOTH, NONE)                         \
+    _(alias, INTERNAL, NONE) _(detach, BOTH, NONE)                                          \
+    _(cat, FUNCTION, NONE) _(stack, FUNCTION, NONE) _(index_select, BOTH, NONE)             \
+    _(gather, BOTH, NONE) _(masked_fill, BOTH, NONE) _(tril, BOTH, NONE)                    \
+    _(triu, BOTH, NONE) _(embedding, FUNCTION, NONE)                                        \
+    _(nonzero, BOTH, NONE) _(index, INTERNAL, NONE) _(index_put, BOTH, NONE)                \
+    _(masked_select, BOTH, NONE)                                                            \
+    _(softmax, BOTH, NONE) _(log_softmax, BOTH, NONE) _(layer_norm, FUNCTION, NONE)         \
+    _(empty, INTERNAL, NONE) _(empty_strided, FUNCTION, NONE) _(zeros, INTERNAL, NONE)      \
+    _(ones, INTERNAL, NONE) _(full, INTERNAL, NONE) _(arange, INTERNAL, NONE)               \
+    _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, INTERNAL, NONE)              \
+    _(randn, INTERNAL, NONE) _(randint, FUNCTION, NONE)
+
 #endif /* PITH_KERNELS_OP_TABLE_H */

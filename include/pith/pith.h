@@ -149,6 +149,14 @@ PITH_API const char *pith_op_name(const pith_op *op);
 PITH_API size_t pith_op_count(void);
 PITH_API const pith_op *pith_op_at(size_t i);
 
+#ifdef __cplusplus
+}
+#endif
+#include "pith/schema.h" /* the parsed schema of an operator */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 PITH_API pith_stack *pith_stack_new(void);
 PITH_API void pith_stack_free(pith_stack *s);
 PITH_API pith_status pith_stack_push_tensor(pith_stack *s, const pith_tensor *t);

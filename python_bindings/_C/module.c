@@ -3,6 +3,7 @@
  * state] (state.h). */
 #include <string.h>
 
+#include "binder.h"
 #include "state.h"
 
 /* dtype=None or a pith.dtype; fills *dtype with the default when None. */
@@ -282,8 +283,8 @@ static int module_exec(PyObject *module)
     pith_module_state *st = state_of_module(module);
     st->default_dtype = PITH_FLOAT32;
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
-        tensor_type_init(module, st) < 0 || PyModule_AddFunctions(module, ops_module_methods) < 0 ||
-        PyModule_AddFunctions(module, methods_module_methods) < 0 ||
+        tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
+        PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
         PyModule_AddFunctions(module, pydispatch_module_methods) < 0)
@@ -303,7 +304,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->type_error);
     Py_VISIT(st->interpreter_error);
     Py_VISIT(st->generic);
-    return pydispatch_traverse(st, visit, arg);
+    int rc = binder_traverse(st, visit, arg);
+    return rc ? rc : pydispatch_traverse(st, visit, arg);
 }
 
 /* Never disarms the interpreter table: see Note [One interpreter table per interpreter]. */
@@ -319,6 +321,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->type_error);
     Py_CLEAR(st->interpreter_error);
     Py_CLEAR(st->generic);
+    binder_clear(st);
     pydispatch_clear(st);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "binder.h"
 #include "pydispatch.h"
 
 /* ---- key bits ---- */
@@ -212,9 +213,9 @@ int pydispatch_restore_error(void)
  * list (also a single int given for an int[]), a None entry of a Tensor?[] as None. What
  * this needs from the schema — the argument names, where the keyword-only ones start, the
  * defaults as Python values, the kinds of the returns, which arguments are int lists —
- * pith.utils._dispatch_spec computes from the pith.ops overload once
- * per op (st->dispatch.specs, keyed by the op's address), so that the schema is parsed in
- * one place (pith/_ops.py). The spec's `func` is that overload: what the handler receives. */
+ * binder_dispatch_spec (op_objects.c) reads from the C parse once per op (st->dispatch.
+ * specs, keyed by the op's address). The spec's `func` is the op's OpOverload: what the
+ * handler receives. */
 
 PyObject *spec_of(pith_module_state *st, const pith_op *op)
 {
@@ -226,7 +227,7 @@ PyObject *spec_of(pith_module_state *st, const pith_op *op)
         Py_DECREF(key);
         return spec;
     }
-    spec = PyObject_CallFunction(st->dispatch.spec_fn, "s", pith_op_name(op));
+    spec = binder_dispatch_spec(st, op);
     if (spec && (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != SPEC_LEN)) {
         PyErr_SetString(PyExc_RuntimeError, "pith.utils._dispatch_spec returned a bad spec");
         Py_CLEAR(spec);
@@ -333,7 +334,7 @@ static PyObject *argument_wrap(pith_module_state *st, pith_tensor *t, void *ctx)
 static bool is_default(pith_module_state *st, PyObject *spec, PyObject *value, Py_ssize_t i)
 {
     PyObject *fallback = PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, SPEC_DEFAULTS), i);
-    if (fallback == st->dispatch.no_default)
+    if (fallback == st->binder.no_default)
         return false;
     if (value == fallback)
         return true;

@@ -19,6 +19,9 @@
  * works for Python subclasses. The interpreter table is the one thing shared by every
  * module instance of one interpreter; it lives in the interpreter's dict, not here (see
  * Note [One interpreter table per interpreter], interp.c). */
+/* The stacks the binder keeps for reuse (binder.c). */
+#define BINDER_STACK_POOL 8
+
 typedef struct {
     PyTypeObject *tensor_type; /* pith.Tensor */
     PyTypeObject *dtype_type;  /* pith.dtype */
@@ -29,7 +32,21 @@ typedef struct {
     PyObject *interpreter_error; /* pith.InterpreterError(RuntimeError) */
     pith_interpreter *interp;    /* this interpreter's table; never freed */
     pith_dtype default_dtype;
-    PyObject *generic; /* name -> the generic implementation; See Note [Method fast paths] */
+    PyObject *generic; /* name -> the Python implementation behind a conversion (conversions.c) */
+    /* The binder (binder.c, op_objects.c); See Note [One binder]. */
+    struct {
+        PyTypeObject *overload_type; /* pith._C.OpOverload */
+        PyTypeObject *function_type; /* pith._C.Function: a pith.* function */
+        PyTypeObject *method_type;   /* pith._C.Method: a Tensor method (a descriptor) */
+        PyTypeObject *argument_type; /* pith._C.Argument: OpOverload.arguments' items */
+        PyObject *return_types; /* name -> pith.return_types.<name> (named tuples) */
+        PyObject *by_op;     /* op address (int) -> its OpOverload */
+        PyObject *in_order;  /* the OpOverloads in registry order (pith.ops lists them) */
+        PyObject *str_out, *str_input, *str_self; /* interned names */
+        PyObject *no_default; /* pith._C._NO_DEFAULT: an argument without a default */
+        pith_stack *stacks[BINDER_STACK_POOL];
+        int nstacks;
+    } binder;
     /* __pith_dispatch__ (python_dispatch.c), set by pith.utils at import through
      * _C._pydispatch_setup; module_traverse/module_clear visit them with pydispatch_traverse
      * and pydispatch_clear. */
@@ -172,9 +189,7 @@ int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn);
 extern PyMethodDef stash_module_methods[];
 void stash_forget(const pith_tensor *t);
 
-/* ops.c */
-extern PyMethodDef ops_module_methods[];
-/* Boxed values and Python. The pushes take a list or tuple and return -1 with an exception
+/* ops.c: boxed values and Python. The pushes take a list or tuple and return -1 with an exception
  * (a TypeError for an item of the wrong type); a Tensor?[] (allow_none) takes None entries.
  * stack_value_to_python converts value i, each tensor through `wrap`, which steals it;
  * devices become their names. */
@@ -182,6 +197,9 @@ int push_python_int_list(pith_module_state *st, pith_stack *stack, PyObject *seq
 /* A device name ('cpu', 'meta') into *out: 1; 0 (no exception) for anything else; -1 with
  * an exception for a str that is not valid text (or holds a NUL). */
 int device_by_name(PyObject *v, pith_device *out);
+/* A str argument as C text: NULL with a ValueError when it holds a NUL, which C would take
+ * for its end ('tanh\0junk' is not 'tanh'). */
+const char *str_argument_text(PyObject *v);
 int push_python_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq,
                             bool allow_none);
 typedef PyObject *(*tensor_wrap_fn)(pith_module_state *st, pith_tensor *t, void *ctx);
@@ -190,10 +208,10 @@ PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, 
 
 /* Extra method tables: each file owns its own and tensor_type_init / module_exec add them
  * (type_add_methods), so no file edits another's table.
- *  methods.c: the fast paths of the common Tensor methods and pith.* functions.
+ *  conversions.c: Tensor.to and x.float() & co. (the op methods are the binder's).
  *  interop.c: NumPy, the buffer protocol and DLPack. */
-extern PyMethodDef methods_tensor_methods[];
-extern PyMethodDef methods_module_methods[];
+extern PyMethodDef conversions_tensor_methods[];
+extern PyMethodDef conversions_module_methods[];
 extern PyMethodDef interop_tensor_methods[];
 extern PyMethodDef interop_module_methods[];
 extern PyMethodDef testing_module_methods[]; /* testing.c: test-only hooks */

@@ -690,7 +690,7 @@ int tensor_type_init(PyObject *module, pith_module_state *st)
 {
     st->tensor_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
     if (!st->tensor_type || tensor_type_set_meta(st->tensor_type, module) < 0 ||
-        type_add_methods(st->tensor_type, methods_tensor_methods) < 0 ||
+        type_add_methods(st->tensor_type, conversions_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, pydispatch_tensor_methods) < 0 ||
         PyModule_AddType(module, st->tensor_type) < 0)

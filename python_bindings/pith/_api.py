@@ -8,7 +8,7 @@ fast paths], python_bindings/_C/methods.c): they are registered with _C._set_gen
 import builtins
 
 from . import _C
-from ._ops import set_generic
+set_generic = _C._set_generic
 
 Tensor = _C.Tensor
 

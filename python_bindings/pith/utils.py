@@ -62,36 +62,9 @@ def _get_current_dispatch_mode_stack():
 
 # ---- what the C side asks of Python (python_dispatch.c) ----------------------------------
 
-# The kinds of results the C side pushes back (pydispatch.h's RET_* numbers).
-_RETURN_KINDS = {
-    "Tensor": 0, "Tensor?": 1, "Tensor[]": 2, "bool": 3, "int": 4, "int[]": 5, "float": 6,
-    "Scalar": 7, "str": 8, "ScalarType": 9,
-}
-
-
-def _return_types(schema):
-    text = schema[schema.rindex("->") + 2:].strip()
-    if text.startswith("("):
-        text = text[1:text.rindex(")")]
-    return [_ops._normalise_type(part.split()[0]) for part in text.split(",") if part.strip()]
-
-
-def _dispatch_spec(name):
-    """(func, kwarg_start, names, defaults, returns, int_lists) of "ns::name.overload":
-    what python_dispatch.c needs to turn a boxed call into (args, kwargs) and the result
-    back (Note [Arguments of a boxed call])."""
-    ns, _, rest = name.partition("::")
-    packet_name, _, overload = rest.partition(".")
-    func = getattr(getattr(getattr(_ops.ops, ns), packet_name), overload or "default")
-    args = func.arguments
-    kwarg_start = next((i for i, a in enumerate(args) if a.kwarg_only), len(args))
-    returns = []
-    for type_ in _return_types(func.schema):
-        if type_ not in _RETURN_KINDS:
-            raise TypeError(f"{name}: __pith_dispatch__ cannot return a {type_}")
-        returns.append(_RETURN_KINDS[type_])
-    return (func, kwarg_start, tuple(a.name for a in args), tuple(a.default for a in args),
-            tuple(returns), tuple(a.type in ("int[]", "int[]?") for a in args))
+# What a handler call is made from, read from the C parse of the schema (Note [Arguments
+# of a boxed call], python_bindings/_C/python_dispatch.c).
+_dispatch_spec = _C._dispatch_spec
 
 
 def _size_list(args):

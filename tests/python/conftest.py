@@ -266,6 +266,9 @@ def broadcastable_shapes(shape):
     def strategy(draw):
         keep = draw(st.integers(0, len(shape)))
         tail = [1 if draw(st.booleans()) else s for s in shape[len(shape) - keep:]]
-        lead = draw(st.lists(st.integers(1, 3), max_size=max(0, 3 - len(shape))))
+        # Extra leading dims only in front of the whole of `shape`: in front of a suffix
+        # they would line up with its other sizes ((2,) does not broadcast with (0,)).
+        room = max(0, 3 - len(shape)) if keep == len(shape) else 0
+        lead = draw(st.lists(st.integers(1, 3), max_size=room))
         return tuple(lead) + tuple(tail)
     return strategy()

@@ -1,0 +1,863 @@
+/* binder.c — binds a Python call to an operator from its parsed schema, and calls it.
+ *
+ * Note [One binder]
+ * Every Python call of an operator binds here: Tensor methods, pith.* functions,
+ * pith.ops.<ns>.<name>.<overload>, ops defined with pith.library or pith_op_define, and
+ * what __pith_dispatch__ handlers call back. The schema is parsed once, in C (dispatch/
+ * schema.c); an overload object (op_objects.c) keeps what binding needs from it: each
+ * argument's interned name, type, flags and default. A call
+ *   1. matches: puts each positional and keyword argument in its parameter's slot and
+ *      checks the Python type of every slot against the parameter (bind_match). Nothing
+ *      is converted and nothing can fail but the match, so overload resolution tries the
+ *      overloads of a function in order (See Note [Overload order], op_objects.c) and
+ *      takes the first that matches, as PyTorch's PythonArgParser does;
+ *   2. pushes the slots of the overload that matched onto a boxed stack, converting each
+ *      by its parameter's type (an enum, never a string), with the schema's defaults for
+ *      the gaps (bind_push);
+ *   3. calls the operator through the dispatcher (pith_call_boxed), without the GIL when
+ *      a tensor is large (See Note [GIL release], state.h), and converts the results.
+ * When no overload matches, the error is PyTorch's TypeError naming the function and the
+ * argument, or listing the signatures when there are several (bind_raise). Stacks are
+ * reused (a small pool in the module state), so a call allocates nothing of its own but
+ * the result's wrapper. */
+#include <string.h>
+
+#include "binder_internal.h"
+
+/* ---- what a Python value is ---- */
+
+static bool is_number(PyObject *v)
+{
+    return PyLong_Check(v) || PyFloat_Check(v); /* bool is an int */
+}
+
+/* An int argument: an int that is not a bool, an object with __index__ (NumPy's
+ * integers), or a 0-dim integer tensor (PyTorch's rules). */
+static bool is_int_like(pith_module_state *st, PyObject *v)
+{
+    if (PyLong_Check(v))
+        return !PyBool_Check(v);
+    if (tensor_check(st, v)) {
+        pith_tensor *t = tensor_of(v);
+        return pith_ndim(t) == 0 && pith_dtype_is_integral(pith_tensor_dtype(t), false);
+    }
+    return !PyFloat_Check(v) && Py_TYPE(v)->tp_as_number && Py_TYPE(v)->tp_as_number->nb_index;
+}
+
+static bool is_sequence(PyObject *v)
+{
+    return PyList_Check(v) || PyTuple_Check(v);
+}
+
+static bool is_int_list(pith_module_state *st, PyObject *v)
+{
+    if (is_int_like(st, v))
+        return true; /* one int is a list of one (dim=1 for dim=[1]) */
+    if (!is_sequence(v))
+        return false;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++)
+        if (!is_int_like(st, PySequence_Fast_GET_ITEM(v, i)))
+            return false;
+    return true;
+}
+
+static bool is_tensor_list(pith_module_state *st, PyObject *v, bool allow_none)
+{
+    if (!is_sequence(v))
+        return false;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+        if (!tensor_check(st, item) && !(allow_none && item == Py_None))
+            return false;
+    }
+    return true;
+}
+
+static bool is_zero_dim_tensor(pith_module_state *st, PyObject *v)
+{
+    return tensor_check(st, v) && pith_ndim(tensor_of(v)) == 0;
+}
+
+/* A Scalar: a Python number, a NumPy scalar, or a 0-dim tensor. */
+static bool is_scalar(pith_module_state *st, PyObject *v)
+{
+    pith_dtype dtype;
+    if (is_number(v) || is_zero_dim_tensor(st, v))
+        return true;
+    int np = numpy_scalar_dtype(v, &dtype);
+    if (np < 0)
+        PyErr_Clear(); /* an unsupported NumPy dtype: not a match; the push would say why */
+    return np > 0;
+}
+
+static bool is_dtype(pith_module_state *st, PyObject *v)
+{
+    return PyObject_TypeCheck(v, st->dtype_type) || v == (PyObject *)&PyFloat_Type ||
+           v == (PyObject *)&PyLong_Type || v == (PyObject *)&PyBool_Type;
+}
+
+/* Whether `v` fits parameter `p` (See Note [One binder], step 1); `number_ok` says whether
+ * a Python number may stand for a Tensor here. */
+static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *v,
+                          bool number_ok)
+{
+    switch (p->type) {
+    case PITH_TYPE_OPT_TENSOR:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_TENSOR:
+        return tensor_check(st, v) || (number_ok && is_number(v));
+    case PITH_TYPE_TENSOR_LIST:
+        return is_tensor_list(st, v, false);
+    case PITH_TYPE_LIST_OPT_TENSOR:
+        return is_tensor_list(st, v, true);
+    case PITH_TYPE_OPT_INT:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_INT:
+        return is_int_like(st, v);
+    case PITH_TYPE_OPT_INT_LIST:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_INT_LIST:
+        return is_int_list(st, v);
+    case PITH_TYPE_OPT_FLOAT:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_FLOAT:
+        return is_number(v) || is_zero_dim_tensor(st, v) || is_scalar(st, v);
+    case PITH_TYPE_BOOL:
+        return PyBool_Check(v);
+    case PITH_TYPE_OPT_SCALAR:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_SCALAR:
+        return is_scalar(st, v);
+    case PITH_TYPE_OPT_DTYPE:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_DTYPE:
+        return is_dtype(st, v);
+    case PITH_TYPE_OPT_DEVICE:
+        return v == Py_None || PyUnicode_Check(v);
+    case PITH_TYPE_STR:
+        return PyUnicode_Check(v);
+    case PITH_NUM_ARG_TYPES:
+        break;
+    }
+    return false;
+}
+
+static bool type_is_optional(pith_arg_type type)
+{
+    switch (type) {
+    case PITH_TYPE_OPT_TENSOR: case PITH_TYPE_OPT_INT: case PITH_TYPE_OPT_INT_LIST:
+    case PITH_TYPE_OPT_FLOAT: case PITH_TYPE_OPT_SCALAR: case PITH_TYPE_OPT_DTYPE:
+    case PITH_TYPE_OPT_DEVICE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether a Python number may bind Tensor parameter `i` of `ov` under `numbers`. See Note
+ * [The Python surface of the op table] (kernels/op_table.h). */
+static bool number_ok_at(const overload_object *ov, int i, int numbers)
+{
+    const bind_param *p = &ov->params[i];
+    if (p->flags & PARAM_MUTABLE)
+        return false; /* an op never writes into a number */
+    return numbers == NUMBERS_ALL || (numbers == NUMBERS_OTHER && i > ov->first_tensor);
+}
+
+/* ---- step 1: matching ---- */
+
+static int param_by_name(const overload_object *ov, PyObject *key)
+{
+    for (int i = 0; i < ov->nparams; i++)
+        if (ov->params[i].name == key)
+            return i; /* interned: the common case */
+    for (int i = 0; i < ov->nparams; i++)
+        if (PyUnicode_GET_LENGTH(ov->params[i].name) == PyUnicode_GET_LENGTH(key) &&
+            PyUnicode_Compare(ov->params[i].name, key) == 0)
+            return i;
+    return -1;
+}
+
+/* The parameter that positional argument `pos` binds, skipping keyword-only ones and the
+ * receiver's; -1 past the last. */
+static int positional_param(const overload_object *ov, int skip, int pos)
+{
+    for (int i = 0; i < ov->nparams; i++) {
+        if ((ov->params[i].flags & PARAM_KWARG_ONLY) || i == skip)
+            continue;
+        if (pos-- == 0)
+            return i;
+    }
+    return -1;
+}
+
+int bind_match(pith_module_state *st, const overload_object *ov, const bind_call *call,
+               bound_args *b, bind_failure *why)
+{
+    int skip = call->receiver ? ov->self_index : -1;
+    if (call->receiver && skip < 0)
+        return why->code = FAIL_NO_SELF, -1;
+    memset(b->slots, 0, (size_t)ov->nparams * sizeof *b->slots);
+    b->varargs = NULL;
+    b->nvarargs = 0;
+    b->varargs_index = -1;
+    if (call->receiver)
+        b->slots[skip] = call->receiver;
+    Py_ssize_t nargs = call->nargs;
+    int npositional = ov->npositional - (skip >= 0);
+    int first = positional_param(ov, skip, 0);
+    if (npositional == 1 && call->mode != MODE_OVERLOAD && nargs >= 1 &&
+        (ov->params[first].type == PITH_TYPE_INT_LIST ||
+         ov->params[first].type == PITH_TYPE_OPT_INT_LIST) &&
+        PyLong_Check(call->args[0]) && !PyBool_Check(call->args[0])) {
+        /* PyTorch's varargs size: x.view(2, 3) is x.view((2, 3)). */
+        b->varargs = call->args;
+        b->nvarargs = nargs;
+        b->varargs_index = first;
+        b->slots[first] = call->args[0];
+        nargs = 0;
+    }
+    if (nargs > npositional) {
+        why->code = FAIL_TOO_MANY;
+        why->index = npositional;
+        why->given = (int)call->nargs;
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        b->slots[positional_param(ov, skip, (int)k)] = call->args[k];
+    Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(call->kwnames, k);
+        PyObject *value = call->args[call->nargs + k];
+        int i;
+        bool is_out = key == st->binder.str_out ||
+                      (PyUnicode_GET_LENGTH(key) == 3 &&
+                       PyUnicode_CompareWithASCIIString(key, "out") == 0);
+        if (is_out && ov->nout > 0) {
+            if (ov->nout > 1) { /* out=(a, b): one tensor per out argument */
+                if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != ov->nout) {
+                    why->code = FAIL_OUT_TUPLE;
+                    return -1;
+                }
+                for (int o = 0; o < ov->nout; o++)
+                    b->slots[ov->out_first + o] = PyTuple_GET_ITEM(value, o);
+                continue;
+            }
+            i = ov->out_first;
+        } else if (call->mode == MODE_FUNCTION &&
+                   (key == st->binder.str_input ||
+                    PyUnicode_CompareWithASCIIString(key, "input") == 0)) {
+            i = ov->self_index;
+        } else {
+            i = param_by_name(ov, key);
+            if (i >= 0 && i == ov->self_index && call->mode == MODE_FUNCTION &&
+                PyUnicode_Compare(key, st->binder.str_input) != 0)
+                i = -1; /* functions spell self as input, as PyTorch's do */
+            if (i == skip)
+                i = -1; /* the receiver is not a keyword */
+        }
+        if (i < 0 && is_out && value == Py_None)
+            continue; /* out=None: no out */
+        if (i < 0) {
+            why->code = FAIL_UNEXPECTED_KEYWORD;
+            why->keyword = key;
+            return -1;
+        }
+        if (b->slots[i]) {
+            why->code = FAIL_DUPLICATE;
+            why->index = i;
+            return -1;
+        }
+        b->slots[i] = value;
+    }
+    for (int i = 0; i < ov->nparams; i++) {
+        const bind_param *p = &ov->params[i];
+        PyObject *v = b->slots[i];
+        if (!v) {
+            if (!(p->flags & PARAM_HAS_DEFAULT) && !type_is_optional(p->type)) {
+                why->code = FAIL_MISSING;
+                why->index = i;
+                return -1;
+            }
+            continue;
+        }
+        if (i == b->varargs_index) {
+            for (Py_ssize_t k = 0; k < b->nvarargs; k++)
+                if (!is_int_like(st, b->varargs[k])) {
+                    why->code = FAIL_TYPE;
+                    why->index = i;
+                    why->value = b->varargs[k];
+                    return -1;
+                }
+            continue;
+        }
+        if (!param_accepts(st, p, v, number_ok_at(ov, i, call->numbers))) {
+            why->code = FAIL_TYPE;
+            why->index = i;
+            why->value = v;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- step 2: pushing ---- */
+
+static int push_failed(pith_module_state *st)
+{
+    error_raise(st);
+    return -1;
+}
+
+/* An int argument's value; -1 with an exception (OverflowError past int64). */
+static int int_value(pith_module_state *st, PyObject *v, int64_t *out)
+{
+    if (!PyLong_CheckExact(v) && tensor_check(st, v)) {
+        PyObject *item = tensor_item(tensor_of(v));
+        if (!item)
+            return -1;
+        int rc = int_value(st, item, out);
+        Py_DECREF(item);
+        return rc;
+    }
+    long long i = PyLong_AsLongLong(v); /* calls __index__ */
+    if (i == -1 && PyErr_Occurred())
+        return -1;
+    *out = i;
+    return 0;
+}
+
+static int push_int_list(pith_module_state *st, pith_stack *stack, PyObject *const *items,
+                         Py_ssize_t n)
+{
+    int64_t small[PITH_MAX_DIMS], *v = small;
+    if (n > PITH_MAX_DIMS && !(v = PyMem_Malloc((size_t)n * sizeof *v))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++)
+        rc = int_value(st, items[i], &v[i]);
+    if (rc == 0 && pith_stack_push_int_list(stack, v, (size_t)n) != PITH_OK)
+        rc = push_failed(st);
+    if (v != small)
+        PyMem_Free(v);
+    return rc;
+}
+
+static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const pith_tensor *small[16], **v = small;
+    if (n > 16 && !(v = PyMem_Malloc((size_t)n * sizeof *v))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        v[i] = item == Py_None ? NULL : tensor_of(item); /* borrowed from the caller's list */
+    }
+    int rc = pith_stack_push_tensor_list(stack, v, (size_t)n) == PITH_OK ? 0 : push_failed(st);
+    if (v != small)
+        PyMem_Free(v);
+    return rc;
+}
+
+/* A Scalar: bool, int or float by its Python kind; a 0-dim tensor or a NumPy scalar by
+ * the Python number it holds. */
+static int push_scalar(pith_module_state *st, pith_stack *stack, PyObject *v)
+{
+    pith_status s;
+    if (PyBool_Check(v)) {
+        s = pith_stack_push_bool(stack, v == Py_True);
+    } else if (PyLong_Check(v)) {
+        long long i = PyLong_AsLongLong(v);
+        if (i == -1 && PyErr_Occurred())
+            return -1;
+        s = pith_stack_push_int(stack, i);
+    } else if (PyFloat_Check(v)) {
+        s = pith_stack_push_double(stack, PyFloat_AS_DOUBLE(v));
+    } else {
+        PyObject *item = tensor_check(st, v) ? tensor_item(tensor_of(v))
+                                             : PyObject_CallMethod(v, "item", NULL);
+        if (!item)
+            return -1;
+        int rc = is_number(item) ? push_scalar(st, stack, item)
+                                 : (PyErr_Format(PyExc_TypeError, "cannot use a %.200s as a "
+                                                 "number", Py_TYPE(item)->tp_name), -1);
+        Py_DECREF(item);
+        return rc;
+    }
+    return s == PITH_OK ? 0 : push_failed(st);
+}
+
+static int push_dtype(pith_module_state *st, pith_stack *stack, PyObject *v)
+{
+    pith_dtype dtype = v == (PyObject *)&PyFloat_Type ? PITH_FLOAT64
+                       : v == (PyObject *)&PyLong_Type ? PITH_INT64
+                       : v == (PyObject *)&PyBool_Type ? PITH_BOOL
+                                                       : ((pith_dtype_object *)v)->dtype;
+    return pith_stack_push_dtype(stack, dtype) == PITH_OK ? 0 : push_failed(st);
+}
+
+static int push_device(pith_module_state *st, pith_stack *stack, PyObject *v)
+{
+    pith_device device;
+    int found = device_by_name(v, &device);
+    if (found == 0)
+        PyErr_Format(st->value_error, "device %R is not supported: pith has the 'cpu' and "
+                     "'meta' devices", v);
+    if (found <= 0)
+        return -1;
+    return pith_stack_push_device(stack, device) == PITH_OK ? 0 : push_failed(st);
+}
+
+/* A Python number for a Tensor parameter: a wrapped number (See Note [Python scalars as
+ * wrapped numbers], tensor_number.c) when the call has a tensor to defer to; otherwise,
+ * as in pith.neg(1.5), the tensor pith.tensor(v) makes. */
+static int push_number_tensor(pith_module_state *st, pith_stack *stack, PyObject *v,
+                              bool has_tensor)
+{
+    int not_implemented;
+    pith_tensor *t = has_tensor ? operand_to_tensor(st, v, &not_implemented)
+                                : tensor_from_data(st, v, 0, PITH_FLOAT32);
+    if (!t)
+        return -1;
+    return pith_stack_push_tensor_steal(stack, t) == PITH_OK ? 0 : push_failed(st);
+}
+
+static int push_slot(pith_module_state *st, pith_stack *stack, const bind_param *p,
+                     PyObject *v, bool has_tensor, int64_t *work)
+{
+    if (v == Py_None && p->type != PITH_TYPE_BOOL)
+        return pith_stack_push_none(stack) == PITH_OK ? 0 : push_failed(st);
+    switch (p->type) {
+    case PITH_TYPE_TENSOR:
+    case PITH_TYPE_OPT_TENSOR:
+        if (!tensor_check(st, v))
+            return push_number_tensor(st, stack, v, has_tensor);
+        else {
+            pith_tensor *t = tensor_of(v);
+            int64_t numel = pith_numel(t);
+            if (pith_tensor_has_python_key(t))
+                *work = -1; /* may run Python: keep the GIL */
+            else if (*work >= 0 && numel > *work)
+                *work = numel;
+            return pith_stack_push_tensor(stack, t) == PITH_OK ? 0 : push_failed(st);
+        }
+    case PITH_TYPE_TENSOR_LIST:
+    case PITH_TYPE_LIST_OPT_TENSOR:
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+            if (item != Py_None && pith_tensor_has_python_key(tensor_of(item)))
+                *work = -1;
+            else if (item != Py_None && *work >= 0 && pith_numel(tensor_of(item)) > *work)
+                *work = pith_numel(tensor_of(item));
+        }
+        return push_tensor_list(st, stack, v);
+    case PITH_TYPE_INT:
+    case PITH_TYPE_OPT_INT: {
+        int64_t i;
+        if (int_value(st, v, &i) < 0)
+            return -1;
+        return pith_stack_push_int(stack, i) == PITH_OK ? 0 : push_failed(st);
+    }
+    case PITH_TYPE_INT_LIST:
+    case PITH_TYPE_OPT_INT_LIST:
+        if (is_sequence(v))
+            return push_int_list(st, stack, PySequence_Fast_ITEMS(v),
+                                 PySequence_Fast_GET_SIZE(v));
+        return push_int_list(st, stack, &v, 1);
+    case PITH_TYPE_FLOAT:
+    case PITH_TYPE_OPT_FLOAT: {
+        double d = PyFloat_AsDouble(v); /* a 0-dim tensor converts through __float__ */
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        return pith_stack_push_double(stack, d) == PITH_OK ? 0 : push_failed(st);
+    }
+    case PITH_TYPE_BOOL:
+        return pith_stack_push_bool(stack, v == Py_True) == PITH_OK ? 0 : push_failed(st);
+    case PITH_TYPE_SCALAR:
+    case PITH_TYPE_OPT_SCALAR:
+        return push_scalar(st, stack, v);
+    case PITH_TYPE_DTYPE:
+    case PITH_TYPE_OPT_DTYPE:
+        return push_dtype(st, stack, v);
+    case PITH_TYPE_OPT_DEVICE:
+        return push_device(st, stack, v);
+    case PITH_TYPE_STR: {
+        const char *text = str_argument_text(v);
+        if (!text)
+            return -1;
+        return pith_stack_push_string(stack, text) == PITH_OK ? 0 : push_failed(st);
+    }
+    case PITH_NUM_ARG_TYPES:
+        break;
+    }
+    PyErr_Format(PyExc_SystemError, "pith: argument type %d has no conversion", (int)p->type);
+    return -1;
+}
+
+static bool call_has_tensor(pith_module_state *st, const overload_object *ov,
+                            const bound_args *b)
+{
+    for (int i = 0; i < ov->nparams; i++) {
+        PyObject *v = b->slots[i];
+        if (!v || i == b->varargs_index)
+            continue;
+        if (tensor_check(st, v))
+            return true;
+        if (is_sequence(v) && PySequence_Fast_GET_SIZE(v) > 0 &&
+            tensor_check(st, PySequence_Fast_GET_ITEM(v, 0)))
+            return true;
+    }
+    return false;
+}
+
+int bind_push(pith_module_state *st, const overload_object *ov, const bound_args *b,
+              pith_stack *stack, int64_t *work)
+{
+    int last = ov->nparams - 1;
+    while (last >= 0 && !b->slots[last])
+        last--;
+    bool has_tensor = call_has_tensor(st, ov, b);
+    *work = 0;
+    for (int i = 0; i <= last; i++) {
+        const bind_param *p = &ov->params[i];
+        PyObject *v = b->slots[i];
+        int rc;
+        if (i == b->varargs_index)
+            rc = push_int_list(st, stack, b->varargs, b->nvarargs);
+        else if (v)
+            rc = push_slot(st, stack, p, v, has_tensor, work);
+        else if (p->flags & PARAM_HAS_DEFAULT)
+            rc = pith_op_push_default(ov->op, i, stack) == PITH_OK ? 0 : push_failed(st);
+        else
+            rc = pith_stack_push_none(stack) == PITH_OK ? 0 : push_failed(st);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- step 3: calling ---- */
+
+pith_stack *stack_take(pith_module_state *st)
+{
+    if (st->binder.nstacks > 0)
+        return st->binder.stacks[--st->binder.nstacks];
+    pith_stack *stack = pith_stack_new();
+    if (!stack)
+        error_raise(st);
+    return stack;
+}
+
+void stack_give_back(pith_module_state *st, pith_stack *stack)
+{
+    pith_stack_drop(stack, pith_stack_size(stack));
+    if (st->binder.nstacks < BINDER_STACK_POOL)
+        st->binder.stacks[st->binder.nstacks++] = stack;
+    else
+        pith_stack_free(stack);
+}
+
+static PyObject *plain_wrap(pith_module_state *st, pith_tensor *t, void *ctx)
+{
+    (void)ctx;
+    return tensor_wrap(st, t);
+}
+
+/* A result list as a tuple (what functions and methods return for Tensor[]). */
+static PyObject *list_to_tuple(PyObject *v)
+{
+    if (!v || !PyList_Check(v))
+        return v;
+    PyObject *t = PyList_AsTuple(v);
+    Py_DECREF(v);
+    return t;
+}
+
+PyObject *overload_invoke(pith_module_state *st, const overload_object *ov,
+                          const bound_args *b, bool as_function)
+{
+    pith_stack *stack = stack_take(st);
+    if (!stack)
+        return NULL;
+    PyObject *result = NULL;
+    int64_t work;
+    if (bind_push(st, ov, b, stack, &work) < 0)
+        goto done;
+    pith_status status;
+    if (work >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(NULL)) {
+        Py_BEGIN_ALLOW_THREADS
+        status = pith_call_boxed(ov->op, stack);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = pith_call_boxed(ov->op, stack);
+    }
+    if (status != PITH_OK) {
+        error_raise(st);
+        goto done;
+    }
+    size_t n = pith_stack_size(stack);
+    if (n == (size_t)ov->nreturns && n >= 1 && ov->return_alias[0] >= 0 &&
+        b->slots[ov->return_alias[0]] && tensor_check(st, b->slots[ov->return_alias[0]])) {
+        /* An in-place op or an out= call: the argument it wrote is the result. */
+        result = n == 1 ? Py_NewRef(b->slots[ov->return_alias[0]]) : PyTuple_New((Py_ssize_t)n);
+        for (size_t i = 0; n > 1 && result && i < n; i++) {
+            int alias = ov->return_alias[i];
+            PyObject *item = alias >= 0 && b->slots[alias]
+                                 ? Py_NewRef(b->slots[alias])
+                                 : stack_value_to_python(st, stack, i, plain_wrap, NULL);
+            if (!item)
+                Py_CLEAR(result);
+            else
+                PyTuple_SET_ITEM(result, (Py_ssize_t)i, item);
+        }
+    } else if (n == 0) {
+        result = Py_NewRef(Py_None);
+    } else if (n == 1 && ov->nreturns <= 1) {
+        result = stack_value_to_python(st, stack, 0, plain_wrap, NULL);
+        if (as_function)
+            result = list_to_tuple(result);
+    } else {
+        result = PyTuple_New((Py_ssize_t)n);
+        for (size_t i = 0; result && i < n; i++) {
+            PyObject *item = stack_value_to_python(st, stack, i, plain_wrap, NULL);
+            if (as_function)
+                item = list_to_tuple(item);
+            if (!item)
+                Py_CLEAR(result);
+            else
+                PyTuple_SET_ITEM(result, (Py_ssize_t)i, item);
+        }
+        if (result && as_function && ov->return_type)
+            Py_SETREF(result, PyObject_CallObject(ov->return_type, result));
+    }
+done:
+    stack_give_back(st, stack);
+    return result;
+}
+
+/* ---- errors (PyTorch's wording) ---- */
+
+/* How a signature names a parameter's type. */
+static const char *python_type_name(pith_arg_type type)
+{
+    switch (type) {
+    case PITH_TYPE_TENSOR: return "Tensor";
+    case PITH_TYPE_OPT_TENSOR: return "Tensor";
+    case PITH_TYPE_TENSOR_LIST: return "tuple of Tensors";
+    case PITH_TYPE_LIST_OPT_TENSOR: return "tuple of (Tensor or None)";
+    case PITH_TYPE_INT: case PITH_TYPE_OPT_INT: return "int";
+    case PITH_TYPE_INT_LIST: case PITH_TYPE_OPT_INT_LIST: return "tuple of ints";
+    case PITH_TYPE_FLOAT: case PITH_TYPE_OPT_FLOAT: return "float";
+    case PITH_TYPE_BOOL: return "bool";
+    case PITH_TYPE_SCALAR: case PITH_TYPE_OPT_SCALAR: return "Number";
+    case PITH_TYPE_DTYPE: case PITH_TYPE_OPT_DTYPE: return "dtype";
+    case PITH_TYPE_OPT_DEVICE: return "Device";
+    case PITH_TYPE_STR: return "str";
+    case PITH_NUM_ARG_TYPES: break;
+    }
+    return "?";
+}
+
+/* The name a parameter has in the call's spelling (functions say input for self). */
+static PyObject *param_display_name(pith_module_state *st, const overload_object *ov, int i,
+                                    int mode)
+{
+    if (mode == MODE_FUNCTION && i == ov->self_index)
+        return st->binder.str_input;
+    return ov->params[i].name;
+}
+
+/* "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)" */
+static PyObject *signature_text(pith_module_state *st, const overload_object *ov, int mode)
+{
+    PyObject *parts = PyList_New(0);
+    bool star = false;
+    for (int i = 0; parts && i < ov->nparams; i++) {
+        const bind_param *p = &ov->params[i];
+        if (mode == MODE_METHOD && i == ov->self_index)
+            continue;
+        PyObject *piece = NULL;
+        if ((p->flags & PARAM_KWARG_ONLY) && !star) {
+            star = true;
+            piece = PyUnicode_FromString("*");
+            if (!piece || PyList_Append(parts, piece) < 0)
+                Py_CLEAR(parts);
+            Py_XDECREF(piece);
+            if (!parts)
+                break;
+        }
+        const char *opt = type_is_optional(p->type) && p->type != PITH_TYPE_OPT_TENSOR &&
+                                  p->type != PITH_TYPE_OPT_DEVICE && p->type != PITH_TYPE_OPT_DTYPE
+                              ? "?" : "";
+        if (p->default_obj)
+            piece = PyUnicode_FromFormat("%s%s %U = %R", python_type_name(p->type), opt,
+                                         param_display_name(st, ov, i, mode), p->default_obj);
+        else if (type_is_optional(p->type))
+            piece = PyUnicode_FromFormat("%s%s %U = None", python_type_name(p->type), opt,
+                                         param_display_name(st, ov, i, mode));
+        else
+            piece = PyUnicode_FromFormat("%s %U", python_type_name(p->type),
+                                         param_display_name(st, ov, i, mode));
+        if (!piece || PyList_Append(parts, piece) < 0)
+            Py_CLEAR(parts);
+        Py_XDECREF(piece);
+    }
+    if (!parts)
+        return NULL;
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (!joined)
+        return NULL;
+    PyObject *text = PyUnicode_FromFormat("(%U)", joined);
+    Py_DECREF(joined);
+    return text;
+}
+
+/* "(Tensor, str, alpha=int)": what the call gave. */
+static PyObject *given_text(const bind_call *call)
+{
+    PyObject *parts = PyList_New(0);
+    Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0;
+    for (Py_ssize_t k = 0; parts && k < call->nargs + nkw; k++) {
+        PyObject *v = call->args[k];
+        const char *type = Py_TYPE(v)->tp_name;
+        const char *dot = strrchr(type, '.');
+        type = dot ? dot + 1 : type;
+        PyObject *piece = k < call->nargs
+                              ? PyUnicode_FromString(type)
+                              : PyUnicode_FromFormat("%U=%s",
+                                                     PyTuple_GET_ITEM(call->kwnames,
+                                                                      k - call->nargs),
+                                                     type);
+        if (!piece || PyList_Append(parts, piece) < 0)
+            Py_CLEAR(parts);
+        Py_XDECREF(piece);
+    }
+    if (!parts)
+        return NULL;
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (!joined)
+        return NULL;
+    PyObject *text = PyUnicode_FromFormat("(%U)", joined);
+    Py_DECREF(joined);
+    return text;
+}
+
+/* The position a parameter has in the call's spelling (methods do not count self). */
+static int param_position(const overload_object *ov, int i, int mode)
+{
+    int pos = 0;
+    for (int k = 0; k < i; k++)
+        if (!(ov->params[k].flags & PARAM_KWARG_ONLY) &&
+            !(mode == MODE_METHOD && k == ov->self_index))
+            pos++;
+    return pos;
+}
+
+static void raise_one(pith_module_state *st, PyObject *name, const overload_object *ov,
+                      const bind_call *call, const bind_failure *why)
+{
+    switch (why->code) {
+    case FAIL_NO_SELF:
+        PyErr_Format(PyExc_TypeError, "%U(): %U has no argument named self to bind the tensor "
+                     "to", name, ov->qualified);
+        return;
+    case FAIL_TOO_MANY:
+        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %d %s given",
+                     name, why->index, why->index == 1 ? "" : "s", why->given,
+                     why->given == 1 ? "was" : "were");
+        return;
+    case FAIL_UNEXPECTED_KEYWORD:
+        PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", name,
+                     why->keyword);
+        return;
+    case FAIL_DUPLICATE:
+        PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%U'", name,
+                     param_display_name(st, ov, why->index, call->mode));
+        return;
+    case FAIL_MISSING:
+        PyErr_Format(PyExc_TypeError, "%U() missing 1 required positional arguments: \"%U\"",
+                     name, param_display_name(st, ov, why->index, call->mode));
+        return;
+    case FAIL_OUT_TUPLE:
+        PyErr_Format(PyExc_TypeError, "%U(): argument 'out' must be a tuple of %d Tensors",
+                     name, ov->nout);
+        return;
+    case FAIL_TYPE: {
+        const bind_param *p = &ov->params[why->index];
+        const char *given = why->value == Py_None ? "NoneType" : Py_TYPE(why->value)->tp_name;
+        if (p->flags & PARAM_KWARG_ONLY)
+            PyErr_Format(PyExc_TypeError, "%U(): argument '%U' must be %s, not %s", name,
+                         param_display_name(st, ov, why->index, call->mode),
+                         python_type_name(p->type), given);
+        else
+            PyErr_Format(PyExc_TypeError,
+                         "%U(): argument '%U' (position %d) must be %s, not %s", name,
+                         param_display_name(st, ov, why->index, call->mode),
+                         param_position(ov, why->index, call->mode) + 1,
+                         python_type_name(p->type), given);
+        return;
+    }
+    }
+    PyErr_Format(PyExc_SystemError, "pith: binder failure %d", why->code);
+}
+
+void bind_raise(pith_module_state *st, PyObject *name, overload_object *const *overloads,
+                Py_ssize_t n, const bind_call *call, const bind_failure *first)
+{
+    if (n == 1) {
+        raise_one(st, name, overloads[0], call, first);
+        return;
+    }
+    PyObject *given = given_text(call);
+    PyObject *text = given ? PyUnicode_FromFormat("%U() received an invalid combination of "
+                                                  "arguments - got %U, but expected one of:",
+                                                  name, given)
+                           : NULL;
+    Py_XDECREF(given);
+    for (Py_ssize_t i = 0; text && i < n; i++) {
+        PyObject *sig = signature_text(st, overloads[i], call->mode);
+        PyObject *line = sig ? PyUnicode_FromFormat("%U\n * %U", text, sig) : NULL;
+        Py_XDECREF(sig);
+        Py_SETREF(text, line);
+    }
+    if (text) {
+        PyErr_SetObject(PyExc_TypeError, text);
+        Py_DECREF(text);
+    }
+}
+
+PyObject *binder_signatures(pith_module_state *st, overload_object *const *overloads,
+                            Py_ssize_t n, int mode)
+{
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *sig = signature_text(st, overloads[i], mode);
+        if (!sig)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, sig);
+    }
+    return list;
+}

@@ -1,0 +1,180 @@
+/* conversions.c — Tensor.to and the dtype conversion methods (x.float(), x.long() ...).
+ *
+ * They are no operators (to.dtype is; these are PyTorch's Python conveniences around it),
+ * so they are not made by the binder (See Note [One binder]): x.float() and x.to(dtype) take
+ * this short path to pith_to_dtype, and every other form of to() (a device, another
+ * tensor, copy=, non_blocking=) goes to pith/_api.py's to, registered with _set_generic.
+ * A conversion to the tensor's own dtype returns the tensor itself, as in PyTorch. */
+#include <string.h>
+
+#include "state.h"
+
+static char fallback_marker;
+/* Never dereferenced: the "take the generic path" answer of an impl. */
+#define FALLBACK ((PyObject *)&fallback_marker)
+
+typedef PyObject *(*impl_fn)(pith_module_state *st, PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames);
+
+/* Puts the positional arguments and the keywords named in `names` into slot[0..n), NULL
+ * for absent ones. Returns 0, or 1 (FALLBACK) for too many positionals, an unknown or a
+ * repeated keyword: the generic path reports those. */
+static int args_bind(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *const *names, int n, PyObject **slot)
+{
+    if (nargs > n)
+        return 1;
+    for (int i = 0; i < n; i++)
+        slot[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        while (j < n && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
+            j++;
+        if (j == n || slot[j])
+            return 1;
+        slot[j] = args[nargs + k];
+    }
+    return 0;
+}
+
+static bool is_large(const pith_tensor *t)
+{
+    return pith_numel(t) >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(t);
+}
+
+/* Runs `stmt` without the GIL when `large`. See Note [GIL release] (state.h). */
+#define RUN_KERNEL(large, stmt)                                                             \
+    do {                                                                                    \
+        if (large) {                                                                        \
+            Py_BEGIN_ALLOW_THREADS stmt;                                                    \
+            Py_END_ALLOW_THREADS                                                            \
+        } else {                                                                            \
+            stmt;                                                                           \
+        }                                                                                   \
+    } while (0)
+
+/* ---- dtype conversions ---- */
+
+/* x.to(dtype) and x.float() & co.: the tensor itself when the dtype already matches, as in
+ * PyTorch. */
+static PyObject *convert_to(pith_module_state *st, PyObject *self, pith_dtype dtype)
+{
+    pith_tensor *a = tensor_of(self), *out;
+    if (pith_tensor_dtype(a) == dtype)
+        return Py_NewRef(self);
+    RUN_KERNEL(is_large(a), out = pith_to_dtype(a, dtype));
+    return tensor_wrap(st, out);
+}
+
+static PyObject *impl_to(pith_module_state *st, PyObject *self, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dtype"};
+    PyObject *slot[1];
+    if (args_bind(args, nargs, kwnames, names, 1, slot) || !slot[0] ||
+        !PyObject_TypeCheck(slot[0], st->dtype_type))
+        return FALLBACK;
+    return convert_to(st, self, ((pith_dtype_object *)slot[0])->dtype);
+}
+
+#define FORALL_CONVERSIONS_(_)                                                              \
+    _(float, PITH_FLOAT32) _(double, PITH_FLOAT64) _(half, PITH_FLOAT16)                    \
+    _(bfloat16, PITH_BFLOAT16) _(long, PITH_INT64) _(int, PITH_INT32) _(short, PITH_INT16)  \
+    _(char, PITH_INT8) _(byte, PITH_UINT8) _(bool, PITH_BOOL)
+#define IMPL_CONVERSION_(name, dtype)                                                       \
+    static PyObject *impl_##name(pith_module_state *st, PyObject *self,                     \
+                                 PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                       \
+        if (nargs || kwnames)                                                               \
+            return FALLBACK;                                                                \
+        return convert_to(st, self, dtype);                                                 \
+    }
+FORALL_CONVERSIONS_(IMPL_CONVERSION_)
+#undef IMPL_CONVERSION_
+
+/* Calls the generic implementation registered for `name`: fn(self, *args, **kwargs). */
+static PyObject *call_generic(pith_module_state *st, const char *name, PyObject *self,
+                              PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *fn = st->generic ? PyDict_GetItemString(st->generic, name) : NULL; /* borrowed */
+    if (!fn) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "pith: no generic implementation of %s was registered (is the pith "
+                     "package imported?)", name);
+        return NULL;
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (!self)
+        return PyObject_Vectorcall(fn, args, (size_t)nargs, kwnames);
+    PyObject *small[8], **all = small;
+    if (1 + nargs + nkw > 8) {
+        all = PyMem_Malloc((size_t)(1 + nargs + nkw) * sizeof(PyObject *));
+        if (!all)
+            return PyErr_NoMemory();
+    }
+    all[0] = self;
+    memcpy(all + 1, args, (size_t)(nargs + nkw) * sizeof(PyObject *));
+    PyObject *r = PyObject_Vectorcall(fn, all, (size_t)(1 + nargs), kwnames);
+    if (all != small)
+        PyMem_Free(all);
+    return r;
+}
+
+/* The method: self is the receiver; the state comes from the defining class. */
+static PyObject *method_call(const char *name, impl_fn impl, PyObject *self,
+                             PyTypeObject *cls, PyObject *const *args, size_t nargsf,
+                             PyObject *kwnames)
+{
+    pith_module_state *st = PyType_GetModuleState(cls);
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *r = impl(st, self, args, nargs, kwnames);
+    if (r != FALLBACK)
+        return r;
+    return call_generic(st, name, self, args, nargs, kwnames);
+}
+
+
+#define FORALL_METHODS_(_)                                                                  \
+    _(to) _(float) _(double) _(half) _(bfloat16) _(long) _(int) _(short) _(char) _(byte)    \
+    _(bool)
+
+#define DEFINE_METHOD_(name)                                                                \
+    static PyObject *method_##name(PyObject *self, PyTypeObject *cls, PyObject *const *args, \
+                                   size_t nargsf, PyObject *kwnames)                        \
+    {                                                                                       \
+        return method_call(#name, impl_##name, self, cls, args, nargsf, kwnames);           \
+    }
+FORALL_METHODS_(DEFINE_METHOD_)
+#undef DEFINE_METHOD_
+
+/* _set_generic(name, fn): registers the generic implementation behind a fast entry. */
+static PyObject *module_set_generic(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    pith_module_state *st = state_of_module(module);
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_set_generic(name: str, fn: callable)");
+        return NULL;
+    }
+    if (!st->generic && !(st->generic = PyDict_New()))
+        return NULL;
+    if (PyDict_SetItem(st->generic, args[0], args[1]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+#define METHOD_ENTRY_(name)                                                                 \
+    {#name, (PyCFunction)(void (*)(void))method_##name,                                     \
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS, NULL},
+
+PyMethodDef conversions_tensor_methods[] = {
+    FORALL_METHODS_(METHOD_ENTRY_)
+    {NULL},
+};
+
+PyMethodDef conversions_module_methods[] = {
+    {"_set_generic", (PyCFunction)(void (*)(void))module_set_generic, METH_FASTCALL,
+     "_set_generic(name, fn): the Python implementation behind a conversion's short path."},
+    {NULL},
+};
