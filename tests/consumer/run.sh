@@ -2,8 +2,10 @@
 # run.sh BUILD_DIR WORK_DIR — installs the pith built in BUILD_DIR into WORK_DIR/prefix with
 # `cmake --install`, then builds and runs tests/consumer/consumer.c against that installed
 # tree only: through find_package(pith) (shared and static targets) and through pkg-config
-# with a plain cc command (shared, and static with --static). Also checks the installed
-# files, the SONAME, and that libpith.so exports nothing but pith_* symbols.
+# with a plain cc command (shared, and static with --static). Also builds clash.c, which
+# defines names pith uses internally (key_name, add_cpu, ...), the same ways (both
+# find_package targets, and pkg-config --static), and checks the installed files, the
+# SONAME, and that neither libpith.so nor libpith.a defines global symbols outside pith_*.
 # Registered with ctest as Consumer.InstalledTree; scripts/test.sh runs it through ctest.
 set -euo pipefail
 
@@ -51,6 +53,25 @@ echo "   SONAME $soname"
 exported_others=$(nm -D --defined-only "$libdir/libpith.so" |
     awk '$3 !~ /^pith_/ && $3 !~ /^(_init|_fini|_edata|_end|__bss_start)$/ {print $3}')
 [ -z "$exported_others" ] || die "libpith.so exports symbols without the pith_ prefix: $exported_others"
+# The same for the archive: it is one object whose internal symbols are local (See Note
+# [One object in libpith.a]), so a static consumer's own key_name or add_cpu cannot clash.
+archive_globals=$(nm -g --defined-only "$libdir/libpith.a" | awk 'NF == 3 {print $3}' | sort -u) ||
+    die "nm -g --defined-only libpith.a"
+[ -n "$archive_globals" ] || die "nm finds no global symbols in libpith.a"
+archive_others=$(grep -v -E '^(pith_|PITH_)' <<<"$archive_globals" || true)
+if [ -n "$archive_others" ]; then
+    die "libpith.a defines $(wc -l <<<"$archive_others") global symbols without the pith_ prefix:
+$archive_others"
+fi
+# ... and they are the public API exactly: what libpith.so exports, no hidden pith_* helper.
+shared_exports=$(nm -D --defined-only "$libdir/libpith.so" | awk '$3 ~ /^pith_/ {print $3}' | sort -u)
+archive_extra=$(comm -23 <(echo "$archive_globals") <(echo "$shared_exports"))
+archive_missing=$(comm -13 <(echo "$archive_globals") <(echo "$shared_exports"))
+[ -z "$archive_extra" ] || die "libpith.a defines global symbols that libpith.so does not export:
+$archive_extra"
+[ -z "$archive_missing" ] || die "libpith.a lacks symbols that libpith.so exports:
+$archive_missing"
+echo "   libpith.a: $(wc -l <<<"$archive_globals") global symbols, the same pith_* as libpith.so"
 # ... and every function that the public headers declare is there.
 if command -v python3 >/dev/null; then
     python3 "$source_dir/../../scripts/check_c_api_doc.py" --library "$libdir/libpith.so" ||
@@ -65,9 +86,13 @@ echo "== find_package(pith): shared and static"
     { cat "$work_dir/build.log"; die "building the consumer project"; }
 "$work_dir/build/consumer_shared" || die "consumer_shared"
 "$work_dir/build/consumer_static" || die "consumer_static"
-if objdump -p "$work_dir/build/consumer_static" | grep -q 'NEEDED.*libpith'; then
-    die "consumer_static links libpith.so"
-fi
+"$work_dir/build/clash_shared" || die "clash_shared"
+"$work_dir/build/clash_static" || die "clash_static"
+for program in consumer_static clash_static; do
+    if objdump -p "$work_dir/build/$program" | grep -q 'NEEDED.*libpith'; then
+        die "$program links libpith.so"
+    fi
+done
 
 echo "== pkg-config: shared and static"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -82,5 +107,9 @@ static_libs=$(pkg-config --static --libs pith | sed 's/-lpith\b/-l:libpith.a/')
 "$cc_command" -std=c11 -Wall -Wextra -Werror -o "$work_dir/consumer_pc_static" \
     "$source_dir/consumer.c" $(pkg-config --cflags pith) $static_libs || die "cc with pkg-config --static"
 "$work_dir/consumer_pc_static" || die "consumer_pc_static"
+# shellcheck disable=SC2086
+"$cc_command" -std=c11 -Wall -Wextra -Werror -o "$work_dir/clash_pc_static" \
+    "$source_dir/clash.c" $(pkg-config --cflags pith) $static_libs || die "cc clash.c with pkg-config --static"
+"$work_dir/clash_pc_static" || die "clash_pc_static"
 
-echo "Consumer: all four consumers passed against the installed tree"
+echo "Consumer: all seven consumers passed against the installed tree"
