@@ -1,10 +1,9 @@
 // elementwise_semantics_test.cc — the rules of particular ops: wrapping integers, integer
-// division (shared/data/int_division.csv) and division by zero, NaN, alpha, pow, gelu,
+// division (tests/data/int_division.csv) and division by zero, NaN, alpha, pow, gelu,
 // clamp, where, and the copies: copy_, to, clone, contiguous and every dtype conversion.
-#include <fstream>
 #include <limits>
-#include <sstream>
 
+#include "common/oracle_table.h"
 #include "elementwise_util.h"
 
 namespace {
@@ -74,18 +73,10 @@ TEST_F(ElementwiseSemanticsTest, MostNegativeDividedByMinusOneWraps)
 
 std::vector<std::vector<double>> int_division_rows()
 {
-    std::ifstream in(std::string(PITH_SHARED_DATA_DIR) + "/int_division.csv");
-    EXPECT_TRUE(in.good());
     std::vector<std::vector<double>> rows;
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
+    for (const auto &cells : pith_test::ReadOracleTable("int_division.csv").rows) {
         std::vector<double> row;
-        std::stringstream ss(line);
-        std::string cell;
-        while (std::getline(ss, cell, ',')) row.push_back(std::stod(cell));
+        for (const std::string &cell : cells) row.push_back(std::stod(cell));
         rows.push_back(row);
     }
     return rows;
