@@ -181,6 +181,22 @@ TEST_F(ElementwiseSemanticsTest, LogicalOpsReadNaNAsTrue)
     EXPECT_VALUES(PITH_BOOL, out.get(), (std::vector<double>{0, 1}));
 }
 
+// PyTorch converts both operands to their common dtype before testing them: a 0-dim int16
+// 256 beside a uint8 tensor is uint8 0, and a 0-dim float64 1e-10 beside a float16 tensor
+// underflows to 0.
+TEST_F(ElementwiseSemanticsTest, LogicalOpsTestTheOperandsInTheirCommonDtype)
+{
+    Tensor u8 = make({2}, PITH_UINT8, {1, 0}), wraps = make_scalar(PITH_INT16, 256);
+    Tensor u8_and(pith_logical_and(u8.get(), wraps.get())), u8_or(pith_logical_or(u8.get(), wraps.get()));
+    EXPECT_VALUES(PITH_BOOL, u8_and.get(), (std::vector<double>{0, 0}));
+    EXPECT_VALUES(PITH_BOOL, u8_or.get(), (std::vector<double>{1, 0}));
+    Tensor half = make({2}, PITH_FLOAT16, {1, 0}), underflows = make_scalar(PITH_FLOAT64, 1e-10);
+    Tensor half_and(pith_logical_and(half.get(), underflows.get()));
+    Tensor half_or(pith_logical_or(underflows.get(), half.get()));
+    EXPECT_VALUES(PITH_BOOL, half_and.get(), (std::vector<double>{0, 0}));
+    EXPECT_VALUES(PITH_BOOL, half_or.get(), (std::vector<double>{1, 0}));
+}
+
 TEST_F(ElementwiseSemanticsTest, SignOfNaNIsZero)
 {
     Tensor a = make({3}, PITH_FLOAT32, {NAN, -2, 0});
