@@ -1,7 +1,8 @@
 /* elementwise_compare.c — the loops and descriptions of the comparison, logical and bitwise
  * binary ops. Comparisons compute in the promoted dtype and return bool (NaN compares
- * unequal to everything); logical ops read their inputs as bool; bitwise ops take bool and
- * integers only. */
+ * unequal to everything); so do logical ops, which test the operands converted to that
+ * dtype (PyTorch: a 0-dim int16 256 beside a uint8 tensor is 0, false); bitwise ops take
+ * bool and integers only. */
 #include "kernels/elementwise_loops.h"
 #include "kernels/elementwise_ops.h"
 
@@ -18,13 +19,8 @@ COMPARISON(le, a <= b)
 COMPARISON(gt, a > b)
 COMPARISON(ge, a >= b)
 
-#define LOGICAL(name, expr)                                                                 \
-    EW_BINARY_SAME(b, name, expr)                                                           \
-    static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {EW_LOOP_ENTRY(b, name)}; \
-    const binary_def binary_##name = {#name, RULE_LOGICAL, name##_loops, NULL, NULL, false, false};
-
-LOGICAL(logical_and, a && b)
-LOGICAL(logical_or, a || b)
+COMPARISON(logical_and, a && b)
+COMPARISON(logical_or, a || b)
 
 #define BITWISE(name, bool_expr, int_expr)                                                  \
     EW_BINARY_SAME(b, name, bool_expr)                                                      \

@@ -14,7 +14,7 @@ typedef enum {
     RULE_PROMOTED, /* compute in and return the promoted dtype (add) */
     RULE_FLOAT,    /* bool and integers compute in the default float dtype (exp, div) */
     RULE_TO_BOOL,  /* compute in the promoted dtype, return bool (eq) */
-    RULE_LOGICAL   /* read every input as bool, return bool (logical_and) */
+    RULE_LOGICAL   /* read every input as bool, return bool (logical_not) */
 } elementwise_rule;
 
 /* What a loop's `ctx` points at when an op has a scalar argument (add's alpha, clamp's

@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "common/oracle_table.h"
 #include "core_test.h"
 
 namespace {
@@ -81,29 +80,16 @@ TEST_F(DtypeTest, Categories)
 
 TEST_F(DtypeTest, PromoteTypesMatchesPyTorchTable)
 {
-    std::string path = std::string(PITH_SHARED_DATA_DIR) + "/promotion.csv";
-    std::ifstream in(path);
-    ASSERT_TRUE(in.good()) << path;
-    std::string line;
-    std::getline(in, line); /* header */
+    pith_test::OracleTable table = pith_test::ReadOracleTable("promotion.csv");
     int rows = 0;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') /* the file has CRLF line ends */
-            line.pop_back();
-        std::stringstream ss(line);
-        std::string lk, ld, rk, rd, res;
-        std::getline(ss, lk, ',');
-        std::getline(ss, ld, ',');
-        std::getline(ss, rk, ',');
-        std::getline(ss, rd, ',');
-        std::getline(ss, res, ',');
-        if (lk != "tensor" || rk != "tensor")
+    for (const auto &row : table.rows) {
+        if (row[0] != "tensor" || row[2] != "tensor")
             continue;
         pith_dtype a, b, expect;
-        ASSERT_TRUE(pith_dtype_from_name(ld.c_str(), &a)) << line;
-        ASSERT_TRUE(pith_dtype_from_name(rd.c_str(), &b)) << line;
-        ASSERT_TRUE(pith_dtype_from_name(res.c_str(), &expect)) << line;
-        EXPECT_EQ(pith_promote_types(a, b), expect) << line;
+        ASSERT_TRUE(pith_dtype_from_name(row[1].c_str(), &a)) << row[1];
+        ASSERT_TRUE(pith_dtype_from_name(row[3].c_str(), &b)) << row[3];
+        ASSERT_TRUE(pith_dtype_from_name(row[4].c_str(), &expect)) << row[4];
+        EXPECT_EQ(pith_promote_types(a, b), expect) << row[1] << " with " << row[3];
         rows++;
     }
     EXPECT_EQ(rows, PITH_NUM_DTYPES * PITH_NUM_DTYPES);

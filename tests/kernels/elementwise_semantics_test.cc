@@ -1,10 +1,9 @@
 // elementwise_semantics_test.cc — the rules of particular ops: wrapping integers, integer
-// division (shared/data/int_division.csv) and division by zero, NaN, alpha, pow, gelu,
+// division (tests/data/int_division.csv) and division by zero, NaN, alpha, pow, gelu,
 // clamp, where, and the copies: copy_, to, clone, contiguous and every dtype conversion.
-#include <fstream>
 #include <limits>
-#include <sstream>
 
+#include "common/oracle_table.h"
 #include "elementwise_util.h"
 
 namespace {
@@ -74,18 +73,10 @@ TEST_F(ElementwiseSemanticsTest, MostNegativeDividedByMinusOneWraps)
 
 std::vector<std::vector<double>> int_division_rows()
 {
-    std::ifstream in(std::string(PITH_SHARED_DATA_DIR) + "/int_division.csv");
-    EXPECT_TRUE(in.good());
     std::vector<std::vector<double>> rows;
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
+    for (const auto &cells : pith_test::ReadOracleTable("int_division.csv").rows) {
         std::vector<double> row;
-        std::stringstream ss(line);
-        std::string cell;
-        while (std::getline(ss, cell, ',')) row.push_back(std::stod(cell));
+        for (const std::string &cell : cells) row.push_back(std::stod(cell));
         rows.push_back(row);
     }
     return rows;
@@ -188,6 +179,22 @@ TEST_F(ElementwiseSemanticsTest, LogicalOpsReadNaNAsTrue)
     Tensor a = make({2}, PITH_FLOAT32, {NAN, 0});
     Tensor out(pith_logical_not(a.get()));
     EXPECT_VALUES(PITH_BOOL, out.get(), (std::vector<double>{0, 1}));
+}
+
+// PyTorch converts both operands to their common dtype before testing them: a 0-dim int16
+// 256 beside a uint8 tensor is uint8 0, and a 0-dim float64 1e-10 beside a float16 tensor
+// underflows to 0.
+TEST_F(ElementwiseSemanticsTest, LogicalOpsTestTheOperandsInTheirCommonDtype)
+{
+    Tensor u8 = make({2}, PITH_UINT8, {1, 0}), wraps = make_scalar(PITH_INT16, 256);
+    Tensor u8_and(pith_logical_and(u8.get(), wraps.get())), u8_or(pith_logical_or(u8.get(), wraps.get()));
+    EXPECT_VALUES(PITH_BOOL, u8_and.get(), (std::vector<double>{0, 0}));
+    EXPECT_VALUES(PITH_BOOL, u8_or.get(), (std::vector<double>{1, 0}));
+    Tensor half = make({2}, PITH_FLOAT16, {1, 0}), underflows = make_scalar(PITH_FLOAT64, 1e-10);
+    Tensor half_and(pith_logical_and(half.get(), underflows.get()));
+    Tensor half_or(pith_logical_or(underflows.get(), half.get()));
+    EXPECT_VALUES(PITH_BOOL, half_and.get(), (std::vector<double>{0, 0}));
+    EXPECT_VALUES(PITH_BOOL, half_or.get(), (std::vector<double>{1, 0}));
 }
 
 TEST_F(ElementwiseSemanticsTest, SignOfNaNIsZero)

@@ -6,7 +6,7 @@ generate arrays of every dtype, shape (empty and 0-dim included) and layout (tra
 sliced with steps, expanded, offset) for the property tests: `from conftest import ...`.
 """
 import csv
-import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -165,16 +165,22 @@ def assert_matches_torch(t, expected_torch, rtol=None, atol=None):
 
 # ---- data tables (the fallback oracle when torch is not installed) -----------------------
 
-DATA_DIR = os.environ.get("PITH_SHARED_DATA", "/work/shared/data")
+# PyTorch's answers, computed by scripts/gen_oracle_tables.py (see tests/data/README.md).
+DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "data"
 
 
 def read_table(filename):
-    """Rows of /work/shared/data/<filename> (PyTorch's results), or None when absent."""
-    path = os.path.join(DATA_DIR, filename)
-    if not os.path.exists(path):
-        return None
+    """Rows of tests/data/<filename> (PyTorch's results) as dicts. A missing or empty table
+    raises, so that the tests built on it fail rather than run on no rows."""
+    path = DATA_DIR / filename
+    if not path.is_file():
+        raise FileNotFoundError(f"the oracle table {path} is missing "
+                                "(regenerate it with scripts/gen_oracle_tables.py)")
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"the oracle table {path} has no rows")
+    return rows
 
 
 # ---- hypothesis strategies ---------------------------------------------------------------

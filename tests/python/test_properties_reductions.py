@@ -17,7 +17,7 @@ from conftest import (DTYPE_NAMES, FLOAT_NAMES, INT_NAMES, assert_matches_torch,
 
 torch = torch_or_none()
 EPS = {"float16": 2**-10, "bfloat16": 2**-7, "float32": 2**-23, "float64": 2**-52}
-_RESULT_DTYPES = {r["input_dtype"]: r for r in read_table("op_result_dtypes.csv") or []}
+_RESULT_DTYPES = {r["input_dtype"]: r for r in read_table("op_result_dtypes.csv")}
 
 
 # ---- the oracle --------------------------------------------------------------------------
@@ -34,16 +34,12 @@ def numpy_dims(dim, ndim):
 
 
 def fallback_dtype(op, name, dtype):
-    """PyTorch's result dtype (None: an error) from the shared table, for torch-less runs."""
+    """PyTorch's result dtype (None: an error) from tests/data/op_result_dtypes.csv, for
+    torch-less runs."""
     if dtype is not None:
         return None if op == "mean" and dtype not in FLOAT_NAMES else dtype
     if op in ("sum", "mean", "prod", "argmax", "argmin"):
-        row = _RESULT_DTYPES.get(name)
-        if row is None:
-            pytest.skip("no result dtype table and no torch")
-        got = row["argmax" if op == "argmin" else op]
-        if op == "prod" and name in FLOAT_NAMES:
-            return name  # the table predates torch 2.13, whose prod takes float16/bfloat16
+        got = _RESULT_DTYPES[name]["argmax" if op == "argmin" else op]
         return None if got == "error" else got
     if op in ("var", "std"):
         return name if name in FLOAT_NAMES else None
