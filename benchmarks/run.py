@@ -27,6 +27,8 @@ def parse_args():
     parser.add_argument("--quick", action="store_true", help="few repeats (a smoke run)")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),
                         help="directory for results.md and plot.png")
+    parser.add_argument("--calls-only", action="store_true",
+                        help="only the call-layer rows (printed, results.md not written)")
     return parser.parse_args()
 
 
@@ -239,6 +241,69 @@ def mlp_case(rng, scale):
              ("pith/PyTorch <= 1.0", lambda r: r["torch"] <= 1.0))]
 
 
+# ---- the call layer: keyword and overload forms against the positional form -------------
+
+# (call, the positional form of the same op, PyTorch's same call). Tensors: a, b have one
+# element, x, y are 4x8, all float32. See Note [One binder] (python_bindings/_C/binder.c).
+CALLS = [
+    ("a.add(b, alpha=2)", "a.add(b)", "ta.add(tb, alpha=2)"),
+    ("pith.cat([x, x], dim=0)", "pith.cat([x, x])", "torch.cat([tx, tx], dim=0)"),
+    ("pith.where(x > 0, x, 0.)", "pith.where(x > 0, x, y)", "torch.where(tx > 0, tx, 0.)"),
+    ("pith.where(c, x, 0.)", "pith.where(c, x, y)", "torch.where(tc, tx, 0.)"),
+    ("x.silu_()", "x.relu_()", "torch.nn.functional.silu(tx, inplace=True)"),
+    ("x.maximum_(y)", "x.mul_(y)", "torch.maximum(tx, ty, out=tx)"),
+    ("x.transpose(0, 1)", "x.transpose(0, 1)", "tx.transpose(0, 1)"),
+    ("x.reshape(8, 4)", "x.reshape((8, 4))", "tx.reshape(8, 4)"),
+    ("x.mean(dim=1, keepdim=False)", "x.mean(1)", "tx.mean(dim=1, keepdim=False)"),
+    ("pith.ops.pith.add.Tensor(a, b)", "a.add(b)", "torch.ops.aten.add.Tensor(ta, tb)"),
+]
+CALL_TARGET = "call/positional <= 1.5; call/PyTorch <= 0.3"
+
+
+def call_rows(rng, quick):
+    a, b = (rng.standard_normal(1).astype(np.float32) for _ in range(2))
+    x, y = (rng.standard_normal((4, 8)).astype(np.float32) for _ in range(2))
+    env = {"pith": pith, "a": pith_from_numpy(a), "b": pith_from_numpy(b),
+           "x": pith_from_numpy(x), "y": pith_from_numpy(y)}
+    env["c"] = env["x"] > 0
+    if torch is not None:
+        env.update(torch=torch, ta=torch_from_numpy(a), tb=torch_from_numpy(b),
+                   tx=torch_from_numpy(x), ty=torch_from_numpy(y))
+        env["tc"] = env["tx"] > 0
+    number, repeats = (200, 5) if quick else (2000, 60)
+    rows = []
+    for call, positional, torch_call in CALLS:
+        stmts = {"pith": (call, env), "positional": (positional, env)}
+        if torch is not None:
+            stmts["torch"] = (torch_call, env)
+        result = measure(stmts, number, repeats)
+        ratios = {"positional": result["pith"] / result["positional"]}
+        if "torch" in result:
+            ratios["torch"] = result["pith"] / result["torch"]
+        met = ratios["positional"] <= 1.5 and ratios.get("torch", 0) <= 0.3
+        rows.append({"call": call, "positional_call": positional, **result, "ratios": ratios,
+                     "met": met if "torch" in ratios else None})
+        print(f"   {call}: pith {fmt_time(result['pith'])}, {positional} "
+              f"{fmt_time(result['positional'])}, torch {fmt_time(result.get('torch'))} | "
+              + ", ".join(f"/{k} {v:.3g}" for k, v in ratios.items()), flush=True)
+    return rows
+
+
+def call_lines(rows):
+    lines = ["## The call layer", "",
+             "Each call against the positional form of the same op in pith, and against "
+             f"PyTorch's same call; 1-element and 4x8 float32 tensors. Target: {CALL_TARGET}.",
+             "", "| call | pith | positional form | pith | PyTorch | call/positional | "
+             "call/PyTorch | met? |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        lines.append("| " + " | ".join([
+            f"`{row['call']}`", fmt_time(row["pith"]), f"`{row['positional_call']}`",
+            fmt_time(row["positional"]), fmt_time(row.get("torch")),
+            fmt_ratio(row["ratios"]["positional"]), fmt_ratio(row["ratios"].get("torch")),
+            {True: "yes", False: "**no**", None: "-"}[row["met"]]]) + " |")
+    return lines + [""]
+
+
 # ---- report ------------------------------------------------------------------------------
 
 def fmt_time(seconds):
@@ -283,7 +348,7 @@ def environment_lines(threads):
     return lines
 
 
-def write_results(out_dir, rows, imports, threads, quick):
+def write_results(out_dir, rows, imports, threads, quick, calls=()):
     os.makedirs(out_dir, exist_ok=True)
     lines = ["# pith, NumPy and PyTorch side by side", "",
              "Produced by `python benchmarks/run.py"
@@ -305,6 +370,8 @@ def write_results(out_dir, rows, imports, threads, quick):
               "(median); the bare interpreter (`python -c pass`) takes "
               f"{fmt_time(imports['python'])}.", ""]
     lines += [f"![ratios](plot.png)", ""]
+    if calls:
+        lines += call_lines(calls)
     path = os.path.join(out_dir, "results.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -349,6 +416,11 @@ def main():
         torch.set_num_threads(ARGS.threads)
     scale = 1 if not ARGS.quick else 0
     rng = np.random.default_rng(0)
+    print("call layer ...", flush=True)
+    calls = call_rows(rng, ARGS.quick)
+    if ARGS.calls_only:
+        print("\n".join(call_lines(calls)))
+        return
     cases = (small_cases(rng, scale or 1) + large_cases(rng, scale or 1)
              + matmul_case(rng, scale or 1) + mlp_case(rng, scale or 1))
     rows = []
@@ -379,7 +451,7 @@ def main():
                  "torch": imports.get("torch"), "ratios": ratios,
                  "target": "pith <= 50 ms", "met": imports["pith"] <= 0.050})
     print("   " + ", ".join(f"{k} {fmt_time(v)}" for k, v in imports.items()), flush=True)
-    results = write_results(ARGS.out, rows, imports, ARGS.threads, ARGS.quick)
+    results = write_results(ARGS.out, rows, imports, ARGS.threads, ARGS.quick, calls)
     plot = write_plot(ARGS.out, rows)
     print(f"wrote {results} and {plot}")
 

@@ -3,10 +3,11 @@
  * adapter that lets pith_call_boxed reach a typed kernel.
  *
  * A row of the table (kernels/op_table.h) is
- *     _(id, "schema", cpu_kernel, meta_kernel, (TYPE, name), (TYPE, name), ...)
- * where each TYPE is a token of PITH_FORALL_ARG_TYPES (dispatch/schema.h). The argument
- * list must match the schema; kernels/op_register.c checks that when it registers the row,
- * so the two can never drift apart unnoticed. See Note [One op table]. */
+ *     _(id, "schema", KIND, (TYPE, name), (TYPE, name), ...)
+ * where KIND is BACKEND or COMPOSITE and each TYPE is a token of PITH_FORALL_ARG_TYPES
+ * (pith/schema.h). The argument list must match the schema; kernels/op_register.c checks
+ * that when it registers the row, so the two can never drift apart unnoticed. See Note
+ * [One op table]. To read what one row turns into: scripts/expand_op.py <id>. */
 #ifndef PITH_DISPATCH_OP_MACROS_H
 #define PITH_DISPATCH_OP_MACROS_H
 

@@ -4,10 +4,16 @@
  * This file is the single list of built-in ops. Each row is
  *     _(id, "schema", KIND, (TYPE, arg), (TYPE, arg), ...)
  * and from it the preprocessor makes: the op ids (PITH_OPID_<id>), the typed signatures and
- * the typed call/redispatch functions (dispatch/op_macros.h), the boxed adapters, and the
- * registration of the kernels into the registry (kernels/op_register.c). The Python method
- * table is made from the registry at run time, so it follows this list too. Registration
- * checks each argument list against its schema, so they cannot drift apart.
+ * the typed call/redispatch functions pith_call_<id> and pith_redispatch_<id>
+ * (dispatch/op_macros.h), the boxed adapters, and the registration of the kernels
+ * <id>_cpu, <id>_meta or <id>_composite into the registry (kernels/op_register.c).
+ * Registration checks each argument list against its schema, so they cannot drift apart.
+ * Python's methods and functions come from the registry and from the Python surface at
+ * the end of this file (See Note [The Python surface of the op table]).
+ *
+ * Generated code is found by grep (the kernels are ordinary functions named add_cpu,
+ * add_meta, ...), and `python3 scripts/expand_op.py add` prints the rows of an op and
+ * what the preprocessor makes of them.
  *
  * KIND is BACKEND (kernels <id>_cpu and <id>_meta) or COMPOSITE (one <id>_composite that
  * calls other ops, registered for CPU and Meta). See dispatch/op_macros.h.

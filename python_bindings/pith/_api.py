@@ -2,8 +2,8 @@
 `float()` ...), the `*_like` factories, `max`/`min` with a tensor argument, and the autograd
 attributes, which say that autograd is not available yet.
 
-The conversions are also generic implementations behind fast C methods (See Note [Method
-fast paths], python_bindings/_C/methods.c): they are registered with _C._set_generic.
+`to` is also the Python implementation behind the short C path of x.to(dtype)
+(python_bindings/_C/conversions.c): it is registered with _C._set_generic.
 """
 import builtins
 
