@@ -358,4 +358,13 @@
     _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, INTERNAL, NONE)              \
     _(randn, INTERNAL, NONE) _(randint, FUNCTION, NONE)
 
+/* Python's operators on tensors: _(slot, name) makes Py_nb_<slot> call pith_<name> and
+ * Py_nb_inplace_<slot> call pith_<name>_ (python_bindings/_C/tensor_number.c), straight to
+ * the typed op: an operator has two operands and nothing to bind. `@` (matmul), `**`
+ * (pow, a ternary slot), the unary operators and the comparisons are written there. */
+#define PITH_FORALL_PYTHON_BINARY_OPERATORS(_)                                              \
+    _(add, add) _(subtract, sub) _(multiply, mul) _(true_divide, div)                       \
+    _(floor_divide, floor_divide) _(remainder, remainder) _(and, bitwise_and)               \
+    _(or, bitwise_or) _(xor, bitwise_xor)
+
 #endif /* PITH_KERNELS_OP_TABLE_H */

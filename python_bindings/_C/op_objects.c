@@ -7,7 +7,6 @@
 
 #include "binder_internal.h"
 #include <structmember.h> /* after Python.h (state.h) */
-#include "kernels/op_table.h"
 #include "pydispatch.h"
 
 static bool same_name(PyObject *key, PyObject *interned)

@@ -11,6 +11,8 @@
 #include <pith/interpreter.h>
 #include <pith/pith.h>
 
+#include "kernels/op_table.h" /* the Python surface and operators of the ops */
+
 /* Note [Module state]
  * pith._C uses PEP 489 multi-phase init and heap types only, so each interpreter that
  * imports it gets its own module object, its own types and its own exception classes. A C
@@ -127,32 +129,22 @@ static inline pith_tensor *tensor_of(PyObject *obj)
     return ((pith_tensor_object *)obj)->t;
 }
 
-/* tensor_number.c: the operator slots of pith.Tensor, listed once for tensor.c's spec and
- * declared here with their real signatures. */
-#define TENSOR_BINARY_SLOTS(_)                                                              \
-    _(Py_nb_add, tensor_nb_add) _(Py_nb_subtract, tensor_nb_subtract)                       \
-    _(Py_nb_multiply, tensor_nb_multiply) _(Py_nb_true_divide, tensor_nb_true_divide)       \
-    _(Py_nb_floor_divide, tensor_nb_floor_divide) _(Py_nb_remainder, tensor_nb_remainder)   \
-    _(Py_nb_matrix_multiply, tensor_nb_matrix_multiply)                                     \
-    _(Py_nb_and, tensor_nb_and) _(Py_nb_or, tensor_nb_or) _(Py_nb_xor, tensor_nb_xor)       \
-    _(Py_nb_inplace_add, tensor_nb_inplace_add)                                             \
-    _(Py_nb_inplace_subtract, tensor_nb_inplace_subtract)                                   \
-    _(Py_nb_inplace_multiply, tensor_nb_inplace_multiply)                                   \
-    _(Py_nb_inplace_true_divide, tensor_nb_inplace_true_divide)                             \
-    _(Py_nb_inplace_floor_divide, tensor_nb_inplace_floor_divide)                           \
-    _(Py_nb_inplace_remainder, tensor_nb_inplace_remainder)                                 \
-    _(Py_nb_inplace_and, tensor_nb_inplace_and) _(Py_nb_inplace_or, tensor_nb_inplace_or)   \
-    _(Py_nb_inplace_xor, tensor_nb_inplace_xor)
+/* tensor_number.c: the operator slots of pith.Tensor, made from the op table's list of
+ * operators (PITH_FORALL_PYTHON_BINARY_OPERATORS, kernels/op_table.h) for tensor.c's spec,
+ * and declared here with their real signatures. */
 #define TENSOR_UNARY_SLOTS(_)                                                               \
     _(Py_nb_negative, tensor_nb_negative) _(Py_nb_absolute, tensor_nb_absolute)             \
     _(Py_nb_invert, tensor_nb_invert) _(Py_nb_float, tensor_nb_float)                       \
     _(Py_nb_int, tensor_nb_int) _(Py_nb_index, tensor_nb_index)
-#define TENSOR_DECLARE_BINARY_(slot, fn) PyObject *fn(PyObject *a, PyObject *b);
+#define TENSOR_DECLARE_BINARY_(slot, name)                                                  \
+    PyObject *tensor_nb_##slot(PyObject *a, PyObject *b);                                   \
+    PyObject *tensor_nb_inplace_##slot(PyObject *a, PyObject *b);
 #define TENSOR_DECLARE_UNARY_(slot, fn) PyObject *fn(PyObject *self);
-TENSOR_BINARY_SLOTS(TENSOR_DECLARE_BINARY_)
+PITH_FORALL_PYTHON_BINARY_OPERATORS(TENSOR_DECLARE_BINARY_)
 TENSOR_UNARY_SLOTS(TENSOR_DECLARE_UNARY_)
 #undef TENSOR_DECLARE_BINARY_
 #undef TENSOR_DECLARE_UNARY_
+PyObject *tensor_nb_matrix_multiply(PyObject *a, PyObject *b);
 PyObject *tensor_nb_power(PyObject *a, PyObject *b, PyObject *mod);
 PyObject *tensor_nb_inplace_power(PyObject *a, PyObject *b, PyObject *mod);
 int tensor_nb_bool(PyObject *self);

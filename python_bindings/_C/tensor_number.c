@@ -1,6 +1,7 @@
 /* tensor_number.c — pith.Tensor's operator slots (+ - * / // % ** @ & | ^, their in-place
  * forms, unary - abs ~, comparisons, bool/int/float/index): each goes straight to the
- * typed C op, with no argument parsing. */
+ * typed C op, with no argument parsing. The binary ones come from the op table's list of
+ * operators (PITH_FORALL_PYTHON_BINARY_OPERATORS, kernels/op_table.h). */
 #include <math.h>
 
 #include "state.h"
@@ -151,15 +152,7 @@ static PyObject *inplace_call(PyObject *a, PyObject *b, inplace_fn fn)
     {                                                                                       \
         return inplace_call(a, b, pith_##op##_);                                            \
     }
-TENSOR_BINARY_PAIR_(add, add)
-TENSOR_BINARY_PAIR_(subtract, sub)
-TENSOR_BINARY_PAIR_(multiply, mul)
-TENSOR_BINARY_PAIR_(true_divide, div)
-TENSOR_BINARY_PAIR_(floor_divide, floor_divide)
-TENSOR_BINARY_PAIR_(remainder, remainder)
-TENSOR_BINARY_PAIR_(and, bitwise_and)
-TENSOR_BINARY_PAIR_(or, bitwise_or)
-TENSOR_BINARY_PAIR_(xor, bitwise_xor)
+PITH_FORALL_PYTHON_BINARY_OPERATORS(TENSOR_BINARY_PAIR_)
 #undef TENSOR_BINARY_PAIR_
 
 PyObject *tensor_nb_matrix_multiply(PyObject *a, PyObject *b)
