@@ -10,13 +10,6 @@ static pith_tensor *call_result(pith_status status, pith_value *ret)
     return status == PITH_OK ? ret[0].u.t : NULL;
 }
 
-static pith_status call_status(pith_status status, pith_value *ret)
-{
-    if (status == PITH_OK)
-        pith_release(ret[0].u.t);
-    return status;
-}
-
 #define API_UNARY(n)                                                                        \
     PITH_API pith_tensor *pith_##n(const pith_tensor *x)                                    \
     {                                                                                       \

@@ -185,6 +185,24 @@ pith_tensor *pith_bmm(const pith_tensor *a, const pith_tensor *b)
     return result_tensor(pith_call_bmm(ret, a, b), ret);
 }
 
+pith_status pith_matmul_out(pith_tensor *out, const pith_tensor *a, const pith_tensor *b)
+{
+    pith_value ret[1];
+    return call_status(pith_call_matmul_out(ret, a, b, out), ret);
+}
+
+pith_status pith_mm_out(pith_tensor *out, const pith_tensor *a, const pith_tensor *b)
+{
+    pith_value ret[1];
+    return call_status(pith_call_mm_out(ret, a, b, out), ret);
+}
+
+pith_status pith_bmm_out(pith_tensor *out, const pith_tensor *a, const pith_tensor *b)
+{
+    pith_value ret[1];
+    return call_status(pith_call_bmm_out(ret, a, b, out), ret);
+}
+
 /* Integral values go as ints, so that integer tensors accept them (as Python's 1 and 2
  * would be); others as doubles. */
 static pith_scalar scalar_from_number(double v)

@@ -230,6 +230,19 @@ pith_tensor *pith_stack_tensors(const pith_tensor *const *tensors, size_t n, int
     return tensor_result(pith_call_stack(ret, (pith_tensor_list){tensors, n}, dim), ret);
 }
 
+pith_status pith_cat_out(pith_tensor *out, const pith_tensor *const *tensors, size_t n, int dim)
+{
+    pith_value ret[1];
+    return call_status(pith_call_cat_out(ret, (pith_tensor_list){tensors, n}, dim, out), ret);
+}
+
+pith_status pith_stack_tensors_out(pith_tensor *out, const pith_tensor *const *tensors, size_t n,
+                                   int dim)
+{
+    pith_value ret[1];
+    return call_status(pith_call_stack_out(ret, (pith_tensor_list){tensors, n}, dim, out), ret);
+}
+
 pith_tensor *pith_index_select(const pith_tensor *x, int dim, const pith_tensor *index)
 {
     pith_value ret[1];
@@ -251,10 +264,8 @@ pith_tensor *pith_masked_fill(const pith_tensor *x, const pith_tensor *mask, dou
 pith_status pith_masked_fill_(pith_tensor *self, const pith_tensor *mask, double value)
 {
     pith_value ret[1];
-    pith_status status = pith_call_masked_fill_(ret, self, mask, scalar_from_c_double(value));
-    if (status == PITH_OK)
-        value_clear(&ret[0]);
-    return status;
+    return call_status(pith_call_masked_fill_(ret, self, mask, scalar_from_c_double(value)),
+                       ret);
 }
 
 pith_tensor *pith_tril(const pith_tensor *x, int64_t diagonal)

@@ -1,5 +1,5 @@
-/* combine.c — ops that assemble a new tensor from others: cat, stack, masked_fill (and
- * its in-place form), tril and triu.
+/* combine.c — ops that assemble a new tensor from others: cat and stack (and their out=
+ * forms), masked_fill (and its in-place form), tril and triu.
  *
  * cat copies each input into a narrowed view of its output through copy_ (which converts
  * dtypes), so this file has no casting loops of its own. Checks and messages follow
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "core/parallel.h"
+#include "kernels/elementwise.h"
 #include "kernels/factories.h"
 #include "kernels/indexing.h"
 #include "kernels/views.h"
@@ -87,6 +88,31 @@ static pith_status cat_plan_make(pith_tensor_list tensors, int64_t dim, cat_plan
     return PITH_OK;
 }
 
+/* Copies every input into its slice of `out` along the plan's dim; `out` has the plan's
+ * shape and shares no memory with an input. */
+static pith_status cat_fill(pith_tensor *out, pith_tensor_list tensors, const cat_plan *p)
+{
+    int64_t at = 0;
+    for (size_t i = 0; i < tensors.n && out->numel > 0; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (cat_should_skip(t) || t->sizes[p->dim] == 0)
+            continue;
+        view_geometry g;
+        geometry_of(out, &g);
+        g.offset += at * g.strides[p->dim];
+        g.sizes[p->dim] = t->sizes[p->dim];
+        at += t->sizes[p->dim];
+        pith_tensor *part = tensor_view(out, g.ndim, g.sizes, g.strides, g.offset);
+        pith_value copied[1];
+        pith_status status = part ? pith_call_copy_(copied, part, t, false) : pith_last_status();
+        pith_release(part);
+        if (status != PITH_OK)
+            return status;
+        value_clear(&copied[0]);
+    }
+    return PITH_OK;
+}
+
 pith_status cat_cpu(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim)
 {
     cat_plan p;
@@ -95,25 +121,9 @@ pith_status cat_cpu(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, i
     pith_tensor *out = tensor_new(p.ndim, p.sizes, p.dtype, p.device);
     if (!out)
         return pith_last_status();
-    int64_t at = 0;
-    for (size_t i = 0; i < tensors.n && out->numel > 0; i++) {
-        const pith_tensor *t = tensors.data[i];
-        if (cat_should_skip(t) || t->sizes[p.dim] == 0)
-            continue;
-        view_geometry g;
-        geometry_of(out, &g);
-        g.offset += at * g.strides[p.dim];
-        g.sizes[p.dim] = t->sizes[p.dim];
-        at += t->sizes[p.dim];
-        pith_tensor *part = tensor_view(out, g.ndim, g.sizes, g.strides, g.offset);
-        pith_value copied[1];
-        pith_status status = part ? pith_call_copy_(copied, part, t, false) : pith_last_status();
-        pith_release(part);
-        if (status != PITH_OK) {
-            pith_release(out);
-            return status;
-        }
-        value_clear(&copied[0]);
+    if (cat_fill(out, tensors, &p) != PITH_OK) {
+        pith_release(out);
+        return pith_last_status();
     }
     return ret_tensor(ret, out);
 }
@@ -126,10 +136,99 @@ pith_status cat_meta(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, 
     return ret_tensor(ret, tensor_new(p.ndim, p.sizes, p.dtype, PITH_META));
 }
 
-/* ---- stack: unsqueeze every input at `dim`, then cat ---- */
+/* ---- cat.out ---- */
 
-pith_status stack_composite(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
-                            int64_t dim)
+/* Note [cat into out=]
+ * cat.out writes into any `out` the promoted dtype can be cast to (as the elementwise out=
+ * ops, through elementwise_output), of the result's shape or empty (then resized), never
+ * expanded. An input that shares memory with `out` is PyTorch's error "some elements of
+ * the input tensor and the written-to tensor refer to a single memory location" when the
+ * sharing is certain: `out` is itself an input (checked first, so that an empty `out` in
+ * the list is not resized under it), or both are dense (tensor_is_dense) with
+ * intersecting extents. Otherwise the overlap is only possible (strided views whose
+ * extents interleave, such as two columns of one matrix) and the input is copied before
+ * anything is written, so the result is right. PyTorch's CPU kernel copies such an input
+ * in place and can read values it has already overwritten. The checks see only geometry
+ * and storage, so the meta kernel runs them too and agrees with the CPU one. */
+static pith_status cat_check_out_overlap(pith_tensor_list tensors, const pith_tensor *out,
+                                         size_t *noverlap)
+{
+    *noverlap = 0;
+    for (size_t i = 0; i < tensors.n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        bool overlap = tensors_may_overlap(t, out);
+        if (t == out || (overlap && tensor_is_dense(t) && tensor_is_dense(out)))
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "cat: unsupported operation: some elements of the input "
+                                  "tensor and the written-to tensor refer to a single memory "
+                                  "location. Please clone() the tensor before performing the "
+                                  "operation.");
+        *noverlap += overlap;
+    }
+    return PITH_OK;
+}
+
+/* cat_fill for inputs of which some may overlap `out`: those are copied first. */
+static pith_status cat_fill_copying_overlaps(pith_tensor *out, pith_tensor_list tensors,
+                                             const cat_plan *p)
+{
+    pith_tensor **parts = calloc(tensors.n, sizeof *parts);
+    if (!parts)
+        return pith_set_error(PITH_ERR_NOMEM, "cat: cannot allocate %zu tensors", tensors.n);
+    pith_status status = PITH_OK;
+    size_t made = 0;
+    for (; made < tensors.n && status == PITH_OK; made++) {
+        const pith_tensor *t = tensors.data[made];
+        if (tensors_may_overlap(t, out)) {
+            parts[made] = tensor_converted(t, t->dtype);
+            status = parts[made] ? PITH_OK : pith_last_status();
+        } else {
+            pith_retain((pith_tensor *)t);
+            parts[made] = (pith_tensor *)t;
+        }
+    }
+    if (status == PITH_OK)
+        status = cat_fill(out, (pith_tensor_list){(const pith_tensor *const *)parts, tensors.n},
+                          p);
+    tensor_list_release(parts, made);
+    return status;
+}
+
+static pith_status cat_out_run(pith_value *ret, pith_tensor_list tensors, int64_t dim,
+                               const pith_tensor *target, bool meta)
+{
+    cat_plan p;
+    size_t noverlap;
+    pith_tensor *out;
+    if (cat_plan_make(tensors, dim, &p) != PITH_OK ||
+        devices_check("cat", tensors.data[0], target) != PITH_OK ||
+        cat_check_out_overlap(tensors, target, &noverlap) != PITH_OK ||
+        elementwise_output("cat", ELEMENTWISE_OUT, (pith_tensor *)target, p.ndim, p.sizes,
+                           p.dtype, p.device, &out) != PITH_OK)
+        return pith_last_status();
+    if (!meta && (noverlap ? cat_fill_copying_overlaps(out, tensors, &p)
+                           : cat_fill(out, tensors, &p)) != PITH_OK)
+        return pith_last_status();
+    tensor_bump_version(out);
+    return ret_self(ret, out);
+}
+
+pith_status cat_out_cpu(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim,
+                        const pith_tensor *out)
+{
+    return cat_out_run(ret, tensors, dim, out, false);
+}
+
+pith_status cat_out_meta(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
+                         int64_t dim, const pith_tensor *out)
+{
+    return cat_out_run(ret, tensors, dim, out, true);
+}
+
+/* ---- stack: unsqueeze every input at `dim`, then cat (or cat.out into `out`) ---- */
+
+static pith_status stack_run(pith_value *ret, pith_tensor_list tensors, int64_t dim,
+                             const pith_tensor *out)
 {
     char a[512], b[512];
     if (tensors.n == 0)
@@ -157,11 +256,23 @@ pith_status stack_composite(pith_keyset ks, pith_value *ret, pith_tensor_list te
         status = pith_call_unsqueeze(one, tensors.data[made], d);
         parts[made] = status == PITH_OK ? one[0].u.t : NULL;
     }
+    pith_tensor_list list = {(const pith_tensor *const *)parts, tensors.n};
     if (status == PITH_OK)
-        status = pith_call_cat(ret, (pith_tensor_list){(const pith_tensor *const *)parts, tensors.n},
-                               d);
+        status = out ? pith_call_cat_out(ret, list, d, out) : pith_call_cat(ret, list, d);
     tensor_list_release(parts, made);
     return status;
+}
+
+pith_status stack_composite(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
+                            int64_t dim)
+{
+    return stack_run(ret, tensors, dim, NULL);
+}
+
+pith_status stack_out_composite(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
+                                int64_t dim, const pith_tensor *out)
+{
+    return stack_run(ret, tensors, dim, out);
 }
 
 /* ---- masked_fill ---- */

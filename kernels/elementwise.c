@@ -294,17 +294,71 @@ int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
 
 /* ---- applying a loop to tensors ---- */
 
-/* The addresses [lo, hi) that a non-empty CPU tensor can touch (strides are
- * non-negative). Addresses rather than storages, so that two from_blob tensors over one
- * buffer are seen to overlap too. */
-static void tensor_address_extent(const pith_tensor *t, uintptr_t *lo, uintptr_t *hi)
+/* The usual case, decided without looking at the geometry: two different storages whose
+ * buffers are disjoint. */
+static inline bool buffers_disjoint(const pith_tensor *in, const pith_tensor *out)
+{
+    const pith_storage *si = in->storage, *so = out->storage;
+    return si != so && ((const char *)si->data + si->nbytes <= (const char *)so->data ||
+                        (const char *)so->data + so->nbytes <= (const char *)si->data);
+}
+
+/* The bytes [lo, hi) of its storage, counted from the storage's start, that a non-empty
+ * tensor can touch (strides are non-negative). Works for meta tensors too. */
+static void tensor_storage_extent(const pith_tensor *t, uintptr_t *lo, uintptr_t *hi)
 {
     int64_t esize = (int64_t)dtype_itemsize(t->dtype);
     int64_t last = 0;
     for (int d = 0; d < t->ndim; d++)
         last += (t->sizes[d] - 1) * t->strides[d];
-    *lo = (uintptr_t)tensor_data(t);
+    *lo = (uintptr_t)(t->offset * esize);
     *hi = *lo + (uintptr_t)((last + 1) * esize);
+}
+
+/* The addresses [lo, hi) that a non-empty CPU tensor can touch. Addresses rather than
+ * storages, so that two from_blob tensors over one buffer are seen to overlap too. */
+static void tensor_address_extent(const pith_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    tensor_storage_extent(t, lo, hi);
+    *lo += (uintptr_t)t->storage->data;
+    *hi += (uintptr_t)t->storage->data;
+}
+
+bool tensors_may_overlap(const pith_tensor *a, const pith_tensor *b)
+{
+    uintptr_t a_lo, a_hi, b_lo, b_hi;
+    if (a->numel == 0 || b->numel == 0)
+        return false;
+    if (a->storage == b->storage) {
+        tensor_storage_extent(a, &a_lo, &a_hi);
+        tensor_storage_extent(b, &b_lo, &b_hi);
+    } else {
+        if (!a->storage->data || !b->storage->data || buffers_disjoint(a, b))
+            return false;
+        tensor_address_extent(a, &a_lo, &a_hi);
+        tensor_address_extent(b, &b_lo, &b_hi);
+    }
+    return a_lo < b_hi && b_lo < a_hi;
+}
+
+bool tensor_is_dense(const pith_tensor *t)
+{
+    int order[PITH_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] == 1)
+            continue;
+        int i = n++; /* insertion sort of the dims by stride, smallest first */
+        for (; i > 0 && t->strides[order[i - 1]] > t->strides[d]; i--)
+            order[i] = order[i - 1];
+        order[i] = d;
+    }
+    int64_t expected = 1;
+    for (int i = 0; i < n; i++) {
+        if (t->strides[order[i]] != expected)
+            return false;
+        expected *= t->sizes[order[i]];
+    }
+    return true;
 }
 
 /* Whether `in`, broadcast to `out`'s shape, reads exactly the elements `out` writes at the
@@ -322,15 +376,6 @@ static bool tensor_is_exact_alias(const pith_tensor *in, const pith_tensor *out)
             return false;
     }
     return true;
-}
-
-/* The usual case, decided without looking at the geometry: two different storages whose
- * buffers are disjoint. */
-static inline bool buffers_disjoint(const pith_tensor *in, const pith_tensor *out)
-{
-    const pith_storage *si = in->storage, *so = out->storage;
-    return si != so && ((const char *)si->data + si->nbytes <= (const char *)so->data ||
-                        (const char *)so->data + so->nbytes <= (const char *)si->data);
 }
 
 bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out)

@@ -116,6 +116,17 @@ pith_status elementwise_apply(pith_tensor *out, pith_dtype loop_out_dtype, int n
  * would see values already written. */
 bool tensors_overlap_partially(const pith_tensor *in, const pith_tensor *out);
 
+/* Whether the bytes that `a` and `b` can reach intersect (exact aliases included): a
+ * conservative answer from their extents, so two interleaved views (the columns of one
+ * matrix) may share no element and still count. Meta tensors over one storage compare
+ * their offsets, so the answer is the same as for their CPU counterparts. Empty tensors
+ * overlap nothing. */
+bool tensors_may_overlap(const pith_tensor *a, const pith_tensor *b);
+
+/* Whether `t` is PyTorch's "non-overlapping and dense": a permutation of a contiguous
+ * tensor, so every byte of its extent is one of its elements. */
+bool tensor_is_dense(const pith_tensor *t);
+
 /* ---- copies with conversion (elementwise_copy.c) ---- */
 
 /* The loop converting `src` elements into `dst` elements (args[0] dst, args[1] src).

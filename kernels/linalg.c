@@ -1,11 +1,14 @@
-/* linalg.c — matmul (all of PyTorch's rank rules), mm, bmm, addmm and linear: validation,
- * result shapes and the CPU and Meta kernels. The product itself runs in linalg_gemm.c.
+/* linalg.c — matmul (all of PyTorch's rank rules), mm, bmm, addmm and linear, and the
+ * out= forms of the first three: validation, result shapes and the CPU and Meta kernels.
+ * The product itself runs in linalg_gemm.c.
  *
  * Every op becomes a matmul_plan over strided views of its operands (linear's weight is
  * viewed transposed, without a copy), made by one function for both kernels. */
 #include <string.h>
 
 #include "core/dtype.h"
+#include "kernels/elementwise.h"
+#include "kernels/indexing.h"
 #include "kernels/linalg.h"
 #include "kernels/ops_internal.h"
 #include "kernels/reduce.h"
@@ -219,10 +222,64 @@ static pith_status scalars_make(const char *name, pith_dtype dtype, pith_scalar 
     return PITH_OK;
 }
 
-/* The shared tail of every op: validate the addend, make the output, and (on CPU) run. */
+/* Runs the plan into the contiguous `dst` of the plan's shape (CPU). */
+static pith_status product_run(const matmul_plan *plan, const pith_tensor *a,
+                               const pith_tensor *b, const pith_tensor *addend,
+                               matmul_scalars s, pith_tensor *dst)
+{
+    if (addend && !s.beta_zero)
+        broadcast_fill(dst, addend);
+    return linalg_run(a->dtype, plan, tensor_data(a), tensor_data(b), tensor_data(dst), s);
+}
+
+/* Note [Matmul into out=]
+ * The out= forms (matmul.out, mm.out, bmm.out) take an `out` of exactly the result dtype,
+ * as PyTorch does (no casting), of the result's shape or empty (then resized, as every
+ * out= op: tensor_resize_out), and never expanded. The product goes straight into `out`
+ * when `out` is contiguous and shares no memory with an operand. Otherwise it goes into a
+ * temporary that is then copied into `out`, keeping out's strides: GEMM reads A and B
+ * while it writes C, so an `out` that overlaps an operand (a.mm(a, out=a)) would be fed
+ * values it had already overwritten. PyTorch writes into such an `out` directly and gives
+ * wrong values; pith gives the product. */
+static pith_status product_into(pith_value *ret, const char *name, const matmul_plan *plan,
+                                const pith_tensor *a, const pith_tensor *b,
+                                const pith_tensor *addend, matmul_scalars s,
+                                pith_device device, pith_tensor *target)
+{
+    pith_tensor *dst;
+    if (target->dtype != a->dtype)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: Expected out tensor to have dtype %s, but got %s instead",
+                              name, pith_dtype_name(a->dtype), pith_dtype_name(target->dtype));
+    if (devices_check(name, a, target) != PITH_OK || devices_check(name, b, target) != PITH_OK ||
+        elementwise_output(name, ELEMENTWISE_OUT, target, plan->out_ndim, plan->out_sizes,
+                           a->dtype, device, &dst) != PITH_OK)
+        return pith_last_status();
+    if (device == PITH_CPU && target->numel > 0) {
+        bool direct = target->contiguous && !tensors_may_overlap(a, target) &&
+                      !tensors_may_overlap(b, target) &&
+                      !(addend && tensors_may_overlap(addend, target));
+        pith_tensor *temp = direct ? NULL : tensor_new(target->ndim, target->sizes,
+                                                       target->dtype, PITH_CPU);
+        pith_status status = direct || temp ? PITH_OK : pith_last_status();
+        if (status == PITH_OK)
+            status = product_run(plan, a, b, addend, s, direct ? target : temp);
+        if (status == PITH_OK && temp)
+            status = elementwise_copy(name, target, temp);
+        pith_release(temp);
+        if (status != PITH_OK)
+            return status;
+    }
+    tensor_bump_version(target);
+    return ret_self(ret, target);
+}
+
+/* The shared tail of every op: validate the addend, make the output (or check `target`,
+ * the out= tensor, when not NULL), and (on CPU) run. */
 static pith_status matmul_exec(pith_value *ret, const char *name, const pith_tensor *a,
                                const mm_view *va, const pith_tensor *b, const mm_view *vb,
-                               const pith_tensor *addend, matmul_scalars s, pith_device device)
+                               const pith_tensor *addend, matmul_scalars s, pith_device device,
+                               const pith_tensor *target)
 {
     matmul_plan plan;
     if (plan_build(name, va, vb, &plan) != PITH_OK)
@@ -233,13 +290,12 @@ static pith_status matmul_exec(pith_value *ret, const char *name, const pith_ten
         (reduce_check_cpu(name, a) != PITH_OK || reduce_check_cpu(name, b) != PITH_OK ||
          reduce_check_cpu(name, addend) != PITH_OK))
         return pith_last_status();
+    if (target)
+        return product_into(ret, name, &plan, a, b, addend, s, device, (pith_tensor *)target);
     pith_tensor *out = tensor_new(plan.out_ndim, plan.out_sizes, a->dtype, device);
     if (!out || device == PITH_META)
         return ret_tensor(ret, out);
-    if (addend && !s.beta_zero)
-        broadcast_fill(out, addend);
-    if (linalg_run(a->dtype, &plan, tensor_data(a), tensor_data(b), tensor_data(out), s) !=
-        PITH_OK) {
+    if (product_run(&plan, a, b, addend, s, out) != PITH_OK) {
         pith_release(out);
         return pith_last_status();
     }
@@ -249,18 +305,20 @@ static pith_status matmul_exec(pith_value *ret, const char *name, const pith_ten
 static const matmul_scalars plain_product = {1.0, 0.0, 1, 0, true};
 
 static pith_status matmul_impl(pith_value *ret, const pith_tensor *self,
-                               const pith_tensor *other, pith_device device)
+                               const pith_tensor *other, pith_device device,
+                               const pith_tensor *target)
 {
     mm_view va, vb;
     if (dtype_match("matmul", "m1", self, "m2", other) != PITH_OK)
         return PITH_ERR_TYPE;
     view_of(self, &va);
     view_of(other, &vb);
-    return matmul_exec(ret, "matmul", self, &va, other, &vb, NULL, plain_product, device);
+    return matmul_exec(ret, "matmul", self, &va, other, &vb, NULL, plain_product, device,
+                       target);
 }
 
 static pith_status mm_impl(pith_value *ret, const pith_tensor *self, const pith_tensor *mat2,
-                           pith_device device)
+                           pith_device device, const pith_tensor *target)
 {
     mm_view va, vb;
     if (self->ndim != 2)
@@ -271,11 +329,12 @@ static pith_status mm_impl(pith_value *ret, const pith_tensor *self, const pith_
         return PITH_ERR_TYPE;
     view_of(self, &va);
     view_of(mat2, &vb);
-    return matmul_exec(ret, "mm", self, &va, mat2, &vb, NULL, plain_product, device);
+    return matmul_exec(ret, "mm", self, &va, mat2, &vb, NULL, plain_product, device,
+                       target);
 }
 
 static pith_status bmm_impl(pith_value *ret, const pith_tensor *self, const pith_tensor *mat2,
-                            pith_device device)
+                            pith_device device, const pith_tensor *target)
 {
     mm_view va, vb;
     if (self->ndim != 3)
@@ -299,7 +358,8 @@ static pith_status bmm_impl(pith_value *ret, const pith_tensor *self, const pith
                               (long long)mat2->sizes[0], (long long)mat2->sizes[1]);
     view_of(self, &va);
     view_of(mat2, &vb);
-    return matmul_exec(ret, "bmm", self, &va, mat2, &vb, NULL, plain_product, device);
+    return matmul_exec(ret, "bmm", self, &va, mat2, &vb, NULL, plain_product, device,
+                       target);
 }
 
 static pith_status addmm_impl(pith_value *ret, const pith_tensor *self, const pith_tensor *mat1,
@@ -320,7 +380,7 @@ static pith_status addmm_impl(pith_value *ret, const pith_tensor *self, const pi
         return pith_last_status();
     view_of(mat1, &va);
     view_of(mat2, &vb);
-    return matmul_exec(ret, "addmm", mat1, &va, mat2, &vb, self, s, device);
+    return matmul_exec(ret, "addmm", mat1, &va, mat2, &vb, self, s, device, NULL);
 }
 
 static pith_status linear_impl(pith_value *ret, const pith_tensor *input,
@@ -342,41 +402,37 @@ static pith_status linear_impl(pith_value *ret, const pith_tensor *input,
     }
     view_of(input, &va);
     view_transposed(weight, &vb);
-    return matmul_exec(ret, "linear", input, &va, weight, &vb, bias, s, device);
+    return matmul_exec(ret, "linear", input, &va, weight, &vb, bias, s, device, NULL);
 }
 
 /* ---- the kernels ---- */
 
-pith_status matmul_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       const pith_tensor *other)
-{
-    return matmul_impl(ret, self, other, PITH_CPU);
-}
-pith_status matmul_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                        const pith_tensor *other)
-{
-    return matmul_impl(ret, self, other, PITH_META);
-}
-pith_status mm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                   const pith_tensor *mat2)
-{
-    return mm_impl(ret, self, mat2, PITH_CPU);
-}
-pith_status mm_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                    const pith_tensor *mat2)
-{
-    return mm_impl(ret, self, mat2, PITH_META);
-}
-pith_status bmm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                    const pith_tensor *mat2)
-{
-    return bmm_impl(ret, self, mat2, PITH_CPU);
-}
-pith_status bmm_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                     const pith_tensor *mat2)
-{
-    return bmm_impl(ret, self, mat2, PITH_META);
-}
+/* The functional, out= and meta kernels of an op with (self, <second>) arguments. */
+#define LINALG_KERNELS(n, second)                                                           \
+    pith_status n##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,           \
+                        const pith_tensor *second)                                          \
+    {                                                                                       \
+        return n##_impl(ret, self, second, PITH_CPU, NULL);                                 \
+    }                                                                                       \
+    pith_status n##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         const pith_tensor *second)                                         \
+    {                                                                                       \
+        return n##_impl(ret, self, second, PITH_META, NULL);                                \
+    }                                                                                       \
+    pith_status n##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,       \
+                            const pith_tensor *second, const pith_tensor *out)              \
+    {                                                                                       \
+        return n##_impl(ret, self, second, PITH_CPU, out);                                  \
+    }                                                                                       \
+    pith_status n##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
+                             const pith_tensor *second, const pith_tensor *out)             \
+    {                                                                                       \
+        return n##_impl(ret, self, second, PITH_META, out);                                 \
+    }
+LINALG_KERNELS(matmul, other)
+LINALG_KERNELS(mm, mat2)
+LINALG_KERNELS(bmm, mat2)
+
 pith_status addmm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                       const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta,
                       pith_scalar alpha)

@@ -170,9 +170,15 @@
 #define PITH_FORALL_OPS_LINALG_(_)                                                          \
     _(matmul, "matmul(Tensor self, Tensor other) -> Tensor", BACKEND, (TENSOR, self),       \
       (TENSOR, other))                                                                      \
+    _(matmul_out, "matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (TENSOR, other), (TENSOR, out))                              \
     _(mm, "mm(Tensor self, Tensor mat2) -> Tensor", BACKEND, (TENSOR, self), (TENSOR, mat2)) \
+    _(mm_out, "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",          \
+      BACKEND, (TENSOR, self), (TENSOR, mat2), (TENSOR, out))                               \
     _(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", BACKEND, (TENSOR, self),              \
       (TENSOR, mat2))                                                                       \
+    _(bmm_out, "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",        \
+      BACKEND, (TENSOR, self), (TENSOR, mat2), (TENSOR, out))                               \
     _(addmm,                                                                                \
       "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", \
       BACKEND, (TENSOR, self), (TENSOR, mat1), (TENSOR, mat2), (SCALAR, beta),              \
@@ -220,8 +226,12 @@
 #define PITH_FORALL_OPS_COPYING_(_)                                                         \
     _(cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", BACKEND, (TENSOR_LIST, tensors),   \
       (INT, dim))                                                                           \
+    _(cat_out, "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",     \
+      BACKEND, (TENSOR_LIST, tensors), (INT, dim), (TENSOR, out))                           \
     _(stack, "stack(Tensor[] tensors, int dim=0) -> Tensor", COMPOSITE,                     \
       (TENSOR_LIST, tensors), (INT, dim))                                                   \
+    _(stack_out, "stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)", \
+      COMPOSITE, (TENSOR_LIST, tensors), (INT, dim), (TENSOR, out))                         \
     _(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", BACKEND,  \
       (TENSOR, self), (INT, dim), (TENSOR, index))                                          \
     _(gather, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", \

@@ -40,4 +40,13 @@ static inline pith_status ret_self(pith_value *ret, const pith_tensor *self)
     return PITH_OK;
 }
 
+/* For the C API's out= and in-place forms (kernels/api_*.c), which return a status: drops
+ * the reference to the target that a successful call returned. */
+static inline pith_status call_status(pith_status status, pith_value *ret)
+{
+    if (status == PITH_OK)
+        value_clear(&ret[0]);
+    return status;
+}
+
 #endif /* PITH_KERNELS_OPS_INTERNAL_H */

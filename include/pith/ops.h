@@ -74,6 +74,12 @@ PITH_API pith_tensor *pith_argmin(const pith_tensor *x, const int *dim, bool kee
 PITH_API pith_tensor *pith_matmul(const pith_tensor *a, const pith_tensor *b);
 PITH_API pith_tensor *pith_mm(const pith_tensor *a, const pith_tensor *b);
 PITH_API pith_tensor *pith_bmm(const pith_tensor *a, const pith_tensor *b);
+/* The same products into `out`, which must have the result's dtype and shape (or no
+ * elements: then it is resized). */
+PITH_API pith_status pith_matmul_out(pith_tensor *out, const pith_tensor *a,
+                                     const pith_tensor *b);
+PITH_API pith_status pith_mm_out(pith_tensor *out, const pith_tensor *a, const pith_tensor *b);
+PITH_API pith_status pith_bmm_out(pith_tensor *out, const pith_tensor *a, const pith_tensor *b);
 /* beta * self + alpha * (a @ b) */
 PITH_API pith_tensor *pith_addmm(const pith_tensor *self, const pith_tensor *a,
                                  const pith_tensor *b, double beta, double alpha);
@@ -113,6 +119,12 @@ PITH_API pith_tensor *pith_clone(const pith_tensor *x);
 PITH_API pith_tensor *pith_cat(const pith_tensor *const *tensors, size_t n, int dim);
 /* torch.stack (named so because pith_stack is the boxed value stack). */
 PITH_API pith_tensor *pith_stack_tensors(const pith_tensor *const *tensors, size_t n, int dim);
+/* cat and stack into `out`, which the promoted dtype must be castable to, of the result's
+ * shape (or no elements: then it is resized). */
+PITH_API pith_status pith_cat_out(pith_tensor *out, const pith_tensor *const *tensors, size_t n,
+                                  int dim);
+PITH_API pith_status pith_stack_tensors_out(pith_tensor *out, const pith_tensor *const *tensors,
+                                            size_t n, int dim);
 PITH_API pith_tensor *pith_index_select(const pith_tensor *x, int dim,
                                         const pith_tensor *index);
 PITH_API pith_tensor *pith_gather(const pith_tensor *x, int dim, const pith_tensor *index);
