@@ -190,19 +190,6 @@ static int param_by_name(const overload_object *ov, PyObject *key)
     return -1;
 }
 
-/* The parameter that positional argument `pos` binds, skipping keyword-only ones and the
- * receiver's; -1 past the last. */
-static int positional_param(const overload_object *ov, int skip, int pos)
-{
-    for (int i = 0; i < ov->nparams; i++) {
-        if ((ov->params[i].flags & PARAM_KWARG_ONLY) || i == skip)
-            continue;
-        if (pos-- == 0)
-            return i;
-    }
-    return -1;
-}
-
 int bind_match(pith_module_state *st, const overload_object *ov, const bind_call *call,
                bound_args *b, bind_failure *why)
 {
@@ -216,8 +203,9 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
     if (call->receiver)
         b->slots[skip] = call->receiver;
     Py_ssize_t nargs = call->nargs;
-    int npositional = ov->npositional - (skip >= 0);
-    int first = positional_param(ov, skip, 0);
+    const unsigned char *positional = ov->positional[skip >= 0];
+    int npositional = ov->npositional_of[skip >= 0];
+    int first = npositional > 0 ? positional[0] : -1;
     if (npositional == 1 && call->mode != MODE_OVERLOAD && nargs >= 1 &&
         (ov->params[first].type == PITH_TYPE_INT_LIST ||
          ov->params[first].type == PITH_TYPE_OPT_INT_LIST) &&
@@ -236,7 +224,7 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
         return -1;
     }
     for (Py_ssize_t k = 0; k < nargs; k++)
-        b->slots[positional_param(ov, skip, (int)k)] = call->args[k];
+        b->slots[positional[k]] = call->args[k];
     Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(call->kwnames, k);
@@ -303,6 +291,8 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
                 }
             continue;
         }
+        if (v == call->receiver)
+            continue; /* the caller checked that it is a tensor */
         if (!param_accepts(st, p, v, number_ok_at(ov, i, call->numbers))) {
             why->code = FAIL_TYPE;
             why->index = i;
@@ -438,16 +428,19 @@ static int push_number_tensor(pith_module_state *st, pith_stack *stack, PyObject
     return pith_stack_push_tensor_steal(stack, t) == PITH_OK ? 0 : push_failed(st);
 }
 
-static int push_slot(pith_module_state *st, pith_stack *stack, const bind_param *p,
-                     PyObject *v, bool has_tensor, int64_t *work)
+static bool call_has_tensor(pith_module_state *st, const overload_object *ov,
+                            const bound_args *b);
+
+static int push_slot(pith_module_state *st, pith_stack *stack, const overload_object *ov,
+                     const bound_args *b, const bind_param *p, PyObject *v, int64_t *work)
 {
     if (v == Py_None && p->type != PITH_TYPE_BOOL)
         return pith_stack_push_none(stack) == PITH_OK ? 0 : push_failed(st);
     switch (p->type) {
     case PITH_TYPE_TENSOR:
     case PITH_TYPE_OPT_TENSOR:
-        if (!tensor_check(st, v))
-            return push_number_tensor(st, stack, v, has_tensor);
+        if (!tensor_check(st, v)) /* a number: See Note [The Python surface of the op table] */
+            return push_number_tensor(st, stack, v, call_has_tensor(st, ov, b));
         else {
             pith_tensor *t = tensor_of(v);
             int64_t numel = pith_numel(t);
@@ -532,7 +525,6 @@ int bind_push(pith_module_state *st, const overload_object *ov, const bound_args
     int last = ov->nparams - 1;
     while (last >= 0 && !b->slots[last])
         last--;
-    bool has_tensor = call_has_tensor(st, ov, b);
     *work = 0;
     for (int i = 0; i <= last; i++) {
         const bind_param *p = &ov->params[i];
@@ -541,7 +533,7 @@ int bind_push(pith_module_state *st, const overload_object *ov, const bound_args
         if (i == b->varargs_index)
             rc = push_int_list(st, stack, b->varargs, b->nvarargs);
         else if (v)
-            rc = push_slot(st, stack, p, v, has_tensor, work);
+            rc = push_slot(st, stack, ov, b, p, v, work);
         else if (p->flags & PARAM_HAS_DEFAULT)
             rc = pith_op_push_default(ov->op, i, stack) == PITH_OK ? 0 : push_failed(st);
         else

@@ -50,6 +50,10 @@ typedef struct {
      * Tensor(a!)), or -1: an in-place op or an out= call returns that argument's own
      * Python object, as PyTorch's do. */
     int return_alias[PITH_MAX_RETURNS_PY];
+    /* The parameters that positional arguments bind, in order: [0] for a call without a
+     * receiver, [1] for a method's (self is the receiver, not a positional argument). */
+    unsigned char positional[2][BINDER_MAX_PARAMS];
+    int npositional_of[2];
     bind_param *params;
 } overload_object;
 

@@ -312,6 +312,14 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
             ov->nout++;
         }
     }
+    ov->npositional_of[0] = ov->npositional_of[1] = 0;
+    for (int i = 0; i < nparams; i++) {
+        if (ov->params[i].flags & PARAM_KWARG_ONLY)
+            continue;
+        ov->positional[0][ov->npositional_of[0]++] = (unsigned char)i;
+        if (i != ov->self_index)
+            ov->positional[1][ov->npositional_of[1]++] = (unsigned char)i;
+    }
     if (ov->nout && ov->out_first + ov->nout != nparams)
         ov->nout = 0; /* out arguments that are not last are ordinary keyword arguments */
     if (nreturns > PITH_MAX_RETURNS_PY) {
@@ -748,6 +756,30 @@ static PyObject *module_surface(PyObject *module, PyObject *unused)
     return list;
 }
 
+/* _elementwise_ops() -> (unary names, binary names): pith/ops.h's lists, which the
+ * property tests check their NumPy references against. */
+static PyObject *module_elementwise_ops(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+#define NAME_(n) #n,
+    static const char *const unary[] = {PITH_FORALL_UNARY_OPS(NAME_)};
+    static const char *const binary[] = {PITH_FORALL_BINARY_OPS(NAME_)};
+#undef NAME_
+    PyObject *u = PyTuple_New((Py_ssize_t)(sizeof unary / sizeof *unary));
+    PyObject *b = PyTuple_New((Py_ssize_t)(sizeof binary / sizeof *binary));
+    for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(u); i++)
+        PyTuple_SET_ITEM(u, i, PyUnicode_FromString(unary[i]));
+    for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(b); i++)
+        PyTuple_SET_ITEM(b, i, PyUnicode_FromString(binary[i]));
+    if (!u || !b || PyErr_Occurred()) {
+        Py_XDECREF(u);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", u, b);
+}
+
 /* _op_overloads() -> [OpOverload, ...] of every registered operator, in registry order. */
 static PyObject *module_op_overloads(PyObject *module, PyObject *unused)
 {
@@ -836,6 +868,8 @@ static PyObject *module_dispatch_spec(PyObject *module, PyObject *name)
 static PyMethodDef binder_module_methods[] = {
     {"_surface", module_surface, METH_NOARGS,
      "[(name, variants)]: the op table's Python surface."},
+    {"_elementwise_ops", module_elementwise_ops, METH_NOARGS,
+     "(unary, binary): the names of the elementwise ops (pith/ops.h)."},
     {"_op_overloads", module_op_overloads, METH_NOARGS,
      "The OpOverload of every registered operator, in registry order."},
     {"_dispatch_spec", module_dispatch_spec, METH_O,
