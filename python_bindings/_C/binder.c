@@ -78,16 +78,19 @@ static bool is_zero_dim_tensor(pith_module_state *st, PyObject *v)
     return tensor_check(st, v) && pith_ndim(tensor_of(v)) == 0;
 }
 
-/* A Scalar: a Python number, a NumPy scalar, or a 0-dim tensor. */
-static bool is_scalar(pith_module_state *st, PyObject *v)
+static bool is_numpy_scalar(PyObject *v)
 {
     pith_dtype dtype;
-    if (is_number(v) || is_zero_dim_tensor(st, v))
-        return true;
     int np = numpy_scalar_dtype(v, &dtype);
     if (np < 0)
         PyErr_Clear(); /* an unsupported NumPy dtype: not a match; the push would say why */
     return np > 0;
+}
+
+/* A Scalar: a Python number, a NumPy scalar, or a 0-dim tensor. */
+static bool is_scalar(pith_module_state *st, PyObject *v)
+{
+    return is_number(v) || is_zero_dim_tensor(st, v) || is_numpy_scalar(v);
 }
 
 static bool is_dtype(pith_module_state *st, PyObject *v)
@@ -107,7 +110,8 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
             return true;
         /* fall through */
     case PITH_TYPE_TENSOR:
-        return tensor_check(st, v) || (number_ok && is_number(v));
+        /* a NumPy scalar is a number here too, as PyTorch's THPUtils_checkScalar */
+        return tensor_check(st, v) || (number_ok && (is_number(v) || is_numpy_scalar(v)));
     case PITH_TYPE_TENSOR_LIST:
         return is_tensor_list(st, v, false);
     case PITH_TYPE_LIST_OPT_TENSOR:
@@ -209,8 +213,9 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
     if (npositional == 1 && call->mode != MODE_OVERLOAD && nargs >= 1 &&
         (ov->params[first].type == PITH_TYPE_INT_LIST ||
          ov->params[first].type == PITH_TYPE_OPT_INT_LIST) &&
-        PyLong_Check(call->args[0]) && !PyBool_Check(call->args[0])) {
-        /* PyTorch's varargs size: x.view(2, 3) is x.view((2, 3)). */
+        is_int_like(st, call->args[0])) {
+        /* PyTorch's varargs size: x.view(2, 3) is x.view((2, 3)); the first may be any int
+         * argument (np.int64(2), an __index__ object, a 0-dim integer tensor), not a bool. */
         b->varargs = call->args;
         b->nvarargs = nargs;
         b->varargs_index = first;
@@ -420,6 +425,16 @@ static int push_device(pith_module_state *st, pith_stack *stack, PyObject *v)
 static int push_number_tensor(pith_module_state *st, pith_stack *stack, PyObject *v,
                               bool has_tensor)
 {
+    if (!is_number(v)) { /* a NumPy scalar: the Python number it holds */
+        PyObject *item = PyObject_CallMethod(v, "item", NULL);
+        if (!item)
+            return -1;
+        int rc = is_number(item) ? push_number_tensor(st, stack, item, has_tensor)
+                                 : (PyErr_Format(PyExc_TypeError, "cannot use a %.200s as a "
+                                                 "number", Py_TYPE(item)->tp_name), -1);
+        Py_DECREF(item);
+        return rc;
+    }
     int not_implemented;
     pith_tensor *t = has_tensor ? operand_to_tensor(st, v, &not_implemented)
                                 : tensor_from_data(st, v, 0, PITH_FLOAT32);
@@ -799,7 +814,12 @@ static void raise_one(pith_module_state *st, PyObject *name, const overload_obje
     case FAIL_TYPE: {
         const bind_param *p = &ov->params[why->index];
         const char *given = why->value == Py_None ? "NoneType" : Py_TYPE(why->value)->tp_name;
-        if (p->flags & PARAM_KWARG_ONLY)
+        if (tensor_check(st, why->value) && strrchr(given, '.'))
+            given = strrchr(given, '.') + 1; /* "Tensor", as PyTorch's (not "pith.Tensor") */
+        int position = param_position(ov, why->index, call->mode);
+        /* PyTorch gives the position only of an argument given positionally */
+        bool by_keyword = position >= call->nargs;
+        if ((p->flags & PARAM_KWARG_ONLY) || by_keyword)
             PyErr_Format(PyExc_TypeError, "%U(): argument '%U' must be %s, not %s", name,
                          param_display_name(st, ov, why->index, call->mode),
                          python_type_name(p->type), given);
@@ -807,8 +827,7 @@ static void raise_one(pith_module_state *st, PyObject *name, const overload_obje
             PyErr_Format(PyExc_TypeError,
                          "%U(): argument '%U' (position %d) must be %s, not %s", name,
                          param_display_name(st, ov, why->index, call->mode),
-                         param_position(ov, why->index, call->mode) + 1,
-                         python_type_name(p->type), given);
+                         position + 1, python_type_name(p->type), given);
         return;
     }
     }

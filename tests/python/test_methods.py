@@ -1,12 +1,12 @@
-"""Tensor methods and pith.* functions: PyTorch's keyword names, the C fast paths agreeing
-with the generic schema-driven path (Note [Method fast paths], python_bindings/_C/methods.c),
-conversions, *_like, named-tuple results and the autograd placeholders."""
+"""Tensor methods and pith.* functions: their results against PyTorch's and against the
+OpOverload they bind (Note [One binder], python_bindings/_C/binder.c), PyTorch's keyword
+names, conversions, *_like, named-tuple results and the autograd placeholders."""
 import math
 
 import pytest
 
 import pith
-from pith import _C, _ops
+from pith import _C
 
 try:
     import torch
@@ -22,19 +22,9 @@ def sample():
     return pith.tensor([[1.5, -2.0, 3.0], [0.0, 4.0, -1.0]])
 
 
-# ---- the fast paths and the generic path agree -------------------------------------------
+# ---- the methods and functions: PyTorch's results, and the OpOverload they bind -----------
 
-def test_every_fast_name_has_a_generic_implementation():
-    methods, functions = _C._fast_names()
-    missing = [n for n in set(methods) | set(functions) if n not in _ops.generics]
-    assert missing == []
-
-
-def test_fast_functions_are_the_pith_functions():
-    _, functions = _C._fast_names()
-    for name in functions:
-        assert getattr(pith, name) is getattr(_C, name), name
-
+SURFACE = dict(_C._surface())
 
 CALLS = [
     ("add", (2.0,), {}), ("add", (pith.ones(3),), {}), ("sub", (1,), {}), ("mul", (True,), {}),
@@ -54,43 +44,134 @@ CALLS = [
     ("matmul", (pith.ones(3, 2),), {}),
 ]
 
+# The overload each CALLS entry binds (pith.ops.pith.<name>.<overload>); "default" if absent.
+OVERLOADS = {"add": "Tensor", "sub": "Tensor", "mul": "Tensor", "div": "Tensor",
+             "remainder": "Tensor", "pow": "Tensor_Tensor", "eq": "Tensor", "lt": "Tensor",
+             "sum": "dim_IntList", "mean": "dim", "transpose": "int", "flatten": "using_ints",
+             "select": "int", "softmax": "int", "log_softmax": "int"}
+VARARGS = {"reshape", "permute", "view", "expand"}  # int... for the schema's int[]
+
+
+def direct_call(name, x, args, kwargs):
+    """The CALLS entry made on the OpOverload it binds, with the schema's own arguments."""
+    overload = OVERLOADS.get(name, "default")
+    if name == "squeeze" and (args or kwargs):
+        overload = "dim"
+    if name in VARARGS and len(args) > 1:
+        args = (list(args),)
+    return getattr(getattr(pith.ops.pith, name), overload)(x, *args, **kwargs)
+
+
+def as_torch(v):
+    if isinstance(v, pith.Tensor):
+        return torch.tensor(v.tolist(), dtype=getattr(torch, str(v.dtype).split(".")[-1]))
+    return v
+
+
+def assert_matches_torch(got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    for g, w in zip(pith.flatten(got).tolist() if got.ndim else [got.item()],
+                    want.flatten().tolist() if want.ndim else [want.item()]):
+        assert g == w or (math.isnan(g) and math.isnan(w)) or math.isclose(g, w, rel_tol=1e-6)
+
 
 @pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
-def test_fast_method_matches_generic(name, args, kwargs):
+def test_method_matches_its_overload(name, args, kwargs):
     x = sample()
-    fast = getattr(x, name)(*args, **kwargs)
-    generic = _ops.generics[name](x, *args, **kwargs)
-    assert values(fast) == values(generic)
-
-
-def test_fast_linear_matches_generic():
-    x, w, b = sample(), pith.ones(4, 3) * 0.5, pith.arange(4, dtype=pith.float32)
-    for args, kwargs in (((w,), {}), ((w, b), {}), ((w,), {"bias": b}), ((w, None), {})):
-        assert values(pith.linear(x, *args, **kwargs)) == \
-            values(_ops.generics["linear"](x, *args, **kwargs))
+    assert values(getattr(x, name)(*args, **kwargs)) == values(direct_call(name, x, args, kwargs))
 
 
 @pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
-def test_fast_function_matches_generic(name, args, kwargs):
-    if name not in _C._fast_names()[1]:
+def test_function_matches_its_overload(name, args, kwargs):
+    if SURFACE[name] not in ("both", "function"):
+        assert not hasattr(pith, name) or not isinstance(getattr(pith, name), _C.Function)
         pytest.skip("method only")
     x = sample()
+    if name in VARARGS and len(args) > 1:  # only methods take int... (as PyTorch's)
+        with pytest.raises(TypeError, match=rf"^{name}\(\) takes 2 positional arguments "
+                                            "but 3 were given"):
+            getattr(pith, name)(x, *args, **kwargs)
+        return
     assert values(getattr(pith, name)(x, *args, **kwargs)) == \
-        values(_ops.generics[name](x, *args, **kwargs))
+        values(direct_call(name, x, args, kwargs))
 
 
-@pytest.mark.parametrize("name,args", [
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
+def test_method_matches_torch(name, args, kwargs):
+    x = sample()
+    targs = tuple(as_torch(a) for a in args)
+    assert_matches_torch(getattr(x, name)(*args, **kwargs),
+                         getattr(as_torch(x), name)(*targs, **kwargs))
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("name,args,kwargs", CALLS, ids=lambda v: repr(v)[:20])
+def test_function_matches_torch(name, args, kwargs):
+    if SURFACE[name] not in ("both", "function"):
+        pytest.skip("method only")
+    x = sample()
+    targs = tuple(as_torch(a) for a in args)
+    if name in VARARGS and len(args) > 1:
+        with pytest.raises(TypeError) as got:
+            getattr(pith, name)(x, *args, **kwargs)
+        with pytest.raises(TypeError) as want:
+            getattr(torch, name)(as_torch(x), *targs, **kwargs)
+        assert str(got.value) == str(want.value)
+        return
+    assert_matches_torch(getattr(pith, name)(x, *args, **kwargs),
+                         getattr(torch, name)(as_torch(x), *targs, **kwargs))
+
+
+LINEAR_FORMS = (((1,), {}), ((1, 2), {}), ((1,), {"bias": 2}), ((1, None), {}))
+
+
+@pytest.mark.parametrize("form", LINEAR_FORMS, ids=repr)
+def test_linear_matches_its_overload_and_torch(form):
+    x, w, b = sample(), pith.ones(4, 3) * 0.5, pith.arange(4, dtype=pith.float32)
+    pick = {1: w, 2: b, None: None}
+    args = tuple(pick[a] for a in form[0])
+    kwargs = {k: pick[v] for k, v in form[1].items()}
+    got = pith.linear(x, *args, **kwargs)
+    assert values(got) == values(pith.ops.pith.linear.default(x, *args, **kwargs))
+    if torch is not None:
+        want = torch.nn.functional.linear(as_torch(x), *map(as_torch, args),
+                                          **{k: as_torch(v) for k, v in kwargs.items()})
+        assert_matches_torch(got, want)
+
+
+ERROR_CALLS = [
     ("sum", (5,)), ("sum", ("a",)), ("transpose", (0, 7)), ("reshape", (4, 4)),
     ("add", ("x",)), ("matmul", (2.0,)), ("unsqueeze", (9,)), ("select", (0, 9)),
     ("softmax", (3,)), ("reshape", (2.5, 1)),
-])
-def test_fast_method_errors_match_generic(name, args):
+]
+
+
+@pytest.mark.parametrize("name,args", ERROR_CALLS)
+def test_method_errors_match_the_overload(name, args):
     x = sample()
-    with pytest.raises(Exception) as fast:
+    with pytest.raises(Exception) as method:
         getattr(x, name)(*args)
-    with pytest.raises(Exception) as generic:
-        _ops.generics[name](x, *args)
-    assert type(fast.value) is type(generic.value)
+    with pytest.raises(Exception) as direct:
+        direct_call(name, x, args, {})
+    assert str(method.value)
+    # The binder refuses a wrong type with a TypeError before the op runs; the op's own
+    # errors (a dim out of range, a bad shape) are the same from both.
+    if not isinstance(method.value, TypeError):
+        assert type(method.value) is type(direct.value)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("name,args", ERROR_CALLS)
+def test_method_errors_match_torch(name, args):
+    x = sample()
+    with pytest.raises(Exception) as got:
+        getattr(x, name)(*args)
+    with pytest.raises(Exception) as want:
+        getattr(as_torch(x), name)(*args)
+    assert isinstance(got.value, TypeError) == isinstance(want.value, TypeError), \
+        (got.value, want.value)
 
 
 def test_inplace_methods_return_self():
@@ -247,25 +328,6 @@ def test_make_subclass_errors():
         pith.Tensor._make_subclass(int, pith.zeros(1))
     with pytest.raises(TypeError, match="must be a pith.Tensor"):
         pith.Tensor._make_subclass(type("S", (pith.Tensor,), {}), [1.0])
-
-
-# ---- against PyTorch ---------------------------------------------------------------------
-
-@pytest.mark.skipif(torch is None, reason="torch is not installed")
-@pytest.mark.parametrize("name,args,kwargs", [c for c in CALLS if c[0] != "matmul"
-                                              and not any(isinstance(a, pith.Tensor)
-                                                          for a in c[1])],
-                         ids=lambda v: repr(v)[:20])
-def test_methods_match_torch(name, args, kwargs):
-    x = sample()
-    tx = torch.tensor(x.tolist())
-    got = getattr(x, name)(*args, **kwargs)
-    want = getattr(tx, name)(*args, **kwargs)
-    assert tuple(got.shape) == tuple(want.shape)
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    for g, w in zip(pith.flatten(got).tolist() if got.ndim else [got.item()],
-                    want.flatten().tolist() if want.ndim else [want.item()]):
-        assert g == w or (math.isnan(g) and math.isnan(w)) or math.isclose(g, w, rel_tol=1e-6)
 
 
 def test_num_threads_round_trip():

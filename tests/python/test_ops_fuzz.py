@@ -1,6 +1,6 @@
 """Fuzzing every registered operator: bad input raises an Exception, never crashes.
 
-For every op of pith._C._op_list() (but the pith_testing ones, which block by design), the
+For every op of pith._C._op_overloads() (but the pith_testing ones, which block by design), the
 property tests call pith.ops.<ns>.<name>.<overload> with well-typed arguments of awkward
 values (every dtype; 0-dim, empty, broadcastable or not, transposed, stepped, expanded,
 offset, meta, large (past the parallel grain) and wrapper-subclass tensors; dims out of
@@ -8,9 +8,9 @@ range, huge and negative ints, NaN and inf, empty and over-long lists), with ill
 arguments, and with wrong argument counts and keyword names. A call must return, or raise an
 Exception that is not a SystemError (a C-level bug: NULL without an exception, or both); a
 result must be a sane tensor (non-negative sizes, values that read back). The pith.*
-functions and Tensor methods get the same calls, and where methods.c has a C fast path it
-must agree with the generic implementation. Then come fixed awkward calls (overflowing sizes,
-huge meta shapes) and one test per bug the fuzzer found.
+functions and Tensor methods get the same calls, and each must agree with the same call made
+on the OpOverload it was generated for (See Note [One binder], binder.c). Then come fixed
+awkward calls (overflowing sizes, huge meta shapes) and one test per bug the fuzzer found.
 
 Each call is generated as Python source text and evaluated, so a failure prints a line that
 reproduces it. The generators take their choices from a `source`: Hypothesis' data in the
@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pith
-from pith import _ops
+from pith import _C
 
 # ---- the ops ---------------------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ WAITING_WORDS = ("wait", "sleep", "block")
 def fuzzed_ops():
     """(qualified name, schema) of every op the fuzzer calls, sorted by name."""
     ops = []
-    for name, schema in pith._C._op_list():
+    for name, schema in [(op.name, op.schema) for op in _C._op_overloads()]:
         namespace = name.partition("::")[0]
         if namespace in SKIPPED_NAMESPACES or any(w in name for w in WAITING_WORDS):
             continue
@@ -117,7 +117,11 @@ class Passthrough(pith.Tensor):
 
     @staticmethod
     def __new__(cls, elem):
-        wrapper = pith.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+        # (a meta elem makes a meta wrapper: an in-place op returns the wrapper itself, whose
+        # values are read back only when it says 'cpu')
+        device = {"device": "meta"} if str(elem.device) == "meta" else {}
+        wrapper = pith.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype,
+                                                     **device)
         wrapper.elem = elem
         return wrapper
 
@@ -408,7 +412,7 @@ def call_arguments(source, name):
     positional, keywords = [], []
     omitted = False
     for arg, value in zip(arguments, values):
-        if arg.default is not _ops._NO_DEFAULT and call.chance(30):
+        if arg.default is not _C._NO_DEFAULT and call.chance(30):
             omitted = True  # left out: its default
             continue
         if arg.kwarg_only or omitted or call.chance(10):
@@ -450,30 +454,42 @@ def call_code(source, name):
 
 # ---- the pith.* functions and Tensor methods made from the ops -------------------------------
 
+SURFACE = dict(_C._surface())
+
+
 def method_names():
-    return sorted(_ops._METHODS_AND_FUNCTIONS + _ops._FUNCTIONS_ONLY)
+    """The op names Python shows as pith.<name> or Tensor.<name> (Note [The Python surface
+    of the op table], kernels/op_table.h)."""
+    return sorted(name for name, variant in SURFACE.items() if variant != "internal")
 
 
 def function_call_code(source, short):
-    """(call, generic): a call of pith.<short>(...) or of Tensor.<short> on its first
-    argument, with the arguments of one of the op's overloads; and the same call of the
-    generic implementation behind it (pith._ops.generics), which the C fast paths of
-    methods.c must agree with (See Note [Method fast paths])."""
+    """(call, direct, overloads): a call of pith.<short>(...) or of Tensor.<short> on its
+    first argument, with the arguments of one of the op's overloads; the same call made on
+    that OpOverload (pith.ops.pith.<short>.<overload>: a function's `input=` is the op's
+    `self=`, a method's receiver its `self` argument); and how many overloads the function
+    or method may bind (0: unknown, a function written in Python)."""
     packet = getattr(pith.ops.pith, short)
     overload = source.choice(sorted(packet.overloads()))
     name = f"pith::{short}" + ("" if overload == "default" else f".{overload}")
     positional, keywords, self_first = call_arguments(source, name)
-    method = short in _ops._METHOD_ONLY or (short in _ops._METHODS_AND_FUNCTIONS
-                                            and chance(source, 50))
-    generic = f"_ops.generics[{short!r}]"
+    variant = SURFACE[short]
+    method = variant == "method" or (variant == "both" and chance(source, 50))
+    callee = getattr(pith.Tensor if method else pith, short)
+    # (0 for the forms written in Python, pith/_api.py: they may bind more than the op has)
+    count = len(callee.overloads) if isinstance(callee, (_C.Function, _C.Method)) else 0
+    direct = op_code(name)
     if method:
         self_first = self_first and positional[0].startswith("pith.")
         self = positional.pop(0) if self_first else "pith.zeros((2, 3))"
         rest = ", ".join(positional + keywords)
         return (f"({self}).{short}({rest})",
-                f"{generic}({self}{', ' if rest else ''}{rest})")
+                f"{direct}({self}{', ' if rest else ''}{rest})", count)
     rest = ", ".join(positional + keywords)
-    return f"pith.{short}({rest})", f"{generic}({rest})"
+    direct_keywords = ["self=" + k[len("input="):] if k.startswith("input=") else k
+                       for k in keywords]
+    return (f"pith.{short}({rest})", f"{direct}({', '.join(positional + direct_keywords)})",
+            count)
 
 
 # ---- running one call ------------------------------------------------------------------------
@@ -490,7 +506,9 @@ def check_tensor(t, read):
     assert all(isinstance(s, int) and s >= 0 for s in shape), f"result has shape {shape}"
     assert t.numel() == math.prod(shape), f"numel {t.numel()} for shape {shape}"
     assert len(tuple(t.stride())) == len(shape)
-    if read and str(t.device) == "cpu" and math.prod(s for s in shape if s) <= MAX_READ:
+    # (a wrapper subclass has no data of its own to read: an in-place op returns its self)
+    if read and str(t.device) == "cpu" and math.prod(s for s in shape if s) <= MAX_READ \
+            and not isinstance(t, Passthrough):
         values = t.tolist()
         for size in shape:
             assert isinstance(values, list) and len(values) == size, f"tolist() of {shape}"
@@ -523,40 +541,59 @@ def run_call(code, namespace=None):
     try:
         callee = code.partition("(")[0].rpartition("pith.")[2]
         check_result(result, read=callee.partition(".")[0] not in UNINITIALISED)
-    except AssertionError as e:
+    except Exception as e:  # (reading the result back must not raise either)
         raise AssertionError(f"bad result of\n    {code}\n{e}") from e
     return True, result
 
 
-def result_summary(result):
-    """What two paths must agree on: the shapes, dtypes and (when small) values."""
+def result_summary(result, read=True):
+    """What two paths must agree on: the shapes, dtypes and (when small and `read`) values."""
     if isinstance(result, pith.Tensor):
         shape = tuple(result.shape)
         small = str(result.device) == "cpu" and math.prod(s for s in shape if s) <= MAX_READ
-        return shape, result.dtype, repr(result.tolist()) if small else None
+        read = read and not isinstance(result, Passthrough)  # (no data of its own)
+        return shape, result.dtype, repr(result.tolist()) if small and read else None
     if isinstance(result, (tuple, list)):
-        return tuple(result_summary(item) for item in result)
+        return tuple(result_summary(item, read) for item in result)
     return repr(result)
 
 
-FAST_METHODS, FAST_FUNCTIONS = (set(names) for names in pith._C._fast_names())
+# Ops whose results are random: two calls agree on shapes and dtypes, not values.
+RANDOM = ("rand", "randn", "randint", "dropout", "bernoulli", "multinomial", "normal")
 
 
-def check_fast_path(short, code, generic):
-    """A call that a C fast path of methods.c handles agrees with the generic implementation
-    behind it (See Note [Method fast paths]): both return the same result, or both raise."""
+def check_binds_as_the_overload(short, code, direct, count):
+    """A call of a function or method agrees with the same call made on the OpOverload it
+    was generated for (See Note [One binder]): both return the same result (shapes, dtypes
+    and, when small and defined, values), or both raise. The only differences allowed are
+    the binder's own: the function or method may refuse with a TypeError what the overload
+    takes (a Python number for a Tensor where PyTorch's function takes none, `self=` as a
+    keyword), and when it has several overloads it may take another one for a call that
+    this overload refuses. The forms written in Python (pith/_api.py) are only checked to
+    return sanely or raise. When it has one overload and both raise, they raise the same
+    exception type, or the function or method a plain TypeError (the binder's refusal)."""
     ok, result = run_call(code)
-    fast = FAST_FUNCTIONS if code.startswith("pith.") else FAST_METHODS
-    if short not in fast:
-        return
-    generic_ok, generic_result = run_call(generic)
-    if ok != generic_ok:
-        raise AssertionError(f"the fast path {'accepts' if ok else 'rejects'}\n    {code}\n"
-                             f"with {result!r:.300}; the generic one "
-                             f"{'accepts' if generic_ok else 'rejects'} it with "
-                             f"{generic_result!r:.300}")
-    if ok:
-        assert result_summary(result) == result_summary(generic_result), code
+    if not ok and not str(result):
+        raise AssertionError(f"{type(result).__name__} without a message from\n    {code}")
+    if count == 0:
+        return  # a form written in Python (var(dim, unbiased), x.max(y) ...): its own rules
+    direct_ok, direct_result = run_call(direct)
+    if ok and direct_ok:
+        read = short not in UNINITIALISED and short not in RANDOM
+        got, want = result_summary(result, read), result_summary(direct_result, read)
+        assert got == want, f"{code}\nagrees not with\n    {direct}"
+    elif direct_ok:
+        if not isinstance(result, TypeError):
+            raise AssertionError(f"{code}\nraised {result!r:.300}, but\n    {direct}\n"
+                                 "returns: only a TypeError of the binder may differ")
+    elif ok:
+        if count == 1:
+            raise AssertionError(f"{code}\nreturns {result!r:.300}; its only overload\n"
+                                 f"    {direct}\nraises {direct_result!r:.300}")
+    elif count == 1 and type(result) is not type(direct_result) and \
+            type(result) is not TypeError:
+        raise AssertionError(f"{code}\nraised {result!r:.300};\n    {direct}\n"
+                             f"raised {direct_result!r:.300}")
 
 
 # ---- the property tests ----------------------------------------------------------------------
@@ -582,7 +619,7 @@ def test_op_raises_an_exception_on_bad_input(name, data):
 @settings(FUZZ, max_examples=15)
 @given(data=st.data())
 def test_function_and_method_raise_an_exception_on_bad_input(short, data):
-    check_fast_path(short, *function_call_code(HypothesisSource(data), short))
+    check_binds_as_the_overload(short, *function_call_code(HypothesisSource(data), short))
 
 
 # ---- fixed calls -----------------------------------------------------------------------------
@@ -736,26 +773,29 @@ def test_op_takes_self_by_keyword(call):
     ("pith.zeros(1).view()", "size"), ("pith.zeros(1).reshape()", "shape"),
     ("pith.reshape(pith.zeros(1))", "shape"), ("pith.zeros(()).permute()", "dims"),
     ("pith.zeros(2).expand()", "size")])
-def test_fast_path_reports_a_missing_size(call, argument):
-    # The fast paths once took a missing size for an empty one (a 0-dim view).
+def test_a_missing_size_is_reported(call, argument):
+    # The old C fast paths once took a missing size for an empty one (a 0-dim view).
     kind, error, message = outcome(call)
     assert (kind, error) == ("raised", TypeError)
-    assert f"missing required argument '{argument}'" in message
+    assert f'missing 1 required positional arguments: "{argument}"' in message  # PyTorch's
 
 
-def test_fast_path_refuses_squeeze_of_none():
+def test_squeeze_of_none_is_refused():
     kind, error, message = outcome("pith.zeros((2, 1)).squeeze(None)")
     assert (kind, error) == ("raised", TypeError)
-    assert "squeeze() takes at most 1 positional arguments" in message
+    assert "squeeze() received an invalid combination of arguments - got (NoneType)" in message
 
 
 @pytest.mark.parametrize("call", ["pith.zeros((2, 3)).reshape(2**100, [2, -1])",
                                   "pith.zeros((2, 3)).view(2**100, [6])",
                                   "pith.flatten(pith.zeros((2, 3)), 2**100, [0])"])
-def test_fast_path_reports_a_wrong_argument_count_as_the_generic_one(call):
-    # The fast paths of view, reshape, flatten ... once raised OverflowError for a too-large
-    # int before the generic path could report the argument count (Note [Method fast paths]).
-    assert outcome(call)[:2] == ("raised", TypeError)
+def test_wrong_argument_count_is_reported_before_a_too_large_int(call):
+    # The old C fast paths of view, reshape, flatten ... once raised OverflowError for a
+    # too-large int before the argument count was reported; the one binder matches every
+    # argument before it converts any (Note [One binder], step 1).
+    kind, error, message = outcome(call)
+    assert (kind, error) == ("raised", TypeError)
+    assert "OverflowError" not in message and "too large" not in message
 
 
 @pytest.mark.parametrize("step", [2**62, 2**100])
@@ -778,15 +818,25 @@ def test_string_argument_with_a_nul_is_refused(call):
     assert outcome(call) == ("raised", ValueError, "embedded null character in a str argument")
 
 
-@pytest.mark.parametrize("call", ["pith.neg(1.5)", "pith.ops.pith.clone.default(2.5)",
-                                  "pith.sum(2.5)"])
+@pytest.mark.parametrize("call", ["pith.ops.pith.neg.default(1.5)",
+                                  "pith.ops.pith.clone.default(2.5)",
+                                  "pith.ops.pith.sum.dim_IntList(2.5)"])
 def test_python_float_as_the_only_operand_has_the_default_dtype(call):
     # A lone Python float once kept the float64 of its wrapped number.
     assert outcome(call)[:2] == ("returned", pith.get_default_dtype())
 
 
+@pytest.mark.parametrize("call", ["pith.neg(1.5)", "pith.sum(2.5)"])
+def test_python_float_as_the_only_operand_of_a_function_is_refused(call):
+    # As PyTorch's: neg and sum take no Python number for a Tensor (NUMBERS NONE, Note [The
+    # Python surface of the op table]); only the OpOverload does.
+    name = call[len("pith."):].partition("(")[0]
+    assert outcome(call) == ("raised", TypeError,
+                             f"{name}(): argument 'input' (position 1) must be Tensor, not float")
+
+
 @pytest.mark.parametrize("call, argument", [
-    ("pith.ops.pith.neg.out(pith.ones(()), out=2.5)", "'out' (position 2)"),
+    ("pith.ops.pith.neg.out(pith.ones(()), out=2.5)", "'out'"),  # a keyword: no position
     ("pith.ops.pith.add_.Tensor(2.5, pith.ones(()))", "'self' (position 1)")])
 def test_python_number_is_not_a_tensor_to_write_to(call, argument):
     # A number as out= or as the self of an in-place op once took the result, and lost it.
@@ -845,9 +895,9 @@ def explore(seed, count, names=None):
                 print(code, flush=True)
                 run_call(code)
             else:
-                code, generic = function_call_code(source, name)
+                code, direct, count = function_call_code(source, name)
                 print(code, flush=True)
-                check_fast_path(name, code, generic)
+                check_binds_as_the_overload(name, code, direct, count)
 
 
 if __name__ == "__main__":

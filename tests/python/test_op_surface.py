@@ -1,0 +1,219 @@
+"""The Python surface derived from the op table is complete (Note [The Python surface of the
+op table], kernels/op_table.h): every built-in op name has a row in pith._C._surface() (or
+is the in-place form of one); every function and method row is a pith._C.Function or
+pith._C.Method; every public function and method is in the type stubs and in
+docs/python.md; every built-in op has a meta-parity case (tests/kernels/
+meta_parity_cases.cc).
+
+Where something is missing today, the list of what is missing is spelled out below: the
+`..._but_the_known_missing` tests fail when anything new goes missing, and the strict xfails
+flip when the list is worked off (then delete the list)."""
+import ast
+import os
+import re
+
+import pytest
+
+import pith
+from pith import _C
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+PACKAGE = os.path.dirname(os.path.realpath(pith.__file__))
+
+SURFACE = _C._surface()
+ROWS = dict(SURFACE)
+OPS = _C._op_overloads()
+BUILTIN = sorted({op.name.partition("::")[2].partition(".")[0] for op in OPS
+                  if op.name.startswith("pith::")})
+FUNCTIONS = sorted(n for n, v in SURFACE if v in ("both", "function"))
+METHODS = sorted(n for n, v in SURFACE if v in ("both", "method"))
+# Tensor.<name>_ for the in-place ops of method rows without a row of their own
+IN_PLACE = sorted(n + "_" for n in METHODS if n + "_" in BUILTIN and n + "_" not in ROWS)
+
+# Ops without a Python row: the metadata ops that Tensor's attributes call (x.size(),
+# x.stride(), x.device, x.is_contiguous()) and __pith_dispatch__ handlers see.
+METADATA = {"size", "stride", "device", "is_contiguous"}
+
+# The functions and methods written in Python (pith/_api.py) over the op's Function, for
+# call forms the schemas do not spell: max/min(x, other), var/std(dim, unbiased),
+# split(sizes), nonzero(as_tuple=), randint(high, size), x.where(condition, y).
+PYTHON_WRITTEN = {("function", "max"), ("function", "min"), ("function", "var"),
+                  ("function", "std"), ("function", "split"), ("function", "nonzero"),
+                  ("function", "randint"), ("method", "max"), ("method", "min"),
+                  ("method", "var"), ("method", "std"), ("method", "split"),
+                  ("method", "nonzero"), ("method", "where")}
+
+
+def test_surface_rows_are_well_formed():
+    names = [n for n, _ in SURFACE]
+    assert len(names) == len(set(names))
+    assert {v for _, v in SURFACE} <= {"both", "function", "method", "internal"}
+    assert "add" in FUNCTIONS and "add" in METHODS and ROWS["view"] == "method"
+    assert ROWS["gelu"] == "function" and ROWS["slice"] == "internal"
+
+
+def test_every_builtin_op_name_has_a_row():
+    missing = [n for n in BUILTIN if n not in ROWS and n not in METADATA and
+               not (n.endswith("_") and ROWS.get(n[:-1]) in ("both", "method"))]
+    assert missing == []
+    assert not [n for n in ROWS if n not in BUILTIN]  # and every row is an op
+    assert METADATA <= set(BUILTIN)
+
+
+def _surface_objects():
+    wrong = set()
+    for name in FUNCTIONS:
+        if not isinstance(getattr(pith, name, None), _C.Function):
+            wrong.add(("function", name))
+    for name in METHODS + IN_PLACE:
+        if not isinstance(pith.Tensor.__dict__.get(name), _C.Method):
+            wrong.add(("method", name))
+    return wrong
+
+
+def test_every_function_and_method_row_is_bound_or_known_to_be_written_in_python():
+    assert _surface_objects() <= PYTHON_WRITTEN
+    for kind, name in PYTHON_WRITTEN:
+        obj = getattr(pith, name) if kind == "function" else pith.Tensor.__dict__[name]
+        assert callable(obj) and obj.__module__ == "pith._api", (kind, name)
+
+
+@pytest.mark.xfail(strict=True, reason="written in Python (pith/_api.py): "
+                   + ", ".join(f"{k} {n}" for k, n in sorted(PYTHON_WRITTEN)))
+def test_every_function_and_method_row_is_a_c_function_or_method():
+    assert _surface_objects() == set()
+
+
+def test_functions_and_methods_bind_the_ops_of_their_name():
+    for name in FUNCTIONS:
+        f = getattr(pith, name)
+        if isinstance(f, _C.Function):
+            assert f.overloads and all(ov.name.partition(".")[0] == "pith::" + name
+                                       for ov in f.overloads), name
+    for name in METHODS + IN_PLACE:
+        m = pith.Tensor.__dict__[name]
+        if isinstance(m, _C.Method):
+            assert all(ov.name.partition(".")[0] == "pith::" + name for ov in m.overloads)
+    assert "pith::add_.Tensor" in [ov.name for ov in pith.Tensor.add_.overloads]
+
+
+def test_internal_rows_are_not_functions_or_methods():
+    for name, variant in SURFACE:
+        if variant == "internal":
+            assert not isinstance(getattr(pith, name, None), _C.Function), name
+            assert not isinstance(pith.Tensor.__dict__.get(name), _C.Method), name
+        if variant == "function":
+            assert not isinstance(pith.Tensor.__dict__.get(name), _C.Method), name
+        if variant == "method":
+            assert not isinstance(getattr(pith, name, None), _C.Function), name
+
+
+# ---- the type stubs ------------------------------------------------------------------------
+
+def stub_names():
+    with open(os.path.join(PACKAGE, "__init__.pyi")) as f:
+        tree = ast.parse(f.read(), filename="__init__.pyi")
+    top, classes = set(), {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            top.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            top.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.ClassDef):
+            classes[node.name] = node
+    members, queue = set(), ["Tensor"]
+    while queue:
+        node = classes.get(queue.pop())
+        if node is None:
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.ClassDef)):
+                members.add(item.name)
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                members.add(item.target.id)
+            elif isinstance(item, ast.Assign):
+                members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        queue.extend(b.id for b in node.bases if isinstance(b, ast.Name))
+    return top, members
+
+
+def test_every_function_and_method_is_in_the_stubs():
+    top, members = stub_names()
+    assert [n for n in FUNCTIONS if n not in top] == []
+    assert [n for n in METHODS + IN_PLACE if n not in members] == []
+
+
+# ---- the docs ------------------------------------------------------------------------------
+
+# Not named in docs/python.md today (reported; the docs have no list of ops yet).
+DOCS_MISSING = {
+    "abs", "addmm", "amax", "amin", "argmax", "argmin", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "bmm", "cat", "chunk", "clamp", "copy_", "cos",
+    "empty_strided", "eq", "exp", "expand", "eye", "flatten", "gather", "ge", "gelu", "gt",
+    "index_select", "le", "linspace", "log", "log1p", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "lt", "masked_fill", "masked_select", "maximum", "mean",
+    "minimum", "mm", "narrow", "ne", "nonzero", "permute", "pow", "prod", "randint", "relu",
+    "remainder", "reshape", "rsqrt", "select", "sigmoid", "sign", "silu", "sin", "softmax",
+    "sqrt", "squeeze", "std", "tanh", "transpose", "tril", "triu", "unbind", "unsqueeze",
+    "abs_", "add_", "bitwise_and_", "bitwise_not_", "bitwise_or_", "bitwise_xor_", "clamp_",
+    "cos_", "div_", "eq_", "exp_", "floor_divide_", "ge_", "gt_", "le_", "log1p_", "log_",
+    "logical_and_", "logical_not_", "logical_or_", "lt_", "masked_fill_", "maximum_",
+    "minimum_", "mul_", "ne_", "neg_", "pow_", "relu_", "remainder_", "rsqrt_", "sigmoid_",
+    "sign_", "silu_", "sin_", "sqrt_", "sub_", "tanh_",
+}
+
+
+def docs_missing():
+    with open(os.path.join(REPO, "docs", "python.md")) as f:
+        docs = f.read()
+    public = sorted(set(FUNCTIONS) | set(METHODS) | set(IN_PLACE))
+    return {n for n in public if not re.search(r"(?<![\w.])" + re.escape(n) + r"(?!\w)", docs)
+            and not re.search(r"\." + re.escape(n) + r"\b", docs)}
+
+
+def test_docs_name_every_public_op_but_the_known_missing():
+    assert sorted(docs_missing() - DOCS_MISSING) == []
+
+
+@pytest.mark.xfail(strict=True, reason="docs/python.md names none of: "
+                   + ", ".join(sorted(DOCS_MISSING)))
+def test_docs_name_every_public_op():
+    assert sorted(docs_missing()) == []
+
+
+# ---- meta parity ---------------------------------------------------------------------------
+
+def meta_parity_missing():
+    """Built-in ops without a case in tests/kernels/meta_parity_cases.cc: the unary and binary
+    elementwise ops (with their in-place forms) get generated cases where the file expands
+    PITH_FORALL_UNARY_OPS / PITH_FORALL_BINARY_OPS (include/pith/ops.h); the others need a
+    row naming them ("name" or "name.overload")."""
+    with open(os.path.join(REPO, "tests", "kernels", "meta_parity_cases.cc")) as f:
+        cases = f.read()
+    with open(os.path.join(REPO, "include", "pith", "ops.h")) as f:
+        header = f.read()
+    covered = set()
+    for macro in ("PITH_FORALL_UNARY_OPS", "PITH_FORALL_BINARY_OPS"):
+        if macro + "(" in cases:
+            body = re.search(r"#define " + macro + r"\(_\)((?:.*\\\n)*.*)", header).group(1)
+            for name in re.findall(r"_\((\w+)\)", body):
+                covered.update({name, name + "_"})
+    return sorted(n for n in BUILTIN if n not in covered and
+                  not re.search(r'"(pith::)?' + re.escape(n) + r'[."]', cases))
+
+
+# Ops without a meta-parity case today (reported): the metadata ops.
+META_MISSING = {"device", "is_contiguous", "size", "stride"}
+
+
+def test_meta_parity_covers_every_op_but_the_known_missing():
+    assert sorted(set(meta_parity_missing()) - META_MISSING) == []
+    assert "add" not in meta_parity_missing() and "sum" not in meta_parity_missing()
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="no meta-parity case for: " + ", ".join(sorted(META_MISSING)))
+def test_meta_parity_covers_every_op():
+    assert meta_parity_missing() == []
