@@ -245,3 +245,19 @@ pith_status where_meta(pith_keyset ks, pith_value *ret, const pith_tensor *condi
 {
     return where_run(ret, condition, self, other, true);
 }
+
+/* max.other and min.other: PyTorch's max(x, y) and min(x, y), the elementwise maximum and
+ * minimum (NaN-propagating), spelled as overloads of the reductions' names. */
+pith_status max_other_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                const pith_tensor *other)
+{
+    (void)ks;
+    return pith_call_maximum(ret, self, other);
+}
+
+pith_status min_other_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                const pith_tensor *other)
+{
+    (void)ks;
+    return pith_call_minimum(ret, self, other);
+}

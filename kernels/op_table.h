@@ -146,10 +146,14 @@
     _(amin, "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
     _(max, "max(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
+    _(max_other, "max.other(Tensor self, Tensor other) -> Tensor", COMPOSITE, (TENSOR, self), \
+      (TENSOR, other))                                                                      \
     _(max_dim,                                                                              \
       "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", \
       BACKEND, (TENSOR, self), (INT, dim), (BOOL, keepdim))                                 \
     _(min, "min(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
+    _(min_other, "min.other(Tensor self, Tensor other) -> Tensor", COMPOSITE, (TENSOR, self), \
+      (TENSOR, other))                                                                      \
     _(min_dim,                                                                              \
       "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", \
       BACKEND, (TENSOR, self), (INT, dim), (BOOL, keepdim))                                 \

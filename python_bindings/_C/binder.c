@@ -282,6 +282,11 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
             if (!(p->flags & PARAM_HAS_DEFAULT) && !type_is_optional(p->type)) {
                 why->code = FAIL_MISSING;
                 why->index = i;
+                why->missing = 0;
+                for (int k = i; k < ov->nparams; k++)
+                    if (!b->slots[k] && !(ov->params[k].flags & PARAM_HAS_DEFAULT) &&
+                        !type_is_optional(ov->params[k].type))
+                        why->missing |= (uint64_t)1 << k;
                 return -1;
             }
             continue;
@@ -803,10 +808,24 @@ static void raise_one(pith_module_state *st, PyObject *name, const overload_obje
         PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%U'", name,
                      param_display_name(st, ov, why->index, call->mode));
         return;
-    case FAIL_MISSING:
-        PyErr_Format(PyExc_TypeError, "%U() missing 1 required positional arguments: \"%U\"",
-                     name, param_display_name(st, ov, why->index, call->mode));
+    case FAIL_MISSING: {
+        /* PyTorch's wording, "arguments" for one and "argument" for several included. */
+        PyObject *names = PyUnicode_FromString("");
+        int count = 0;
+        for (int k = 0; names && k < ov->nparams; k++) {
+            if (!(why->missing & ((uint64_t)1 << k)))
+                continue;
+            PyObject *more = PyUnicode_FromFormat("%U%s\"%U\"", names, count ? ", " : "",
+                                                  param_display_name(st, ov, k, call->mode));
+            Py_SETREF(names, more);
+            count++;
+        }
+        if (names)
+            PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U",
+                         name, count, count == 1 ? "s" : "", names);
+        Py_XDECREF(names);
         return;
+    }
     case FAIL_OUT_TUPLE:
         PyErr_Format(PyExc_TypeError, "%U(): argument 'out' must be a tuple of %d Tensors",
                      name, ov->nout);

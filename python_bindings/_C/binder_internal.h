@@ -99,6 +99,7 @@ enum {
 typedef struct {
     int code;
     int index, given;
+    uint64_t missing; /* FAIL_MISSING: every required parameter left out, as bits */
     PyObject *keyword, *value;
 } bind_failure;
 

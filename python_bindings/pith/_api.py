@@ -1,5 +1,5 @@
 """Tensor methods and pith functions that are not a single op: dtype conversions (`to`,
-`float()` ...), the `*_like` factories, `max`/`min` with a tensor argument, and the autograd
+`float()` ...), the `*_like` factories, and the autograd
 attributes, which say that autograd is not available yet.
 
 `to` is also the Python implementation behind the short C path of x.to(dtype)
@@ -28,18 +28,26 @@ def _convert(self, dtype, copy):
     return ops.pith.to.dtype(self, dtype)
 
 
+# Python's types as dtypes, as PyTorch takes them (x.to(float) is float64).
+_PYTHON_TYPES = {builtins.float: _C.float64, builtins.int: _C.int64, builtins.bool: _C.bool}
+
+
 def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
     """to(dtype), to(device), to(device, dtype), to(other): as PyTorch's Tensor.to."""
     if memory_format is not None:
         raise NotImplementedError("to(): memory_format is not supported")
     dtype = kwargs.pop("dtype", None)
+    if isinstance(dtype, type):
+        dtype = _PYTHON_TYPES.get(dtype, dtype)
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if len(args) > 2:
         raise TypeError(f"to() takes at most 2 positional arguments ({len(args)} given)")
     for a in args:
-        if isinstance(a, _C.dtype):
+        if isinstance(a, type) and a in _PYTHON_TYPES:
+            dtype = _PYTHON_TYPES[a]
+        elif isinstance(a, _C.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -70,19 +78,6 @@ _CONVERSIONS = {
     "long": _C.int64, "int": _C.int32, "short": _C.int16, "char": _C.int8, "byte": _C.uint8,
     "bool": _C.bool,
 }
-
-
-# ---- max / min: also the elementwise form with a tensor argument ----
-
-def _extremum(name, elementwise):
-    def call(input, *args, **kwargs):
-        other = args[0] if args else kwargs.get("other")
-        if isinstance(other, Tensor) and len(args) + len(kwargs) == 1:
-            return elementwise(input, other)
-        return _GENERIC[name](input, *args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    return call
 
 
 _GENERIC = {}
@@ -195,11 +190,6 @@ def type_as(self, other):
     return self.to(other.dtype)
 
 
-def _where_method(self, condition, other):
-    """x.where(condition, y) is where(condition, x, y), as PyTorch's."""
-    return _GENERIC["where"](condition, self, other)
-
-
 def element_size(self):
     return self.dtype.itemsize
 
@@ -272,8 +262,6 @@ def install(namespace):
     _GENERIC["nonzero"] = namespace["nonzero"]
     namespace["nonzero"] = nonzero
     Tensor.nonzero = nonzero
-    _GENERIC["where"] = namespace["where"]
-    Tensor.where = _where_method
     _GENERIC["split"] = namespace["split"]
     namespace["split"] = split
     Tensor.split = split
@@ -290,10 +278,6 @@ def install(namespace):
     Tensor.element_size = element_size
     Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
     Tensor.itemsize = property(lambda self: self.dtype.itemsize)
-    for name, elementwise in (("max", namespace["maximum"]), ("min", namespace["minimum"])):
-        _GENERIC[name] = namespace[name]
-        namespace[name] = _extremum(name, elementwise)
-        setattr(Tensor, name, namespace[name])
     Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set,
                                     doc=f"Always False: {_NO_AUTOGRAD}.")
     Tensor.grad = property(lambda self: None, doc=f"Always None: {_NO_AUTOGRAD}.")

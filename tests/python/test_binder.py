@@ -323,11 +323,8 @@ def test_error_matches_torch(code):
 # TypeErrors whose messages differ from torch's in detail (torch lists overloads pith does not
 # have, or says "torch.dtype"), checked by fragments that name the function and argument.
 FRAGMENT_ERRORS = [
-    pytest.param("x.max('a')", ["max() received an invalid combination of arguments - got (str)",
-                    " * ()", " * (int dim, bool keepdim = False)"],
-                 marks=pytest.mark.xfail(strict=True, reason="Tensor.max is written in Python "
-                                         "(pith/_api.py, _extremum): it calls pith.max, whose "
-                                         "message counts self and says 'Tensor input'")),
+    ("x.max('a')", ["max() received an invalid combination of arguments - got (str)",
+                    " * ()", " * (int dim, bool keepdim = False)"]),
     ("LIB.max(x, 'a')", ["max() received an invalid combination of arguments - got (Tensor, "
                          "str), but expected one of:", " * (Tensor input)",
                          " * (Tensor input, int dim, bool keepdim = False"]),
@@ -493,8 +490,6 @@ def test_handler_gets_the_op_overload_object_and_the_boxed_arguments(recorder):
 
 # ---- known differences from PyTorch (strict xfails: they flip when fixed) ----------------------
 
-@pytest.mark.xfail(strict=True, reason="Tensor.to is written in Python (pith/_api.py) and "
-                   "takes no Python type (float, int, bool) as a dtype, as the binder does")
 @pytest.mark.parametrize("kind,dtype", [(float, pith.float64), (int, pith.int64),
                                         (bool, pith.bool)], ids=["float", "int", "bool"])
 def test_to_takes_a_python_type_as_dtype(kind, dtype):
@@ -509,9 +504,6 @@ def test_sum_takes_out():
         ("ok", [True, [1.5, 2.0, 2.0]])
 
 
-@pytest.mark.xfail(strict=True, reason="the binder reports the first missing argument only; "
-                   "PyTorch names them all: 'missing 2 required positional argument: \"input\", "
-                   "\"other\"'")
 def test_missing_arguments_are_all_named():
     assert run(pith, "LIB.maximum()") == \
         ("raised", "TypeError",
