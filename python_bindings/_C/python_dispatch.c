@@ -295,7 +295,7 @@ static PyObject *wrapped_number(const pith_tensor *t)
     const void *data = pith_data_ptr(t);
     switch (pith_tensor_dtype(t)) {
     case PITH_BOOL:
-        return PyBool_FromLong(*(const bool *)data);
+        return PyBool_FromLong(*(const uint8_t *)data != 0); /* See Note [Bool bytes] */
     case PITH_INT64:
         return PyLong_FromLongLong(*(const int64_t *)data);
     case PITH_FLOAT64:
