@@ -1,7 +1,8 @@
 /* dtype.c — dtype and device names, sizes, categories, PyTorch's promote_types, and the
  * generic element load/store used by slow paths (item, fill, conversions).
  *
- * The fast paths live in kernels/, specialised per dtype with PITH_FORALL_DTYPES. */
+ * The fast paths live in kernels/, specialised per dtype by their own tables (See Note
+ * [Bool bytes] in dtype.h for how all of them read bool). */
 #include <math.h>
 #include <string.h>
 
@@ -134,7 +135,7 @@ pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
 double dtype_load_double(pith_dtype dtype, const void *p)
 {
     switch (dtype) {
-    case PITH_BOOL: return *(const bool *)p ? 1.0 : 0.0;
+    case PITH_BOOL: return *(const uint8_t *)p != 0 ? 1.0 : 0.0; /* See Note [Bool bytes] */
     case PITH_UINT8: return *(const uint8_t *)p;
     case PITH_INT8: return *(const int8_t *)p;
     case PITH_INT16: return *(const int16_t *)p;
@@ -151,7 +152,7 @@ double dtype_load_double(pith_dtype dtype, const void *p)
 int64_t dtype_load_int64(pith_dtype dtype, const void *p)
 {
     switch (dtype) {
-    case PITH_BOOL: return *(const bool *)p;
+    case PITH_BOOL: return *(const uint8_t *)p != 0; /* See Note [Bool bytes] */
     case PITH_UINT8: return *(const uint8_t *)p;
     case PITH_INT8: return *(const int8_t *)p;
     case PITH_INT16: return *(const int16_t *)p;

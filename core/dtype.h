@@ -88,19 +88,18 @@ static inline pith_bfloat16 float_to_bfloat16(float f)
     return (pith_bfloat16)(bits >> 16);
 }
 
-/* Instantiates `M(dtype_enum, ctype, compute_type)` for every dtype; compute_type is the
- * type arithmetic happens in (float for the 16-bit floats). Use inside a switch. */
-#define PITH_FORALL_DTYPES(M)                                                               \
-    M(PITH_BOOL, bool, bool)                                                                \
-    M(PITH_UINT8, uint8_t, uint8_t)                                                         \
-    M(PITH_INT8, int8_t, int8_t)                                                            \
-    M(PITH_INT16, int16_t, int16_t)                                                         \
-    M(PITH_INT32, int32_t, int32_t)                                                         \
-    M(PITH_INT64, int64_t, int64_t)                                                         \
-    M(PITH_FLOAT16, pith_half, float)                                                       \
-    M(PITH_BFLOAT16, pith_bfloat16, float)                                                  \
-    M(PITH_FLOAT32, float, float)                                                           \
-    M(PITH_FLOAT64, double, double)
+/* Note [Bool bytes]
+ * A bool element is one byte, and memory that pith did not write may hold any byte there:
+ * pith.frombuffer(b'\x02', dtype=pith.bool), a NumPy bool array viewed from uint8, a
+ * DLPack or from_blob producer. C's bool has only the values 0 and 1, so reading such a
+ * byte through a `bool *` is undefined behaviour (UBSan's -fsanitize=bool). So every load
+ * of a bool element reads a uint8_t and tests it `!= 0`: any nonzero byte is true, as in
+ * PyTorch and NumPy. Stores write 0 or 1, so a `bool *` store is fine, and a copy of bool
+ * to bool may keep the byte as it is. The loads: dtype_load_* (dtype.c), the elementwise
+ * loops (EW_LOAD_b, kernels/elementwise_loops.h), reductions (RD_LOAD_BOOL), matmul
+ * (LG_LOAD_BOOL), masks (element_is_nonzero, masked_fill), and in the bindings tolist and
+ * item (convert.c) and wrapped numbers (python_dispatch.c). There is no per-dtype X-macro
+ * with `bool` as the element type, on purpose. */
 
 /* Loads element `p` of `dtype` as a double / stores a double into it (with the usual C
  * conversions, saturating nothing: float-to-int of an out-of-range value is clamped to

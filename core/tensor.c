@@ -170,6 +170,99 @@ static int64_t strided_extent(const char *what, int ndim, const int64_t *sizes,
     return extent;
 }
 
+/* Note [Geometry fits in int64]
+ * Kernels scale element strides and offsets to bytes and walk them with int64 arithmetic,
+ * stepping an index one past the end of a dim before carrying into the next. So every
+ * tensor's geometry, with item size b, storage offset o >= 0, sizes n_d and strides s_d,
+ * satisfies, empty tensors included (loops are set up, and their strides scaled, before
+ * anyone notices there is nothing to do):
+ *   1. |s_d| * b fits in int64, for every dim (size 0 and 1 dims too);
+ *   2. (o + sum_d n_d * |s_d|) * b fits in int64: the byte offset of the index that is one
+ *      past the end in every dim at once. Any index with 0 <= i_d <= n_d then has a byte
+ *      offset (o + sum_d i_d * s_d) * b whose partial sums fit, and so does n_d * s_d * b,
+ *      which a walk subtracts when it carries;
+ *   3. numel * b fits in int64 (the bytes of a dense copy, or of an export).
+ * This is stronger than what storage needs (1 + sum (n_d - 1) * s_d elements): it refuses
+ * only geometries within a stride of 2^63 bytes, which no real memory holds, and empty or
+ * size-1 dims with absurd strides (PyTorch takes torch.empty(0, 2**62); pith refuses it for
+ * 4-byte items). geometry_fits checks it and every constructor calls it: tensor_create
+ * (empty, empty_strided, the factories, the Meta stand-in of a wrapper subclass),
+ * tensor_from_storage (from_blob, so every NumPy, buffer and DLPack import), tensor_view
+ * (every view kernel) and tensor_resize_out. pith_geometry_check is the public form
+ * (the bindings check a strided buffer they copy with it). Negative strides count by their
+ * absolute value there; tensors never have them (strided_extent refuses them). Kernels
+ * assume the invariant and do not check again. */
+bool geometry_fits(const char *what, int ndim, const int64_t *sizes, const int64_t *strides,
+                   int64_t offset, size_t itemsize)
+{
+    char shape[256], steps[256];
+    const int64_t b = (int64_t)itemsize;
+    int64_t contiguous[PITH_MAX_DIMS];
+    if (!strides) {
+        /* numel fits, so only an empty shape can overflow here */
+        if (!shape_contiguous_strides(ndim, sizes, contiguous)) {
+            pith_set_error(PITH_ERR_VALUE, "%s: the contiguous strides of shape %s overflow int64",
+                           what, shape_format(ndim, sizes, shape, sizeof shape));
+            return false;
+        }
+        strides = contiguous;
+    }
+    if (offset < 0) {
+        pith_set_error(PITH_ERR_VALUE, "%s: negative storage offset %" PRId64, what, offset);
+        return false;
+    }
+    int64_t span, dense = b;
+    bool span_overflow = __builtin_mul_overflow(offset, b, &span), empty = false;
+    for (int d = 0; d < ndim; d++)
+        empty |= sizes[d] == 0;
+    for (int d = 0; d < ndim; d++) {
+        int64_t stride_bytes, step;
+        if (strides[d] == INT64_MIN ||
+            __builtin_mul_overflow(strides[d] < 0 ? -strides[d] : strides[d], b,
+                                   &stride_bytes)) {
+            pith_set_error(PITH_ERR_VALUE,
+                           "%s: stride %" PRId64 " of dim %d times the item size %zu "
+                           "overflows int64",
+                           what, strides[d], d, itemsize);
+            return false;
+        }
+        span_overflow |= __builtin_mul_overflow(sizes[d], stride_bytes, &step) ||
+                         __builtin_add_overflow(span, step, &span);
+        if (!empty && __builtin_mul_overflow(dense, sizes[d], &dense)) {
+            pith_set_error(PITH_ERR_VALUE,
+                           "%s: shape %s of %zu-byte elements has more bytes than int64 holds",
+                           what, shape_format(ndim, sizes, shape, sizeof shape), itemsize);
+            return false;
+        }
+    }
+    if (span_overflow) {
+        pith_set_error(PITH_ERR_VALUE,
+                       "%s: the byte extent of sizes %s with strides %s, storage offset %" PRId64
+                       " and %zu-byte elements overflows int64",
+                       what, shape_format(ndim, sizes, shape, sizeof shape),
+                       shape_format(ndim, strides, steps, sizeof steps), offset, itemsize);
+        return false;
+    }
+    return true;
+}
+
+pith_status pith_geometry_check(int ndim, const int64_t *sizes, const int64_t *strides,
+                                int64_t offset, size_t itemsize)
+{
+    const char *what = "geometry_check";
+    if (ndim < 0 || ndim > PITH_MAX_DIMS)
+        return pith_set_error(PITH_ERR_VALUE, "%s: ndim %d is out of range [0, %d]", what, ndim,
+                              PITH_MAX_DIMS);
+    if (ndim > 0 && !sizes)
+        return pith_set_error(PITH_ERR_VALUE, "%s: sizes is NULL for ndim %d", what, ndim);
+    if (itemsize == 0 || itemsize > INT64_MAX)
+        return pith_set_error(PITH_ERR_VALUE, "%s: invalid item size %zu", what, itemsize);
+    if (shape_numel_checked(ndim, sizes) < 0)
+        return pith_last_status();
+    return geometry_fits(what, ndim, sizes, strides, offset, itemsize) ? PITH_OK
+                                                                       : pith_last_status();
+}
+
 /* ---- tensor blocks ---- */
 
 /* Note [Tensor blocks]
@@ -369,7 +462,8 @@ bool tensor_geometry_check(const char *what, int ndim, const int64_t *sizes,
     if (numel < 0)
         return false;
     int64_t elements = strides ? strided_extent(what, ndim, sizes, strides) : numel;
-    return elements >= 0 && tensor_nbytes(what, elements, dtype, nbytes);
+    return elements >= 0 && tensor_nbytes(what, elements, dtype, nbytes) &&
+           geometry_fits(what, ndim, sizes, strides, 0, dtype_itemsize(dtype));
 }
 
 static pith_tensor *tensor_create(const char *what, int ndim, const int64_t *sizes,
@@ -463,6 +557,10 @@ pith_tensor *tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *s
 pith_tensor *tensor_view(const pith_tensor *base, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t offset)
 {
+    /* A view of a valid tensor can still break the invariant (unsqueeze's stride, a split
+     * dim, expand's numel): See Note [Geometry fits in int64]. */
+    if (!geometry_fits("view", ndim, sizes, strides, offset, dtype_itemsize(base->dtype)))
+        return NULL;
     pith_tensor *t = tensor_alloc(base->storage, 0, base->dtype, base->device);
     if (!t)
         return NULL;
@@ -505,6 +603,8 @@ pith_tensor *tensor_from_storage(pith_storage *storage, int ndim, const int64_t 
         return PITH_FAIL_NULL(PITH_ERR_VALUE,
                               "%s: the geometry needs %zu bytes but the storage has %zu",
                               what, need, storage->nbytes);
+    if (!geometry_fits(what, ndim, sizes, strides, offset, dtype_itemsize(dtype)))
+        return NULL;
     pith_tensor *t = tensor_alloc(storage, 0, dtype, device);
     if (!t)
         return NULL;
@@ -527,7 +627,8 @@ pith_status tensor_resize_out(pith_tensor *out, int ndim, const int64_t *sizes)
                               shape_format(ndim, sizes, want, sizeof want));
     int64_t numel = shape_numel_checked(ndim, sizes);
     size_t nbytes;
-    if (numel < 0 || !tensor_nbytes("out", numel, out->dtype, &nbytes))
+    if (numel < 0 || !tensor_nbytes("out", numel, out->dtype, &nbytes) ||
+        !geometry_fits("out", ndim, sizes, NULL, 0, dtype_itemsize(out->dtype)))
         return pith_last_status();
     pith_storage *storage = storage_new(nbytes, out->device);
     if (!storage)

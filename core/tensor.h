@@ -94,7 +94,8 @@ pith_tensor *tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *s
                                 pith_dtype dtype, pith_device device);
 /* A view of `base`'s storage with new geometry; shares storage (and so the version
  * counter). Keeps base's dtype, device and key set minus the Python key. The geometry is
- * trusted: callers (view kernels) validated it. */
+ * trusted to lie within the storage (view kernels validated it); only Note [Geometry fits
+ * in int64] is checked again, which a view can break. NULL with the error set. */
 pith_tensor *tensor_view(const pith_tensor *base, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t offset);
 /* Wraps existing storage (retained). */
@@ -102,11 +103,18 @@ pith_tensor *tensor_from_storage(pith_storage *storage, int ndim, const int64_t 
                                  const int64_t *strides, int64_t offset, pith_dtype dtype,
                                  pith_device device);
 /* Validates a geometry as the constructors do (ndim range, NULL sizes, dtype, device,
- * negative sizes and strides, overflow) and gives the bytes it spans. `what` names the
+ * negative sizes and strides, overflow, Note [Geometry fits in int64]) and gives the bytes
+ * it spans. `what` names the
  * caller in the message. strides NULL means contiguous. */
 bool tensor_geometry_check(const char *what, int ndim, const int64_t *sizes,
                            const int64_t *strides, pith_dtype dtype, pith_device device,
                            size_t *nbytes);
+/* Whether a geometry satisfies Note [Geometry fits in int64] (tensor.c): strides and the
+ * byte extent, offset included, scaled by `itemsize` fit in int64, and so does numel times
+ * it. Sets PITH_ERR_VALUE naming `what` when not. Sizes must be valid (non-negative, numel
+ * fits); strides may be negative (counted by absolute value), and NULL means contiguous. */
+bool geometry_fits(const char *what, int ndim, const int64_t *sizes, const int64_t *strides,
+                   int64_t offset, size_t itemsize);
 /* Sets sizes/strides and recomputes numel and the contiguity cache. */
 void tensor_set_geometry(pith_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides);

@@ -138,6 +138,7 @@ static void geometry_add_raw(elementwise_geometry *g, char *data, int64_t elemen
     g->data[k] = data;
     for (int d = 0; d < g->ndim; d++) {
         int64_t size = d < lead ? 1 : sizes[d - lead];
+        /* cannot overflow: See Note [Geometry fits in int64] (core/tensor.c) */
         g->strides[k][d] = size == 1 ? 0 : strides[d - lead] * element_size;
     }
 }
@@ -211,7 +212,8 @@ static void geometry_coalesce(elementwise_geometry *g)
 
 /* Runs the loop over flat elements [begin, end) of the coalesced geometry, one inner row
  * (or part of one) per call. Offsets are kept as integers so that no pointer ever points
- * outside its buffer. */
+ * outside its buffer; they, and the step one past the end of a dim before its carry, fit
+ * in int64: See Note [Geometry fits in int64] (core/tensor.c). */
 static int geometry_run_range(const elementwise_geometry *g, int64_t begin, int64_t end,
                               elementwise_loop loop, void *ctx)
 {

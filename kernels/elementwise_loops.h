@@ -40,7 +40,8 @@
 #define EW_DTYPE_f64 PITH_FLOAT64
 
 /* bool is stored as a byte and loaded as `byte != 0`, so that a bool tensor filled from
- * raw bytes other than 0 and 1 never makes a load undefined. */
+ * raw bytes other than 0 and 1 never makes a load undefined: See Note [Bool bytes]
+ * (core/dtype.h). */
 #define EW_STORE_T_b uint8_t
 #define EW_STORE_T_u8 uint8_t
 #define EW_STORE_T_i8 int8_t

@@ -307,6 +307,8 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
         int64_t strides[PITH_MAX_DIMS] = {0};
         if (self->ndim > 0)
             memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
+        /* index sizes <= self's (gather_check) and idx[i] < self's size: these offsets are
+         * self's own, which fit. See Note [Geometry fits in int64] (core/tensor.c). */
         int64_t dim_stride = strides[d] * (int64_t)itemsize;
         strides[d] = 0;
         int threads = parallel_threads_for(n);

@@ -9,7 +9,11 @@
 
 #include "kernels/ops_internal.h"
 
-/* A row-major walk over `sizes`, tracking the byte offset for one set of strides. */
+/* A row-major walk over `sizes`, tracking the byte offset for one set of strides. The
+ * strides scaled to bytes, every offset and the step one past the end of a dim before the
+ * carry subtracts it again stay within int64 for the geometry of any tensor (and for a
+ * shape no larger than a tensor's, as gather's index): See Note [Geometry fits in int64]
+ * (core/tensor.c). */
 typedef struct {
     int ndim;
     int64_t sizes[PITH_MAX_DIMS];

@@ -51,7 +51,7 @@ static int64_t batch_count(const matmul_plan *p)
 /* ---- our own loop ---- */
 
 #define LG_PLAIN(x) (x)
-#define LG_LOAD_BOOL(x) ((x) != 0)
+#define LG_LOAD_BOOL(x) ((x) != 0) /* See Note [Bool bytes] (core/dtype.h) */
 /* C = alpha * acc + beta * C, wrapping for integers; C is not read when beta is 0. */
 #define LG_FINISH_INT(T, acc, cold, s)                                                      \
     ((T)((s).alpha_int * (acc) +                                                            \

@@ -14,7 +14,7 @@
 #define RD_LANES 16
 
 #define RD_PLAIN(x) (x)
-#define RD_LOAD_BOOL(x) ((uint8_t)((x) != 0))
+#define RD_LOAD_BOOL(x) ((uint8_t)((x) != 0)) /* See Note [Bool bytes] (core/dtype.h) */
 #define RD_STORE_BOOL(x) ((uint8_t)((x) != 0))
 #define RD_TRUTH_PLAIN(x) ((uint8_t)((x) != 0))
 #define RD_TRUTH_HALF(x) ((uint8_t)(((x) & 0x7fffu) != 0)) /* nan is true, -0 false */

@@ -93,6 +93,13 @@ PITH_API pith_tensor *pith_from_data(const void *data, int ndim, const int64_t *
 PITH_API pith_tensor *pith_from_blob(void *data, int ndim, const int64_t *sizes,
                                      const int64_t *strides, pith_dtype dtype,
                                      void (*deleter)(void *data, void *ctx), void *ctx);
+/* PITH_OK when a strided geometry can be addressed in bytes with int64 arithmetic: every
+ * stride times `itemsize`, the byte extent from the storage offset over all dims
+ * ((offset + sum of size * |stride|) * itemsize) and numel * itemsize fit in int64; else
+ * PITH_ERR_VALUE with a message. Every tensor satisfies it (the factories, pith_from_blob
+ * and the views check it); strides may be negative here, and NULL means contiguous. */
+PITH_API pith_status pith_geometry_check(int ndim, const int64_t *sizes, const int64_t *strides,
+                                         int64_t offset, size_t itemsize);
 /* A 0-dim tensor holding `value`. */
 PITH_API pith_tensor *pith_scalar_tensor(double value, pith_dtype dtype);
 

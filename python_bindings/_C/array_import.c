@@ -173,22 +173,28 @@ static layout_status buffer_layout_read(const Py_buffer *v, buffer_layout *l)
     if (v->ndim > PITH_MAX_DIMS)
         return LAYOUT_NDIM;
     l->ndim = v->shape || v->ndim == 0 ? v->ndim : 1; /* no shape: 1-D, or 0-dim */
-    int64_t numel = 1, itemsize = v->itemsize;
+    int64_t itemsize = v->itemsize;
+    bool empty = false;
     for (int i = 0; i < l->ndim; i++) {
         l->sizes[i] = v->shape ? v->shape[i] : v->len / itemsize;
-        numel *= l->sizes[i];
+        empty |= l->sizes[i] == 0;
     }
+    /* The exporter's sizes and strides are anybody's (np.lib.stride_tricks.as_strided):
+     * wrapping checks them (pith_from_blob), and so does the copy (buffer_copy). Until
+     * then only overflow-free arithmetic touches them. */
     int64_t contiguous = itemsize;
     l->negative = l->unaligned = false;
     for (int i = l->ndim - 1; i >= 0; i--) {
         int64_t s = v->strides ? v->strides[i] : contiguous;
-        if ((l->sizes[i] <= 1 || numel == 0) && (s < 0 || s % itemsize != 0))
+        if ((l->sizes[i] <= 1 || empty) && (s < 0 || s % itemsize != 0))
             s = contiguous;
         l->byte_strides[i] = s;
         l->negative |= s < 0;
         l->unaligned |= s % itemsize != 0;
         l->strides[i] = s / itemsize;
-        contiguous *= l->sizes[i] > 1 ? l->sizes[i] : 1;
+        if (__builtin_mul_overflow(contiguous, l->sizes[i] > 1 ? l->sizes[i] : 1, &contiguous))
+            contiguous = itemsize; /* a shape too large (refused later) or empty (nothing is
+                                    * read): no element moves along the stride made of it */
     }
     l->unaligned |= (uintptr_t)v->buf % (uintptr_t)itemsize != 0;
     return LAYOUT_OK;
@@ -283,7 +289,11 @@ static void strided_copy(char *dst, const char *src, const buffer_layout *l, siz
  * wrap (negative strides, unaligned data). The exported buffer stays valid without the GIL. */
 static pith_tensor *buffer_copy(pith_module_state *st, const Py_buffer *v, const buffer_layout *l)
 {
-    pith_tensor *t = pith_empty(l->ndim, l->sizes, l->dtype);
+    /* strided_copy walks the byte strides (negative ones too) as indexing.h's walk does:
+     * See Note [Geometry fits in int64] (core/tensor.c). */
+    pith_tensor *t = pith_geometry_check(l->ndim, l->sizes, l->byte_strides, 0, 1) == PITH_OK
+                         ? pith_empty(l->ndim, l->sizes, l->dtype)
+                         : NULL;
     if (!t) {
         error_raise(st);
         return NULL;

@@ -219,7 +219,7 @@ done:
 static PyObject *element_to_python(const char *p, pith_dtype dtype)
 {
     switch (dtype) {
-    case PITH_BOOL: /* as a byte: imported memory may hold any value, and C's bool only 0/1 */
+    case PITH_BOOL: /* as a byte: See Note [Bool bytes] (core/dtype.h) */
         return PyBool_FromLong(*(const uint8_t *)p != 0);
     case PITH_UINT8:
         return PyLong_FromLong(*(const uint8_t *)p);

@@ -276,22 +276,31 @@ static int dltensor_read(const DLTensor *dl, dlpack_layout *l)
         return -1;
     }
     l->ndim = dl->ndim;
-    int64_t numel = 1;
+    bool empty = false;
     for (int i = 0; i < l->ndim; i++)
-        numel *= (l->sizes[i] = dl->shape[i]) < 0 ? 0 : dl->shape[i];
+        empty |= (l->sizes[i] = dl->shape[i]) <= 0; /* negative sizes: from_blob refuses */
     /* NULL strides (allowed before DLPack 1.2) mean row-major; a negative stride that no
-     * element moves along is replaced by the contiguous one. */
+     * element moves along is replaced by the contiguous one. The rest of the geometry is
+     * checked by pith_from_blob (See Note [Geometry fits in int64], core/tensor.c). */
     int64_t contiguous = 1;
     for (int i = l->ndim - 1; i >= 0; i--) {
         int64_t s = dl->strides ? dl->strides[i] : contiguous;
-        l->strides[i] = (l->sizes[i] <= 1 || numel == 0) && s < 0 ? contiguous : s;
-        contiguous *= l->sizes[i] > 1 ? l->sizes[i] : 1;
+        l->strides[i] = (l->sizes[i] <= 1 || empty) && s < 0 ? contiguous : s;
+        if (__builtin_mul_overflow(contiguous, l->sizes[i] > 1 ? l->sizes[i] : 1, &contiguous))
+            contiguous = 1; /* a shape too large (from_blob refuses it) or empty (nothing is
+                             * read): no element moves along the stride made of it */
         if (l->strides[i] < 0) {
             PyErr_SetString(PyExc_ValueError,
                             "pith.from_dlpack: tensors with negative strides are not supported; "
                             "copy the tensor first");
             return -1;
         }
+    }
+    if (dl->data && dl->byte_offset > UINTPTR_MAX - (uintptr_t)dl->data) {
+        PyErr_Format(PyExc_BufferError,
+                     "pith.from_dlpack: byte_offset %llu overflows the address space",
+                     (unsigned long long)dl->byte_offset);
+        return -1;
     }
     l->data = dl->data ? (char *)dl->data + dl->byte_offset : NULL;
     return 0;

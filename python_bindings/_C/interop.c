@@ -120,6 +120,8 @@ int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
         PyErr_NoMemory();
         return -1;
     }
+    /* Byte strides and numel * itemsize fit in int64 (Py_ssize_t here): See Note [Geometry
+     * fits in int64] (core/tensor.c). */
     size_t itemsize = pith_dtype_size(dtype);
     for (int i = 0; i < ndim; i++) {
         dims[i] = (Py_ssize_t)sizes[i];

@@ -71,7 +71,8 @@ pith_module_state *pydispatch_state_of(const pith_tensor *t)
     return pydispatch_state();
 }
 
-pith_module_state *pydispatch_state(void)
+/* The state of sys.modules['pith._C'], set up or not; NULL with an exception. */
+static pith_module_state *imported_state(void)
 {
     PyObject *name = PyUnicode_FromString("pith._C");
     PyObject *module = name ? PyImport_GetModule(name) : NULL;
@@ -86,11 +87,15 @@ pith_module_state *pydispatch_state(void)
     pith_module_state *st = PyModule_GetDef(module) == &pith_module_def ? state_of_module(module)
                                                                        : NULL;
     Py_DECREF(module); /* sys.modules keeps it */
-    if (!st) {
+    if (!st)
         PyErr_SetString(PyExc_RuntimeError, "pith: sys.modules['pith._C'] is not pith's");
-        return NULL;
-    }
-    return pydispatch_ensure_setup(st) < 0 ? NULL : st;
+    return st;
+}
+
+pith_module_state *pydispatch_state(void)
+{
+    pith_module_state *st = imported_state();
+    return !st || pydispatch_ensure_setup(st) < 0 ? NULL : st;
 }
 
 /* ---- kept exceptions ---- */
@@ -124,8 +129,12 @@ static pith_status status_of_exception(PyObject *type)
         return PITH_ERR_TYPE;
     if (PyErr_GivenExceptionMatches(type, PyExc_ValueError))
         return PITH_ERR_VALUE;
-    if (PyType_Check(type) &&
-        strcmp(((PyTypeObject *)type)->tp_name, "pith.InterpreterError") == 0)
+    /* The class itself (or a subclass), never its name: a user's class may be called
+     * InterpreterError, even "pith.InterpreterError". No exception is pending here. */
+    pith_module_state *st = imported_state();
+    if (!st)
+        PyErr_Clear();
+    else if (PyErr_GivenExceptionMatches(type, st->interpreter_error))
         return PITH_ERR_INTERPRETER;
     return PITH_ERR_RUNTIME;
 }
@@ -296,7 +305,7 @@ static PyObject *wrapped_number(const pith_tensor *t)
     const void *data = pith_data_ptr(t);
     switch (pith_tensor_dtype(t)) {
     case PITH_BOOL:
-        return PyBool_FromLong(*(const bool *)data);
+        return PyBool_FromLong(*(const uint8_t *)data != 0); /* See Note [Bool bytes] */
     case PITH_INT64:
         return PyLong_FromLongLong(*(const int64_t *)data);
     case PITH_FLOAT64:

@@ -472,25 +472,30 @@ static PyObject *tensor_get_device(PyObject *self, void *closure)
     return PyUnicode_FromString(pith_device_name(device));
 }
 
-/* Wraps a possibly negative `dim` the way PyTorch does, or raises IndexError. */
+/* Wraps a possibly negative `dim` the way PyTorch's size(dim) and stride(dim) do, or raises
+ * IndexError (always for a 0-dim tensor, as pith_size does). */
 static int dim_wrap(PyObject *dim_obj, int ndim, int *out)
 {
     long long dim = PyLong_AsLongLong(dim_obj);
     if (dim == -1 && PyErr_Occurred())
         return -1;
-    int n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts dim 0 and -1 */
-    if (dim < -n || dim >= n) {
-        PyErr_Format(PyExc_IndexError,
-                     "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
-                     -n, n - 1, dim);
+    if (ndim == 0) { /* PyTorch: size(dim) and stride(dim) of a 0-dim tensor have no answer */
+        PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions",
+                     dim);
         return -1;
     }
-    *out = (int)(dim < 0 ? dim + n : dim);
+    if (dim < -ndim || dim >= ndim) {
+        PyErr_Format(PyExc_IndexError,
+                     "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                     -ndim, ndim - 1, dim);
+        return -1;
+    }
+    *out = (int)(dim < 0 ? dim + ndim : dim);
     return 0;
 }
 
 /* size(dim=None) and stride(dim=None) */
-static PyObject *tensor_dims_or_one(PyObject *self, PyObject *args, PyObject *kwargs,
+static PyObject *tensor_sizes_or_strides(PyObject *self, PyObject *args, PyObject *kwargs,
                                     int strides)
 {
     static char *kwlist[] = {"dim", NULL};
@@ -520,19 +525,17 @@ static PyObject *tensor_dims_or_one(PyObject *self, PyObject *args, PyObject *kw
     int dim;
     if (dim_wrap(dim_obj, ndim, &dim) < 0)
         return NULL;
-    if (ndim == 0)
-        return PyLong_FromLong(strides ? 1 : 1);
     return PyLong_FromLongLong(values[dim]);
 }
 
 static PyObject *tensor_size(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    return tensor_dims_or_one(self, args, kwargs, 0);
+    return tensor_sizes_or_strides(self, args, kwargs, 0);
 }
 
 static PyObject *tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    return tensor_dims_or_one(self, args, kwargs, 1);
+    return tensor_sizes_or_strides(self, args, kwargs, 1);
 }
 
 static PyObject *tensor_dim(PyObject *self, PyObject *unused)

@@ -251,8 +251,10 @@ PyObject *tensor_nb_int(PyObject *self)
                         "only one element tensors can be converted to Python scalars");
         return NULL;
     }
+    /* An exact int: a bool tensor's item is a bool, which __int__ and __index__ must not
+     * return (Python 3.11 warns, later versions raise); int(True) is the int 1. */
     PyObject *item = tensor_item(tensor_of(self));
-    if (!item || PyLong_Check(item))
+    if (!item || PyLong_CheckExact(item))
         return item;
     Py_SETREF(item, PyNumber_Long(item));
     return item;

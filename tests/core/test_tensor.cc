@@ -216,10 +216,12 @@ TEST_F(TensorTest, ByteSizeOverflowIsValueError)
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "overflow the byte size"));
 }
 
-TEST_F(TensorTest, ZeroSizeMakesHugeOtherSizesHarmless)
+TEST_F(TensorTest, ZeroSizeMakesAHugeOtherSizeHarmless)
 {
-    const int64_t sizes[] = {INT64_MAX, 0, INT64_MAX};
-    Tensor t(pith_empty(3, sizes, PITH_FLOAT32));
+    /* Strides of empty shapes still count: See Note [Geometry fits in int64]
+     * (test_geometry.cc). */
+    const int64_t sizes[] = {INT64_MAX, 0};
+    Tensor t(pith_empty(2, sizes, PITH_UINT8));
     ASSERT_NE(t, nullptr) << pith_last_error();
     EXPECT_EQ(pith_numel(t.get()), 0);
 }

@@ -8,7 +8,8 @@
  *  - detach, and the metadata policies: sizes (ndim, numel), strides, is_contiguous, device.
  * Each time the answers are A's handler's, A's logs grew, the thread state is what it was,
  * A has no thread state left but its own, and a raising handler is a C error carrying its
- * message with no Python exception pending anywhere. Then A ends while C holds its tensors
+ * message with no Python exception pending anywhere; its status follows the exception's
+ * class, pith.InterpreterError by identity and not by name. Then A ends while C holds its tensors
  * (Note [Interpreter teardown]): every call fails with PITH_ERR_INTERPRETER, and releasing
  * them is a silent no-op. */
 #include "embed.h"
@@ -58,6 +59,18 @@ static const char *A_CODE =
     "    return x * 2\n"
     "w = Wrap(pith.tensor([1.0, 2.0, 3.0]))\n"
     "bad = Raising(pith.ones(2))\n"
+    "def raising(error, label):\n"
+    "    class RaisingAs(pith.Tensor):\n"
+    "        @staticmethod\n"
+    "        def __new__(cls, elem):\n"
+    "            return pith.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)\n"
+    "        @classmethod\n"
+    "        def __pith_dispatch__(cls, func, types, args=(), kwargs=None):\n"
+    "            raise error(label + ' raised in A')\n"
+    "    return RaisingAs(pith.ones(2))\n"
+    "Impostor = type('pith.InterpreterError', (RuntimeError,), {})\n"
+    "h_impostor = pith._C._stash(raising(Impostor, 'impostor'))\n"
+    "h_genuine = pith._C._stash(raising(pith.InterpreterError, 'genuine'))\n"
     "h_w, h_bad = pith._C._stash(w), pith._C._stash(bad)\n"
     "del w, bad\n"; /* C owns both wrappers from here on */
 
@@ -67,6 +80,10 @@ static const char *LOG_ROUND = "pith::add.Tensor,pith::detach,pith::is_contiguou
                                "pith::stride,pith::stride,pith::size,pith::device,"
                                "embedtest::twice";
 static const char *RAISED_ROUND = "pith::add.Tensor,pith::is_contiguous,pith::detach";
+
+/* A's wrappers whose handlers raise a RuntimeError named "pith.InterpreterError" and the
+ * real pith.InterpreterError; released while A lives. */
+static pith_tensor *impostor, *genuine;
 
 typedef struct {
     const char *where;
@@ -198,6 +215,12 @@ static void run_calls(const calls *c)
     CHECK(pith_detach(c->bad) == NULL, "%s: pith_detach(bad) succeeded", c->where);
     check_failed(c, "pith_detach(bad)", PITH_ERR_VALUE,
                  "EmbedError in A's handler for pith::detach");
+
+    /* Only pith's own class is PITH_ERR_INTERPRETER, not one that has its name. */
+    CHECK(pith_add(impostor, impostor) == NULL, "%s: pith_add(impostor) succeeded", c->where);
+    check_failed(c, "pith_add(impostor)", PITH_ERR_RUNTIME, "impostor raised in A");
+    CHECK(pith_add(genuine, genuine) == NULL, "%s: pith_add(genuine) succeeded", c->where);
+    check_failed(c, "pith_add(genuine)", PITH_ERR_INTERPRETER, "genuine raised in A");
 }
 
 /* The same calls once A is dead: each one refused, none reaching A. */
@@ -290,6 +313,8 @@ int main(void)
     embed_run(A_CODE);
     pith_interpreter *table_a = embed_current_table();
     pith_tensor *w = embed_eval_pointer("h_w"), *bad = embed_eval_pointer("h_bad");
+    impostor = embed_eval_pointer("h_impostor");
+    genuine = embed_eval_pointer("h_genuine");
     const pith_op *twice = pith_op_find("embedtest::twice");
     CHECK(twice != NULL, "embedtest::twice is not registered: %s", pith_last_error());
     static const float ones[] = {1, 1};
@@ -328,6 +353,9 @@ int main(void)
     CHECK(PyThreadState_Get() == a, "case 3 changed this thread's state");
     check_only_state("case 3", a);
     check_logs("case 3", 2, true);
+    pith_release(impostor); /* from A's thread state: the wrappers die in A */
+    pith_release(genuine);
+    CHECK(!PyErr_Occurred() && pith_last_status() == PITH_OK, "releasing the raising wrappers");
 
     /* A ends while C holds its wrappers (C owns them: See Note [PyObject preservation]). */
     bool owns = false;

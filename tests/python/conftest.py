@@ -267,7 +267,8 @@ def tensors(draw, name, shape, layout=None, lo=None, hi=None):
 
 def broadcastable_shapes(shape):
     """Shapes that broadcast with `shape`: a suffix of it, with some sizes set to 1, and
-    possibly extra leading dims."""
+    possibly extra leading dims when the suffix is all of it (a leading dim in front of a
+    shorter suffix would face a dim of `shape`: (2,) against (0,) does not broadcast)."""
     @st.composite
     def strategy(draw):
         keep = draw(st.integers(0, len(shape)))
