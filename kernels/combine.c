@@ -5,6 +5,7 @@
  * dtypes), so this file has no casting loops of its own. Checks and messages follow
  * PyTorch; every check runs before data is touched. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/parallel.h"
 #include "kernels/elementwise.h"
@@ -88,10 +89,46 @@ static pith_status cat_plan_make(pith_tensor_list tensors, int64_t dim, cat_plan
     return PITH_OK;
 }
 
+/* cat_fill's short path: when `out` and every input are contiguous in one dtype, the
+ * result is, for each index of the dims before `dim`, each input's block of
+ * sizes[dim] * inner elements in turn, so plain memcpy does it. Small results only: a large
+ * one goes through copy_, which splits the work between threads. */
+static bool cat_fill_blocks(pith_tensor *out, pith_tensor_list tensors, const cat_plan *p)
+{
+    if (!out->contiguous || out->numel >= PITH_GRAIN_SIZE)
+        return false;
+    for (size_t i = 0; i < tensors.n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (!cat_should_skip(t) && (!t->contiguous || t->dtype != out->dtype ||
+                                    t->device != PITH_CPU))
+            return false;
+    }
+    size_t itemsize = pith_dtype_size(out->dtype);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < p->dim; d++)
+        outer *= out->sizes[d];
+    for (int d = p->dim + 1; d < out->ndim; d++)
+        inner *= out->sizes[d];
+    char *dst = pith_data_ptr(out);
+    for (int64_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < tensors.n; i++) {
+            const pith_tensor *t = tensors.data[i];
+            if (cat_should_skip(t))
+                continue;
+            size_t block = (size_t)(t->sizes[p->dim] * inner) * itemsize;
+            if (block)
+                memcpy(dst, (const char *)pith_data_ptr(t) + (size_t)o * block, block);
+            dst += block;
+        }
+    return true;
+}
+
 /* Copies every input into its slice of `out` along the plan's dim; `out` has the plan's
  * shape and shares no memory with an input. */
 static pith_status cat_fill(pith_tensor *out, pith_tensor_list tensors, const cat_plan *p)
 {
+    if (cat_fill_blocks(out, tensors, p))
+        return PITH_OK;
     int64_t at = 0;
     for (size_t i = 0; i < tensors.n && out->numel > 0; i++) {
         const pith_tensor *t = tensors.data[i];

@@ -5,6 +5,8 @@ The overloads are pith._C.OpOverload objects, made in C from each operator's par
 python_bindings/_C/binder.c). This file only arranges them into namespaces and packets,
 and copies the op table's functions (pith._C.Function) into the pith namespace.
 """
+import types
+
 from . import _C
 
 OpOverload = _C.OpOverload
@@ -35,12 +37,6 @@ class OpPacket:
     def overloads(self):
         return list(self._overloads)
 
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_overloads"][name]
-        except KeyError:
-            raise AttributeError(f"{self.name} has no overload {name!r}") from None
-
     def __call__(self, /, *args, **kwargs):
         return self._default(*args, **kwargs)
 
@@ -48,44 +44,26 @@ class OpPacket:
         return f"pith.ops.{self.name.replace('::', '.')}"
 
 
-class _Namespace:
-    def __init__(self, name):
-        self._name = name
-        self._packets = {}
+def _lazy_module(qualified, entries):
+    """A module object (pith.ops, pith.ops.<ns>) whose attributes are `entries`: a module,
+    because Python 3.11 specialises attribute loads from modules (pith.ops.pith.add.Tensor
+    costs four plain lookups), with PEP 562's __getattr__ looking again after a refresh,
+    for an operator defined since the last look (pith.library.define, pith_op_define)."""
+    module = types.ModuleType(qualified)
 
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_packets"][name]
-        except KeyError:
-            _refresh()  # an operator defined since the last look (pith_op_define)
-            try:
-                return self.__dict__["_packets"][name]
-            except KeyError:
-                raise AttributeError(f"pith.ops.{self._name} has no operator {name!r}") from None
-
-    def __dir__(self):
-        return sorted(self._packets)
-
-
-class _Ops:
-    def __init__(self):
-        self._namespaces = {}
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        namespaces = self.__dict__["_namespaces"]
-        if name not in namespaces:
+    def __getattr__(name):
+        if not name.startswith("__"):
             _refresh()
-        if name not in namespaces:
-            raise AttributeError(f"pith.ops has no namespace {name!r}")
-        return namespaces[name]
+            if name in entries:
+                return entries[name]
+        raise AttributeError(f"{qualified} has no attribute {name!r}")
 
-    def __dir__(self):
-        return sorted(self._namespaces)
+    module.__getattr__ = __getattr__
+    return module
 
 
-ops = _Ops()
+_namespaces = {}
+ops = _lazy_module("pith.ops", _namespaces)
 _seen = 0
 
 
@@ -95,14 +73,16 @@ def _refresh():
     for op in table[_seen:]:
         ns, _, rest = op.name.partition("::")
         name, _, overload = rest.partition(".")
-        space = ops._namespaces.get(ns)
+        space = _namespaces.get(ns)
         if space is None:
-            space = ops._namespaces[ns] = _Namespace(ns)
-            setattr(ops, ns, space)  # found without __getattr__
+            packets = {}
+            space = _namespaces[ns] = _lazy_module(f"pith.ops.{ns}", packets)
+            space._packets = packets
+            setattr(ops, ns, space)
         packet = space._packets.get(name)
         if packet is None:
             packet = space._packets[name] = OpPacket(f"{ns}::{name}")
-            setattr(space, name, packet)  # found without __getattr__
+            setattr(space, name, packet)
         packet._add(overload, op)
         op.overloadpacket = packet
     _seen = len(table)
