@@ -103,6 +103,19 @@ typedef struct {
     PyObject *keyword, *value;
 } bind_failure;
 
+/* Whether a parameter of `type` may be left out when it has no default (None). */
+static inline bool type_is_optional(pith_arg_type type)
+{
+    switch (type) {
+    case PITH_TYPE_OPT_TENSOR: case PITH_TYPE_OPT_INT: case PITH_TYPE_OPT_INT_LIST:
+    case PITH_TYPE_OPT_FLOAT: case PITH_TYPE_OPT_SCALAR: case PITH_TYPE_OPT_DTYPE:
+    case PITH_TYPE_OPT_DEVICE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Step 1: 0 when the call fits `ov`, -1 with *why set (no exception). */
 int bind_match(pith_module_state *st, const overload_object *ov, const bind_call *call,
                bound_args *b, bind_failure *why);
@@ -120,6 +133,13 @@ void bind_raise(pith_module_state *st, PyObject *name, overload_object *const *o
 /* ["(Tensor input, Tensor other, *, Number alpha = 1)", ...] */
 PyObject *binder_signatures(pith_module_state *st, overload_object *const *overloads,
                             Py_ssize_t n, int mode);
+
+/* op_objects.c: the Function (MODE_FUNCTION) or Method (MODE_METHOD) of the built-in ops
+ * named `name`; NULL with an exception when no operator has that name. */
+PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers);
+/* op_surface.c: installs the functions into `module` and the methods into pith.Tensor. */
+int surface_install(PyObject *module, pith_module_state *st);
+extern PyMethodDef surface_module_methods[];
 
 /* The pool of reusable stacks (st->binder.stacks). */
 pith_stack *stack_take(pith_module_state *st);

@@ -1,8 +1,7 @@
 /* op_objects.c — the Python objects of operators: OpOverload (pith.ops.<ns>.<name>.
- * <overload>, one per registered operator), Function and Method (pith.<name> and
- * Tensor.<name>, one per name of the op table's Python surface), and the specs that
- * __pith_dispatch__ handlers are called with. Binding itself is binder.c's; See Note
- * [One binder]. */
+ * <overload>, one per registered operator) and Function and Method (pith.<name> and
+ * Tensor.<name>: the overloads of one name, tried in order). Binding itself is binder.c's
+ * (See Note [One binder]); which names become functions and methods is op_surface.c's. */
 #include <string.h>
 
 #include "binder_internal.h"
@@ -623,7 +622,7 @@ static void overloads_sort(overload_object **v, Py_ssize_t n)
 
 /* The function or method of the built-in ops named `name`; NULL with an exception (a name
  * with no operator is a broken op table). */
-static PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers)
+PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers)
 {
     PyTypeObject *type = mode == MODE_METHOD ? st->binder.method_type : st->binder.function_type;
     function_object *fn = PyObject_GC_New(function_object, type);
@@ -666,120 +665,6 @@ fail:
     return NULL;
 }
 
-/* ---- the Python surface ---- */
-
-enum { VARIANT_BOTH, VARIANT_FUNCTION, VARIANT_METHOD, VARIANT_INTERNAL };
-
-typedef struct {
-    const char *name;
-    int variants, numbers;
-} surface_row;
-
-#define PITH_PYTHON_ROW_(n, variants, numbers) {#n, VARIANT_##variants, NUMBERS_##numbers},
-static const surface_row surface[] = {PITH_FORALL_PYTHON_SURFACE(PITH_PYTHON_ROW_)};
-#undef PITH_PYTHON_ROW_
-#define SURFACE_ROWS ((Py_ssize_t)(sizeof surface / sizeof *surface))
-
-static bool surface_has(const char *name)
-{
-    for (Py_ssize_t i = 0; i < SURFACE_ROWS; i++)
-        if (strcmp(surface[i].name, name) == 0)
-            return true;
-    return false;
-}
-
-static bool builtin_name_exists(pith_module_state *st, const char *name)
-{
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->binder.in_order); i++) {
-        overload_object *ov = (overload_object *)PyList_GET_ITEM(st->binder.in_order, i);
-        if (strcmp(pith_op_base_name(ov->op), name) == 0 &&
-            strcmp(pith_op_namespace(ov->op), "pith") == 0)
-            return true;
-    }
-    return false;
-}
-
-static int install(PyObject *where, PyObject *obj)
-{
-    if (!obj)
-        return -1;
-    int rc = PyObject_SetAttr(where, ((function_object *)obj)->name, obj);
-    Py_DECREF(obj);
-    return rc;
-}
-
-/* pith._C.<name> for the functions and pith.Tensor.<name> for the methods of every row. */
-static int surface_install(PyObject *module, pith_module_state *st)
-{
-    PyObject *tensor = (PyObject *)st->tensor_type;
-    for (Py_ssize_t i = 0; i < SURFACE_ROWS; i++) {
-        const surface_row *row = &surface[i];
-        if (row->variants == VARIANT_INTERNAL) {
-            if (!builtin_name_exists(st, row->name)) {
-                PyErr_Format(PyExc_RuntimeError, "pith: the op table's Python surface names "
-                             "'%s', which no operator has", row->name);
-                return -1;
-            }
-            continue;
-        }
-        if ((row->variants == VARIANT_BOTH || row->variants == VARIANT_FUNCTION) &&
-            install(module, function_new(st, row->name, MODE_FUNCTION, row->numbers)) < 0)
-            return -1;
-        if (row->variants == VARIANT_FUNCTION)
-            continue;
-        if (install(tensor, function_new(st, row->name, MODE_METHOD, row->numbers)) < 0)
-            return -1;
-        char inplace[128];
-        snprintf(inplace, sizeof inplace, "%s_", row->name);
-        if (!surface_has(inplace) && builtin_name_exists(st, inplace) &&
-            install(tensor, function_new(st, inplace, MODE_METHOD, row->numbers)) < 0)
-            return -1;
-    }
-    PyType_Modified(st->tensor_type);
-    return 0;
-}
-
-/* _surface() -> [(name, variants)]: the rows, for pith/_ops.py and the tests. */
-static PyObject *module_surface(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    static const char *const variant_names[] = {"both", "function", "method", "internal"};
-    PyObject *list = PyList_New(SURFACE_ROWS);
-    for (Py_ssize_t i = 0; list && i < SURFACE_ROWS; i++) {
-        PyObject *row = Py_BuildValue("(ss)", surface[i].name, variant_names[surface[i].variants]);
-        if (!row)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, i, row);
-    }
-    return list;
-}
-
-/* _elementwise_ops() -> (unary names, binary names): pith/ops.h's lists, which the
- * property tests check their NumPy references against. */
-static PyObject *module_elementwise_ops(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-#define NAME_(n) #n,
-    static const char *const unary[] = {PITH_FORALL_UNARY_OPS(NAME_)};
-    static const char *const binary[] = {PITH_FORALL_BINARY_OPS(NAME_)};
-#undef NAME_
-    PyObject *u = PyTuple_New((Py_ssize_t)(sizeof unary / sizeof *unary));
-    PyObject *b = PyTuple_New((Py_ssize_t)(sizeof binary / sizeof *binary));
-    for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(u); i++)
-        PyTuple_SET_ITEM(u, i, PyUnicode_FromString(unary[i]));
-    for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(b); i++)
-        PyTuple_SET_ITEM(b, i, PyUnicode_FromString(binary[i]));
-    if (!u || !b || PyErr_Occurred()) {
-        Py_XDECREF(u);
-        Py_XDECREF(b);
-        return NULL;
-    }
-    return Py_BuildValue("(NN)", u, b);
-}
-
 /* _op_overloads() -> [OpOverload, ...] of every registered operator, in registry order. */
 static PyObject *module_op_overloads(PyObject *module, PyObject *unused)
 {
@@ -790,90 +675,9 @@ static PyObject *module_op_overloads(PyObject *module, PyObject *unused)
     return PyList_GetSlice(st->binder.in_order, 0, PyList_GET_SIZE(st->binder.in_order));
 }
 
-/* ---- specs of handler calls ---- */
-
-static int return_kind(pith_arg_type type)
-{
-    switch (type) {
-    case PITH_TYPE_TENSOR: return RET_TENSOR;
-    case PITH_TYPE_OPT_TENSOR: return RET_OPT_TENSOR;
-    case PITH_TYPE_TENSOR_LIST: return RET_TENSOR_LIST;
-    case PITH_TYPE_BOOL: return RET_BOOL;
-    case PITH_TYPE_INT: return RET_INT;
-    case PITH_TYPE_INT_LIST: return RET_INT_LIST;
-    case PITH_TYPE_FLOAT: return RET_FLOAT;
-    case PITH_TYPE_SCALAR: return RET_SCALAR;
-    case PITH_TYPE_STR: return RET_STR;
-    case PITH_TYPE_DTYPE: return RET_DTYPE;
-    default: return -1;
-    }
-}
-
-PyObject *binder_dispatch_spec(pith_module_state *st, const pith_op *op)
-{
-    overload_object *ov = (overload_object *)binder_overload_of(st, op);
-    if (!ov)
-        return NULL;
-    int kwarg_start = ov->nparams;
-    for (int i = ov->nparams - 1; i >= 0 && (ov->params[i].flags & PARAM_KWARG_ONLY); i--)
-        kwarg_start = i;
-    PyObject *names = PyTuple_New(ov->nparams), *defaults = PyTuple_New(ov->nparams),
-             *int_lists = PyTuple_New(ov->nparams), *returns = PyTuple_New(ov->nreturns);
-    if (!names || !defaults || !int_lists || !returns)
-        goto fail;
-    for (int i = 0; i < ov->nparams; i++) {
-        const bind_param *p = &ov->params[i];
-        PyTuple_SET_ITEM(names, i, Py_NewRef(p->name));
-        PyTuple_SET_ITEM(defaults, i, Py_NewRef(p->default_obj ? p->default_obj
-                                                               : st->binder.no_default));
-        PyTuple_SET_ITEM(int_lists, i, PyBool_FromLong(p->type == PITH_TYPE_INT_LIST ||
-                                                       p->type == PITH_TYPE_OPT_INT_LIST));
-    }
-    for (int r = 0; r < ov->nreturns; r++) {
-        pith_argument ret;
-        if (pith_op_return(op, r, &ret) != PITH_OK) {
-            error_raise(st);
-            goto fail;
-        }
-        int kind = return_kind(ret.type);
-        if (kind < 0) {
-            PyErr_Format(PyExc_TypeError, "%s: __pith_dispatch__ cannot return a %s",
-                         pith_op_name(op), pith_arg_type_name(ret.type));
-            goto fail;
-        }
-        PyTuple_SET_ITEM(returns, r, PyLong_FromLong(kind));
-    }
-    return Py_BuildValue("(OiNNNN)", ov, kwarg_start, names, defaults, returns, int_lists);
-fail:
-    Py_XDECREF(names);
-    Py_XDECREF(defaults);
-    Py_XDECREF(int_lists);
-    Py_XDECREF(returns);
-    return NULL;
-}
-
-/* _dispatch_spec(name): the spec of "ns::name.overload" (pith.utils hands it to the
- * dispatch entry; See Note [Arguments of a boxed call]). */
-static PyObject *module_dispatch_spec(PyObject *module, PyObject *name)
-{
-    pith_module_state *st = state_of_module(module);
-    const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    if (!text)
-        return PyErr_Occurred() ? NULL
-                                : PyErr_Format(PyExc_TypeError, "_dispatch_spec(name: str)");
-    const pith_op *op = pith_op_find(text);
-    return op ? binder_dispatch_spec(st, op) : error_raise(st);
-}
-
 static PyMethodDef binder_module_methods[] = {
-    {"_surface", module_surface, METH_NOARGS,
-     "[(name, variants)]: the op table's Python surface."},
-    {"_elementwise_ops", module_elementwise_ops, METH_NOARGS,
-     "(unary, binary): the names of the elementwise ops (pith/ops.h)."},
     {"_op_overloads", module_op_overloads, METH_NOARGS,
      "The OpOverload of every registered operator, in registry order."},
-    {"_dispatch_spec", module_dispatch_spec, METH_O,
-     "_dispatch_spec(name): what a __pith_dispatch__ handler call is made from."},
     {NULL},
 };
 
@@ -912,7 +716,8 @@ int binder_init(PyObject *module, pith_module_state *st)
         PyModule_AddObjectRef(module, "Method", (PyObject *)st->binder.method_type) < 0 ||
         PyModule_AddObjectRef(module, "Argument", (PyObject *)st->binder.argument_type) < 0 ||
         PyModule_AddObjectRef(module, "_NO_DEFAULT", st->binder.no_default) < 0 ||
-        PyModule_AddFunctions(module, binder_module_methods) < 0)
+        PyModule_AddFunctions(module, binder_module_methods) < 0 ||
+        PyModule_AddFunctions(module, surface_module_methods) < 0)
         return -1;
     if (overloads_sync(st) < 0)
         return -1;
