@@ -28,7 +28,7 @@ def parse_args():
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),
                         help="directory for results.md and plot.png")
     parser.add_argument("--calls-only", action="store_true",
-                        help="only the call-layer rows (printed, results.md not written)")
+                        help="only the call-layer rows, into DIR/calls_results.md")
     return parser.parse_args()
 
 
@@ -419,7 +419,16 @@ def main():
     print("call layer ...", flush=True)
     calls = call_rows(rng, ARGS.quick)
     if ARGS.calls_only:
+        path = os.path.join(ARGS.out, "calls_results.md")
+        with open(path, "w") as f:
+            f.write("\n".join(["# The call layer: pith beside PyTorch", "",
+                               "Produced by `python benchmarks/run.py --calls-only"
+                               + (" --quick" if ARGS.quick else "") + "`; medians of "
+                               "timeit-style repeats, the statements interleaved.", ""]
+                              + environment_lines(ARGS.threads) + [""]
+                              + call_lines(calls)))
         print("\n".join(call_lines(calls)))
+        print(f"wrote {path}")
         return
     cases = (small_cases(rng, scale or 1) + large_cases(rng, scale or 1)
              + matmul_case(rng, scale or 1) + mlp_case(rng, scale or 1))

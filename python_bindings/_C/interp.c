@@ -55,13 +55,21 @@ typedef struct {
  * (error_from_python), and a caller's pending exception (case 1) is kept aside meanwhile.
  * On 3.11, _PyThreadState_UncheckedGet is the thread state that holds the GIL, whichever OS
  * thread that is, so "the current thread state" is that one only when its thread_id is this
- * thread's. A thread without the GIL reads the holder's thread_id while the holder may be
- * deleting that state: a racy read of one integer, in a block that may just have been
- * freed (a small malloc block, never unmapped), which can only compare unequal because no
- * state of this thread is being deleted (3.12 has a thread-local current state instead). A
- * thread state used on an OS thread other than the one that made it is not recognised and
- * would be taken for case 3, which would wait for the GIL this thread holds: embedders
- * must not call into pith from such a thread state. */
+ * thread's. Reading the holder's thread_id from a thread without the GIL would race with
+ * the holder deleting that state (a read of freed memory, which ASan reports), so the
+ * holder is only read when this OS thread has a thread state of its own
+ * (PyGILState_GetThisThreadState: the first thread state made on this thread, whichever
+ * interpreter's; a lookup of this thread's own storage, no Python state read): a thread
+ * that never made one — every foreign C thread releasing tensors — is case 3 without
+ * touching the holder. A thread with a state of its own that is the holder is case 1 or 2
+ * by a pointer comparison; only a thread that holds another state of its own (after a
+ * PyThreadState_Swap to another interpreter's state, as embedders do) reads the holder's
+ * thread_id, and then it is this thread's own state or a state this thread does not hold
+ * (3.12 has a thread-local current state instead). A thread state used on an OS thread
+ * other than the one that made it is not recognised and would be taken for case 3, which
+ * would wait for the GIL this thread holds: embedders must not call into pith from such a
+ * thread state, nor from a thread whose first thread state was deleted while a later one
+ * still holds the GIL. */
 typedef struct {
     PyThreadState *temp;  /* cases 2 and 3: the owner's temporary thread state */
     PyThreadState *saved; /* case 2: the other interpreter's, swapped back afterwards */
@@ -71,8 +79,13 @@ typedef struct {
 /* The thread state through which this OS thread holds the GIL, or NULL. */
 static PyThreadState *thread_state_current(void)
 {
+    PyThreadState *own = PyGILState_GetThisThreadState();
+    if (!own)
+        return NULL; /* this thread has no thread state: it cannot hold the GIL */
     PyThreadState *ts = thread_state_unchecked();
-    return ts && ts->thread_id == PyThread_get_thread_ident() ? ts : NULL;
+    if (!ts || ts == own)
+        return ts;
+    return ts->thread_id == PyThread_get_thread_ident() ? ts : NULL;
 }
 
 static bool thread_state_is_of(PyThreadState *ts, const interp_ctx *ctx)
