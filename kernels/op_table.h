@@ -161,8 +161,16 @@
       (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
     _(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", BACKEND,  \
       (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
+    _(var_unbiased, "var(Tensor self, bool unbiased=True) -> Tensor", COMPOSITE,            \
+      (TENSOR, self), (BOOL, unbiased))                                                     \
+    _(var_dim, "var.dim(Tensor self, int[]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
+      COMPOSITE, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, unbiased), (BOOL, keepdim))    \
     _(var, "var.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
+    _(std_unbiased, "std(Tensor self, bool unbiased=True) -> Tensor", COMPOSITE,            \
+      (TENSOR, self), (BOOL, unbiased))                                                     \
+    _(std_dim, "std.dim(Tensor self, int[]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
+      COMPOSITE, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, unbiased), (BOOL, keepdim))    \
     _(std, "std.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
     _(all, "all.dims" PITH_REDUCE_DIMS_ ") -> Tensor", BACKEND, (TENSOR, self),             \

@@ -321,6 +321,26 @@ REDUCE_OPT_LIST_KERNELS_(any, REDUCE_ANY)
 REDUCE_CORRECTION_KERNELS_(var, REDUCE_VAR)
 REDUCE_CORRECTION_KERNELS_(std, REDUCE_STD)
 
+/* var(unbiased), var.dim(dim, unbiased, keepdim) and the same of std: PyTorch's older
+ * spellings, as var.correction with correction 1 (unbiased) or 0. */
+#define REDUCE_UNBIASED_COMPOSITES_(id)                                                     \
+    pith_status id##_unbiased_composite(pith_keyset ks, pith_value *ret,                    \
+                                        const pith_tensor *self, bool unbiased)             \
+    {                                                                                       \
+        (void)ks;                                                                           \
+        pith_opt_int_list all = {false, {NULL, 0}};                                         \
+        return pith_call_##id(ret, self, all, false, scalar_from_int(unbiased ? 1 : 0));     \
+    }                                                                                       \
+    pith_status id##_dim_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
+                                   pith_opt_int_list dim, bool unbiased, bool keepdim)      \
+    {                                                                                       \
+        (void)ks;                                                                           \
+        return pith_call_##id(ret, self, dim, keepdim, scalar_from_int(unbiased ? 1 : 0));   \
+    }
+REDUCE_UNBIASED_COMPOSITES_(var)
+REDUCE_UNBIASED_COMPOSITES_(std)
+#undef REDUCE_UNBIASED_COMPOSITES_
+
 /* ---- max() and min(): the full reduction, values only ---- */
 
 static pith_status reduce_full_minmax(pith_value *ret, reduce_op op, const char *name,

@@ -108,6 +108,7 @@ from . import (
     sqrt as sqrt,
     squeeze as squeeze,
     stack as stack,
+    std as std,
     sub as sub,
     sum as sum,
     t as t,
@@ -119,6 +120,7 @@ from . import (
     uint8 as uint8,
     unbind as unbind,
     unsqueeze as unsqueeze,
+    var as var,
     where as where,
     zeros as zeros,
 )

@@ -85,27 +85,6 @@ _GENERIC = {}
 
 # ---- PyTorch call forms that the schemas do not spell ----
 
-def _variance(name):
-    def call(input, *args, unbiased=None, correction=None, **kwargs):
-        if unbiased is not None:
-            if correction is not None:
-                raise TypeError(f"{name}(): pass either unbiased or correction, not both")
-            if len(args) > 1 and isinstance(args[1], builtins.bool):
-                raise TypeError(f"{name}(): unbiased was given twice")
-            correction = 1 if unbiased else 0
-        elif len(args) == 1 and isinstance(args[0], builtins.bool):
-            correction, args = (1 if args[0] else 0), ()  # var(unbiased) with no dim
-        elif len(args) >= 2 and isinstance(args[1], builtins.bool):
-            correction = 1 if args[1] else 0  # var(dim, unbiased, keepdim)
-            args = (args[0],) + args[2:]
-        if correction is not None:
-            kwargs["correction"] = correction
-        return _GENERIC[name](input, *args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    return call
-
-
 def split(tensor, split_size_or_sections, dim=0):
     """split(tensor, int or list of sizes, dim=0): views, as torch.split."""
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -255,10 +234,6 @@ def install(namespace):
     for name, dtype in _CONVERSIONS.items():
         generic = _conversion(name, dtype)
         set_generic(name, generic)
-    for name in ("var", "std"):
-        _GENERIC[name] = namespace[name]
-        namespace[name] = _variance(name)
-        setattr(Tensor, name, namespace[name])
     _GENERIC["nonzero"] = namespace["nonzero"]
     namespace["nonzero"] = nonzero
     Tensor.nonzero = nonzero

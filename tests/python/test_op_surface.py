@@ -35,11 +35,10 @@ IN_PLACE = sorted(n + "_" for n in METHODS if n + "_" in BUILTIN and n + "_" not
 METADATA = {"size", "stride", "device", "is_contiguous"}
 
 # The functions and methods written in Python (pith/_api.py) over the op's Function, for
-# call forms the schemas do not spell: var/std(dim, unbiased), split(sizes),
-# nonzero(as_tuple=), randint(high, size).
-PYTHON_WRITTEN = {("function", "var"), ("function", "std"), ("function", "split"),
-                  ("function", "nonzero"), ("function", "randint"), ("method", "var"),
-                  ("method", "std"), ("method", "split"), ("method", "nonzero")}
+# call forms the schemas do not spell: split(sizes), nonzero(as_tuple=),
+# randint(high, size).
+PYTHON_WRITTEN = {("function", "split"), ("function", "nonzero"), ("function", "randint"),
+                  ("method", "split"), ("method", "nonzero")}
 
 
 def test_surface_rows_are_well_formed():
