@@ -442,7 +442,7 @@ static bool call_has_tensor(pith_module_state *st, const overload_object *ov,
 static int push_slot(pith_module_state *st, pith_stack *stack, const overload_object *ov,
                      const bound_args *b, const bind_param *p, PyObject *v, int64_t *work)
 {
-    if (v == Py_None && p->type != PITH_TYPE_BOOL)
+    if (v == Py_None) /* an optional parameter: bind_match let None through */
         return pith_stack_push_none(stack) == PITH_OK ? 0 : push_failed(st);
     switch (p->type) {
     case PITH_TYPE_TENSOR:
