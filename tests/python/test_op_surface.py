@@ -8,7 +8,6 @@ meta_parity_cases.cc).
 Where something is missing today, the list of what is missing is spelled out below: the
 `..._but_the_known_missing` tests fail when anything new goes missing, and the strict xfails
 flip when the list is worked off (then delete the list)."""
-import ast
 import os
 import re
 
@@ -16,9 +15,9 @@ import pytest
 
 import pith
 from pith import _C
+from test_stubs import class_members, stub_tree, top_level_names
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-PACKAGE = os.path.dirname(os.path.realpath(pith.__file__))
 
 SURFACE = _C._surface()
 ROWS = dict(SURFACE)
@@ -108,32 +107,10 @@ def test_internal_rows_are_not_functions_or_methods():
 # ---- the type stubs ------------------------------------------------------------------------
 
 def stub_names():
-    with open(os.path.join(PACKAGE, "__init__.pyi")) as f:
-        tree = ast.parse(f.read(), filename="__init__.pyi")
-    top, classes = set(), {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            top.add(node.name)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            top.add(node.target.id)
-        elif isinstance(node, ast.Assign):
-            top.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        if isinstance(node, ast.ClassDef):
-            classes[node.name] = node
-    members, queue = set(), ["Tensor"]
-    while queue:
-        node = classes.get(queue.pop())
-        if node is None:
-            continue
-        for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.ClassDef)):
-                members.add(item.name)
-            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                members.add(item.target.id)
-            elif isinstance(item, ast.Assign):
-                members.update(t.id for t in item.targets if isinstance(t, ast.Name))
-        queue.extend(b.id for b in node.bases if isinstance(b, ast.Name))
-    return top, members
+    """The top-level names and the Tensor members of pith/__init__.pyi (test_stubs.py's
+    readers)."""
+    tree = stub_tree("__init__.pyi")
+    return top_level_names(tree), class_members(tree, "Tensor")
 
 
 def test_every_function_and_method_is_in_the_stubs():
