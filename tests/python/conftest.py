@@ -6,6 +6,7 @@ generate arrays of every dtype, shape (empty and 0-dim included) and layout (tra
 sliced with steps, expanded, offset) for the property tests: `from conftest import ...`.
 """
 import csv
+import ctypes
 import pathlib
 
 import numpy as np
@@ -279,3 +280,24 @@ def broadcastable_shapes(shape):
         lead = draw(st.lists(st.integers(1, 3), max_size=room))
         return tuple(lead) + tuple(tail)
     return strategy()
+
+
+# ---- DLPack's C structs, for tests that craft or read capsules ----
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]

@@ -15,6 +15,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided
 
 import pith
+from conftest import DLManagedTensor
 
 INT64_MAX = 2**63 - 1
 ITEMSIZES = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
@@ -174,25 +175,6 @@ def test_array_interface_objects_are_not_read_by_pith():
 
 
 # ---- DLPack ------------------------------------------------------------------------------
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p)]
-
 
 def crafted_capsule(t, strides):
     """t's legacy DLPack capsule with its strides (pith's own arrays) rewritten."""
