@@ -3,6 +3,7 @@
  *
  * The fast paths live in kernels/, specialised per dtype by their own tables (See Note
  * [Bool bytes] in dtype.h for how all of them read bool). */
+#include <stdatomic.h>
 #include <math.h>
 #include <string.h>
 
@@ -84,6 +85,24 @@ bool pith_dtype_from_name(const char *name, pith_dtype *out)
 bool pith_dtype_is_floating(pith_dtype dtype)
 {
     return dtype_valid((int)dtype) && dtype_is_floating(dtype);
+}
+
+/* Relaxed is enough: the value is one int, and a set races with no other state. */
+static _Atomic int default_dtype = PITH_FLOAT32;
+
+pith_dtype pith_get_default_dtype(void)
+{
+    return (pith_dtype)atomic_load_explicit(&default_dtype, memory_order_relaxed);
+}
+
+pith_status pith_set_default_dtype(pith_dtype dtype)
+{
+    if (!pith_dtype_is_floating(dtype))
+        return pith_set_error(PITH_ERR_TYPE, "only floating-point types are supported as the "
+                                             "default type, not %s",
+                              dtype_valid((int)dtype) ? pith_dtype_name(dtype) : "an invalid dtype");
+    atomic_store_explicit(&default_dtype, (int)dtype, memory_order_relaxed);
+    return PITH_OK;
 }
 
 bool pith_dtype_is_integral(pith_dtype dtype, bool include_bool)

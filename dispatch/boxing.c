@@ -46,6 +46,16 @@ bool arg_accepts(pith_arg_type type, pith_value_kind kind)
         return kind == PITH_VALUE_DEVICE || kind == PITH_VALUE_NONE;
     case PITH_TYPE_STR:
         return kind == PITH_VALUE_STRING;
+    case PITH_TYPE_OPT_STR:
+        return kind == PITH_VALUE_STRING || kind == PITH_VALUE_NONE;
+    case PITH_TYPE_FLOAT_LIST:
+        return kind == PITH_VALUE_DOUBLE_LIST;
+    case PITH_TYPE_OPT_FLOAT_LIST:
+        return kind == PITH_VALUE_DOUBLE_LIST || kind == PITH_VALUE_NONE;
+    case PITH_TYPE_OPT_BOOL:
+        return kind == PITH_VALUE_BOOL || kind == PITH_VALUE_NONE;
+    case PITH_TYPE_OPT_GENERATOR:
+        return kind == PITH_VALUE_GENERATOR || kind == PITH_VALUE_NONE;
     default:
         return false;
     }
@@ -248,6 +258,53 @@ pith_status unbox_STR(const pith_op *op, size_t index, const pith_value *v, cons
     return PITH_OK;
 }
 
+pith_status unbox_OPT_STR(const pith_op *op, size_t index, const pith_value *v,
+                          const char **out)
+{
+    UNBOX_CHECK();
+    *out = v->kind == PITH_VALUE_STRING ? v->u.s : NULL;
+    return PITH_OK;
+}
+
+pith_status unbox_FLOAT_LIST(const pith_op *op, size_t index, const pith_value *v,
+                             pith_double_list *out)
+{
+    UNBOX_CHECK();
+    out->data = v->u.doubles.data;
+    out->n = v->u.doubles.n;
+    return PITH_OK;
+}
+
+pith_status unbox_OPT_FLOAT_LIST(const pith_op *op, size_t index, const pith_value *v,
+                                 pith_opt_double_list *out)
+{
+    UNBOX_CHECK();
+    memset(out, 0, sizeof *out);
+    out->present = v->kind != PITH_VALUE_NONE;
+    if (out->present) {
+        out->list.data = v->u.doubles.data;
+        out->list.n = v->u.doubles.n;
+    }
+    return PITH_OK;
+}
+
+pith_status unbox_OPT_BOOL(const pith_op *op, size_t index, const pith_value *v,
+                           pith_opt_bool *out)
+{
+    UNBOX_CHECK();
+    out->present = v->kind == PITH_VALUE_BOOL;
+    out->value = out->present && v->u.b;
+    return PITH_OK;
+}
+
+pith_status unbox_OPT_GENERATOR(const pith_op *op, size_t index, const pith_value *v,
+                                pith_generator **out)
+{
+    UNBOX_CHECK();
+    *out = v->kind == PITH_VALUE_GENERATOR ? v->u.generator : NULL;
+    return PITH_OK;
+}
+
 /* ---- box: typed argument -> pushed value ---- */
 
 pith_status box_TENSOR(pith_stack *s, const pith_tensor *arg)
@@ -343,6 +400,32 @@ pith_status box_OPT_DEVICE(pith_stack *s, pith_opt_device arg)
 pith_status box_STR(pith_stack *s, const char *arg)
 {
     return pith_stack_push_string(s, arg);
+}
+
+pith_status box_OPT_STR(pith_stack *s, const char *arg)
+{
+    return arg ? pith_stack_push_string(s, arg) : pith_stack_push_none(s);
+}
+
+pith_status box_FLOAT_LIST(pith_stack *s, pith_double_list arg)
+{
+    return pith_stack_push_double_list(s, arg.data, arg.n);
+}
+
+pith_status box_OPT_FLOAT_LIST(pith_stack *s, pith_opt_double_list arg)
+{
+    return arg.present ? pith_stack_push_double_list(s, arg.list.data, arg.list.n)
+                       : pith_stack_push_none(s);
+}
+
+pith_status box_OPT_BOOL(pith_stack *s, pith_opt_bool arg)
+{
+    return arg.present ? pith_stack_push_bool(s, arg.value) : pith_stack_push_none(s);
+}
+
+pith_status box_OPT_GENERATOR(pith_stack *s, pith_generator *arg)
+{
+    return arg ? pith_stack_push_generator(s, arg) : pith_stack_push_none(s);
 }
 
 pith_keyset tensor_list_keyset(pith_tensor_list list)

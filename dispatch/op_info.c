@@ -59,7 +59,7 @@ static pith_status argument_describe(const char *fn, const pith_op *op,
                               i, op->qualified_name, n);
     const pith_schema_arg *a = &args[i];
     *out = (pith_argument){a->name, a->type, a->kwarg_only, a->has_default, a->is_mutable,
-                           a->alias_set};
+                           a->alias_set, (int)a->list_size};
     return PITH_OK;
 }
 

@@ -59,6 +59,11 @@
 #define PITH_CTYPE_OPT_DEVICE pith_opt_device
 #define PITH_CTYPE_STR const char *
 #define PITH_CTYPE_LIST_OPT_TENSOR pith_tensor_list /* entries may be NULL (None) */
+#define PITH_CTYPE_FLOAT_LIST pith_double_list
+#define PITH_CTYPE_OPT_FLOAT_LIST pith_opt_double_list
+#define PITH_CTYPE_OPT_BOOL pith_opt_bool
+#define PITH_CTYPE_OPT_STR const char * /* NULL for None */
+#define PITH_CTYPE_OPT_GENERATOR pith_generator * /* NULL for None: the default generator */
 
 /* ---- boxing and unboxing one argument (dispatch/boxing.c) ----
  * unbox: reads a stack value as the typed argument (borrowing from the value); a value of
@@ -96,6 +101,11 @@ pith_keyset tensor_list_keyset(pith_tensor_list list);
 #define PITH_KEYS_OPT_DEVICE(x) keyset_for_device((x) == PITH_META ? PITH_META : PITH_CPU)
 #define PITH_KEYS_STR(x) 0
 #define PITH_KEYS_LIST_OPT_TENSOR(x) tensor_list_keyset(x)
+#define PITH_KEYS_FLOAT_LIST(x) 0
+#define PITH_KEYS_OPT_FLOAT_LIST(x) 0
+#define PITH_KEYS_OPT_BOOL(x) 0
+#define PITH_KEYS_OPT_STR(x) 0
+#define PITH_KEYS_OPT_GENERATOR(x) 0
 
 /* ---- pieces of a generated function ---- */
 #define PITH_OPARG_PARAM_(T, n) , PITH_CTYPE_##T n

@@ -169,12 +169,14 @@ static const base_type base_types[] = {
     {"Tensor", PITH_TYPE_TENSOR, PITH_TYPE_TENSOR_LIST, PITH_TYPE_OPT_TENSOR, -1,
      PITH_TYPE_LIST_OPT_TENSOR},
     {"int", PITH_TYPE_INT, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_INT, PITH_TYPE_OPT_INT_LIST, -1},
-    {"float", PITH_TYPE_FLOAT, -1, PITH_TYPE_OPT_FLOAT, -1, -1},
-    {"bool", PITH_TYPE_BOOL, -1, -1, -1, -1},
+    {"float", PITH_TYPE_FLOAT, PITH_TYPE_FLOAT_LIST, PITH_TYPE_OPT_FLOAT,
+     PITH_TYPE_OPT_FLOAT_LIST, -1},
+    {"bool", PITH_TYPE_BOOL, -1, PITH_TYPE_OPT_BOOL, -1, -1},
     {"Scalar", PITH_TYPE_SCALAR, -1, PITH_TYPE_OPT_SCALAR, -1, -1},
     {"ScalarType", PITH_TYPE_DTYPE, -1, PITH_TYPE_OPT_DTYPE, -1, -1},
     {"Device", -1, -1, PITH_TYPE_OPT_DEVICE, -1, -1},
-    {"str", PITH_TYPE_STR, -1, -1, -1, -1},
+    {"str", PITH_TYPE_STR, -1, PITH_TYPE_OPT_STR, -1, -1},
+    {"Generator", -1, -1, PITH_TYPE_OPT_GENERATOR, -1, -1},
 };
 
 /* What a type parse found besides the type itself. */
@@ -239,9 +241,9 @@ static pith_status type_parse(parser *ps, type_info *info)
         ps->p++;
         list = true;
         while (*ps->p >= '0' && *ps->p <= '9') {
-            if (info->list_size > 1000)
-                return parser_fail(ps, ps->p, "list size is too large");
             info->list_size = info->list_size * 10 + (size_t)(*ps->p - '0');
+            if (info->list_size > 1000)
+                return parser_fail(ps, ps->p, "list size is too large (at most 1000)");
             ps->p++;
         }
         if (*ps->p != ']')
@@ -267,7 +269,7 @@ static pith_status type_parse(parser *ps, type_info *info)
     return PITH_OK;
 }
 
-static bool type_is_optional(pith_arg_type t)
+bool pith_arg_type_is_optional(pith_arg_type t)
 {
     switch (t) {
     case PITH_TYPE_OPT_TENSOR:
@@ -277,6 +279,10 @@ static bool type_is_optional(pith_arg_type t)
     case PITH_TYPE_OPT_SCALAR:
     case PITH_TYPE_OPT_DTYPE:
     case PITH_TYPE_OPT_DEVICE:
+    case PITH_TYPE_OPT_FLOAT_LIST:
+    case PITH_TYPE_OPT_BOOL:
+    case PITH_TYPE_OPT_STR:
+    case PITH_TYPE_OPT_GENERATOR:
         return true;
     default:
         return false;
@@ -345,20 +351,22 @@ static pith_status number_parse(parser *ps, bool want_int, pith_value *out)
     return PITH_OK;
 }
 
-/* [int, int, ...] or one int (repeated list_size times, as PyTorch reads `int[2] x=1`). */
-static pith_status int_list_parse(parser *ps, size_t list_size, pith_value *out)
+/* A number list default: [n, n, ...] or one number (repeated list_size times, as PyTorch
+ * reads `int[2] x=1`), of ints (`want_int`) or floats. */
+static pith_status number_list_parse(parser *ps, size_t list_size, bool want_int,
+                                     pith_value *out)
 {
-    int64_t items[64];
+    pith_value items[64];
     size_t n = 0;
     if (*ps->p != '[') {
         pith_value one;
-        if (number_parse(ps, true, &one) != PITH_OK)
+        if (number_parse(ps, want_int, &one) != PITH_OK)
             return PITH_ERR_VALUE;
         n = list_size ? list_size : 1;
         if (n > 64)
             return parser_fail(ps, ps->p, "list default is too long");
         for (size_t i = 0; i < n; i++)
-            items[i] = one.u.i;
+            items[i] = one;
     } else {
         ps->p++;
         skip_space(ps);
@@ -371,24 +379,34 @@ static pith_status int_list_parse(parser *ps, size_t list_size, pith_value *out)
             }
             if (n == 64)
                 return parser_fail(ps, ps->p, "list default is too long");
-            pith_value item;
-            if (number_parse(ps, true, &item) != PITH_OK)
+            if (number_parse(ps, want_int, &items[n++]) != PITH_OK)
                 return PITH_ERR_VALUE;
-            items[n++] = item.u.i;
             skip_space(ps);
         }
         ps->p++;
     }
-    out->kind = PITH_VALUE_INT_LIST;
-    out->u.ints.n = n;
-    out->u.ints.data = NULL;
+    size_t item_size = want_int ? sizeof(int64_t) : sizeof(double);
+    void *data = NULL;
     if (n) {
-        out->u.ints.data = malloc(n * sizeof(int64_t));
-        if (!out->u.ints.data) {
-            out->kind = PITH_VALUE_NONE;
+        data = malloc(n * item_size);
+        if (!data)
             return pith_set_error(PITH_ERR_NOMEM, "out of memory parsing a schema");
-        }
-        memcpy(out->u.ints.data, items, n * sizeof(int64_t));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (want_int)
+            ((int64_t *)data)[i] = items[i].u.i;
+        else
+            ((double *)data)[i] =
+                items[i].kind == PITH_VALUE_INT ? (double)items[i].u.i : items[i].u.d;
+    }
+    if (want_int) {
+        out->kind = PITH_VALUE_INT_LIST;
+        out->u.ints.data = data;
+        out->u.ints.n = n;
+    } else {
+        out->kind = PITH_VALUE_DOUBLE_LIST;
+        out->u.doubles.data = data;
+        out->u.doubles.n = n;
     }
     return PITH_OK;
 }
@@ -449,7 +467,7 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
     const char *start = ps->p;
     pith_arg_type t = info->type;
     if (strncmp(ps->p, "None", 4) == 0 && !is_ident_char(ps->p[4])) {
-        if (!type_is_optional(t))
+        if (!pith_arg_type_is_optional(t))
             return parser_fail(ps, start, "None is not a valid default for type '%s'",
                                arg_type_name(t));
         ps->p += 4;
@@ -462,7 +480,10 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
         return number_parse(ps, true, out);
     case PITH_TYPE_INT_LIST:
     case PITH_TYPE_OPT_INT_LIST:
-        return int_list_parse(ps, info->list_size, out);
+        return number_list_parse(ps, info->list_size, true, out);
+    case PITH_TYPE_FLOAT_LIST:
+    case PITH_TYPE_OPT_FLOAT_LIST:
+        return number_list_parse(ps, info->list_size, false, out);
     case PITH_TYPE_FLOAT:
     case PITH_TYPE_OPT_FLOAT:
         if (number_parse(ps, false, out) != PITH_OK)
@@ -473,6 +494,7 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
         }
         return PITH_OK;
     case PITH_TYPE_BOOL:
+    case PITH_TYPE_OPT_BOOL:
     case PITH_TYPE_SCALAR:
     case PITH_TYPE_OPT_SCALAR: {
         size_t n = ident_scan(ps);
@@ -481,7 +503,7 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
             out->u.b = start[0] == 'T';
             return PITH_OK;
         }
-        if (t == PITH_TYPE_BOOL) {
+        if (t == PITH_TYPE_BOOL || t == PITH_TYPE_OPT_BOOL) {
             ps->p = start;
             return parser_fail(ps, start, "expected True or False");
         }
@@ -489,6 +511,7 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
         return number_parse(ps, false, out);
     }
     case PITH_TYPE_STR:
+    case PITH_TYPE_OPT_STR:
         if (*ps->p != '\'' && *ps->p != '"')
             return parser_fail(ps, start, "expected a quoted string");
         return string_parse(ps, out);
@@ -512,7 +535,7 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
         }
         return parser_fail(ps, start, "expected cpu, meta or None");
     }
-    default: /* Tensor, Tensor?, Tensor[] */
+    default: /* Tensor, Tensor?, Tensor[], Generator? */
         return parser_fail(ps, start, "a %s argument can only default to None",
                            arg_type_name(t));
     }
@@ -557,6 +580,7 @@ static pith_status arg_parse(parser *ps, pith_schema *out, bool kwarg_only)
     arg->kwarg_only = kwarg_only;
     arg->is_mutable = info.is_mutable;
     arg->alias_set = info.alias_set;
+    arg->list_size = info.list_size;
     if (string_dup(name_at, n, &arg->name) != PITH_OK)
         return PITH_ERR_NOMEM;
     skip_space(ps);

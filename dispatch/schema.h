@@ -30,6 +30,7 @@ typedef struct {
     pith_value default_value; /* owned; kind NONE for `=None` */
     bool is_mutable;      /* alias annotation with `!`, e.g. Tensor(a!) */
     char alias_set;       /* the letter of an alias annotation, or 0 */
+    size_t list_size;     /* N of int[N] (at most 1000), 0 when not given */
 } pith_schema_arg;
 
 typedef struct {

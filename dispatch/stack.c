@@ -19,6 +19,12 @@ void value_clear(pith_value *v)
     case PITH_VALUE_INT_LIST:
         free(v->u.ints.data);
         break;
+    case PITH_VALUE_DOUBLE_LIST:
+        free(v->u.doubles.data);
+        break;
+    case PITH_VALUE_GENERATOR:
+        pith_generator_release(v->u.generator);
+        break;
     case PITH_VALUE_TENSOR_LIST:
         for (size_t i = 0; i < v->u.tensors.n; i++)
             pith_release(v->u.tensors.data[i]);
@@ -73,6 +79,21 @@ static pith_status ints_copy(const int64_t *data, size_t n, int64_t **out)
     return PITH_OK;
 }
 
+/* Copies a float list (NULL data for an empty list). */
+static pith_status doubles_copy(const double *data, size_t n, double **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return PITH_OK;
+    if (n > SIZE_MAX / sizeof(double))
+        return pith_set_error(PITH_ERR_NOMEM, "float list of %zu values is too long", n);
+    *out = malloc(n * sizeof(double));
+    if (!*out)
+        return pith_set_error(PITH_ERR_NOMEM, "out of memory copying a float list");
+    memcpy(*out, data, n * sizeof(double));
+    return PITH_OK;
+}
+
 /* Copies a tensor list, retaining each tensor; NULL entries (None) are kept. See Note
  * [None entries of tensor lists] in boxing.c. */
 static pith_status tensors_copy(const pith_tensor *const *data, size_t n, pith_tensor ***out)
@@ -113,6 +134,15 @@ pith_status value_copy(const pith_value *v, pith_value *out)
             out->kind = PITH_VALUE_NONE;
             return PITH_ERR_NOMEM;
         }
+        return PITH_OK;
+    case PITH_VALUE_DOUBLE_LIST:
+        if (doubles_copy(v->u.doubles.data, v->u.doubles.n, &out->u.doubles.data) != PITH_OK) {
+            out->kind = PITH_VALUE_NONE;
+            return PITH_ERR_NOMEM;
+        }
+        return PITH_OK;
+    case PITH_VALUE_GENERATOR:
+        pith_generator_retain(v->u.generator);
         return PITH_OK;
     case PITH_VALUE_TENSOR_LIST:
         if (tensors_copy((const pith_tensor *const *)v->u.tensors.data, v->u.tensors.n,
@@ -257,6 +287,27 @@ pith_status pith_stack_push_device(pith_stack *s, pith_device device)
     return stack_push_value(s, v);
 }
 
+pith_status pith_stack_push_double_list(pith_stack *s, const double *data, size_t n)
+{
+    STACK_CHECK(s, PITH_ERR_VALUE);
+    if (n && !data)
+        return pith_set_error(PITH_ERR_VALUE, "pith_stack_push_double_list: data is NULL");
+    pith_value v = {.kind = PITH_VALUE_DOUBLE_LIST, .u.doubles.n = n};
+    if (doubles_copy(data, n, &v.u.doubles.data) != PITH_OK)
+        return pith_last_status();
+    return stack_push_value(s, v);
+}
+
+pith_status pith_stack_push_generator(pith_stack *s, pith_generator *g)
+{
+    STACK_CHECK(s, PITH_ERR_VALUE);
+    if (!g)
+        g = pith_default_generator();
+    pith_generator_retain(g);
+    pith_value v = {.kind = PITH_VALUE_GENERATOR, .u.generator = g};
+    return stack_push_value(s, v);
+}
+
 size_t pith_stack_size(const pith_stack *s)
 {
     return s ? s->size : 0;
@@ -278,6 +329,7 @@ static const char *const value_kind_names[] = {
     [PITH_VALUE_BOOL] = "bool",          [PITH_VALUE_STRING] = "str",
     [PITH_VALUE_INT_LIST] = "int[]",     [PITH_VALUE_TENSOR_LIST] = "Tensor[]",
     [PITH_VALUE_DTYPE] = "ScalarType",   [PITH_VALUE_DEVICE] = "Device",
+    [PITH_VALUE_DOUBLE_LIST] = "float[]", [PITH_VALUE_GENERATOR] = "Generator",
 };
 
 const char *value_kind_name(pith_value_kind kind)
@@ -370,6 +422,27 @@ pith_device pith_stack_get_device(const pith_stack *s, size_t i)
 /* Empty lists hold no array; their borrowed views point here so that NULL means error. */
 static const int64_t empty_ints[1];
 static pith_tensor *const empty_tensors[1];
+static const double empty_doubles[1];
+
+const double *pith_stack_get_double_list(const pith_stack *s, size_t i, size_t *n)
+{
+    if (n)
+        *n = 0;
+    const pith_value *v =
+        stack_get_checked(__func__, s, i, PITH_VALUE_DOUBLE_LIST, PITH_VALUE_DOUBLE_LIST);
+    if (!v)
+        return NULL;
+    if (n)
+        *n = v->u.doubles.n;
+    return v->u.doubles.data ? v->u.doubles.data : empty_doubles;
+}
+
+pith_generator *pith_stack_get_generator(const pith_stack *s, size_t i)
+{
+    const pith_value *v =
+        stack_get_checked(__func__, s, i, PITH_VALUE_GENERATOR, PITH_VALUE_GENERATOR);
+    return v ? v->u.generator : NULL;
+}
 
 const int64_t *pith_stack_get_int_list(const pith_stack *s, size_t i, size_t *n)
 {

@@ -27,6 +27,11 @@ struct pith_value {
             size_t n;
         } ints;
         struct {
+            double *data;
+            size_t n;
+        } doubles;
+        pith_generator *generator; /* retained by the value; never NULL */
+        struct {
             pith_tensor **data; /* entries may be NULL (None); See Note [None entries
                                    of tensor lists] in boxing.c */
             size_t n;
@@ -76,6 +81,21 @@ typedef struct {
     bool present;
     int64_t value;
 } pith_opt_int;
+
+typedef struct {
+    const double *data;
+    size_t n;
+} pith_double_list;
+
+typedef struct {
+    bool present;
+    pith_double_list list;
+} pith_opt_double_list;
+
+typedef struct {
+    bool present;
+    bool value;
+} pith_opt_bool;
 
 typedef struct {
     bool present;

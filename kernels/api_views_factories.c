@@ -318,7 +318,7 @@ pith_tensor *pith_rand(int ndim, const int64_t *sizes, pith_dtype dtype)
     pith_value ret[1];
     if (!int_list_check("rand", ndim))
         return NULL;
-    return tensor_result(pith_call_rand(ret, sizes_list(ndim, sizes), (int)dtype, -1), ret);
+    return tensor_result(pith_call_rand(ret, sizes_list(ndim, sizes), NULL, (int)dtype, -1), ret);
 }
 
 pith_tensor *pith_randn(int ndim, const int64_t *sizes, pith_dtype dtype)
@@ -326,7 +326,7 @@ pith_tensor *pith_randn(int ndim, const int64_t *sizes, pith_dtype dtype)
     pith_value ret[1];
     if (!int_list_check("randn", ndim))
         return NULL;
-    return tensor_result(pith_call_randn(ret, sizes_list(ndim, sizes), (int)dtype, -1), ret);
+    return tensor_result(pith_call_randn(ret, sizes_list(ndim, sizes), NULL, (int)dtype, -1), ret);
 }
 
 pith_tensor *pith_randint(int64_t low, int64_t high, int ndim, const int64_t *sizes,
@@ -335,11 +335,11 @@ pith_tensor *pith_randint(int64_t low, int64_t high, int ndim, const int64_t *si
     pith_value ret[1];
     if (!int_list_check("randint", ndim))
         return NULL;
-    return tensor_result(pith_call_randint(ret, low, high, sizes_list(ndim, sizes), (int)dtype, -1),
+    return tensor_result(pith_call_randint(ret, low, high, sizes_list(ndim, sizes), NULL, (int)dtype, -1),
                          ret);
 }
 
 void pith_manual_seed(uint64_t seed)
 {
-    random_manual_seed(seed);
+    pith_generator_manual_seed(NULL, seed);
 }

@@ -205,7 +205,7 @@ static pith_status empty_make(pith_value *ret, pith_int_list size, pith_opt_dtyp
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
-    if (factory_dtype("empty", dtype, PITH_FLOAT32, &dt) != PITH_OK ||
+    if (factory_dtype("empty", dtype, pith_get_default_dtype(), &dt) != PITH_OK ||
         factory_device("empty", device, &dev) != PITH_OK)
         return pith_last_status();
     return ret_tensor(ret, factory_new("empty", size, dt, force_meta ? PITH_META : dev));
@@ -229,7 +229,7 @@ static pith_status empty_strided_make(pith_value *ret, pith_int_list size, pith_
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
-    if (factory_dtype("empty_strided", dtype, PITH_FLOAT32, &dt) != PITH_OK ||
+    if (factory_dtype("empty_strided", dtype, pith_get_default_dtype(), &dt) != PITH_OK ||
         factory_device("empty_strided", device, &dev) != PITH_OK)
         return pith_last_status();
     if (size.n != stride.n)
@@ -279,14 +279,14 @@ static pith_status full_make(pith_value *ret, const char *op, pith_int_list size
     pith_status name##_cpu(pith_keyset ks, pith_value *ret, pith_int_list size,             \
                            pith_opt_dtype dtype, pith_opt_device device)                    \
     {                                                                                       \
-        return full_make(ret, #name, size, scalar_from_int(value), PITH_FLOAT32, dtype,     \
-                         device, false);                                                    \
+        return full_make(ret, #name, size, scalar_from_int(value), pith_get_default_dtype(), \
+                         dtype, device, false);                                             \
     }                                                                                       \
     pith_status name##_meta(pith_keyset ks, pith_value *ret, pith_int_list size,            \
                             pith_opt_dtype dtype, pith_opt_device device)                   \
     {                                                                                       \
-        return full_make(ret, #name, size, scalar_from_int(value), PITH_FLOAT32, dtype,     \
-                         device, true);                                                     \
+        return full_make(ret, #name, size, scalar_from_int(value), pith_get_default_dtype(), \
+                         dtype, device, true);                                              \
     }
 PITH_CONST_FACTORY_(zeros, 0)
 PITH_CONST_FACTORY_(ones, 1)
@@ -298,7 +298,7 @@ static pith_dtype scalar_default_dtype(pith_scalar s)
 {
     return s.kind == PITH_SCALAR_BOOL ? PITH_BOOL
            : s.kind == PITH_SCALAR_INT ? PITH_INT64
-                                       : PITH_FLOAT32;
+                                       : pith_get_default_dtype();
 }
 
 pith_status full_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_scalar fill_value,
@@ -329,7 +329,7 @@ static pith_status eye_make(pith_value *ret, int64_t n, pith_opt_int m, pith_opt
                               (long long)cols);
     int64_t sizes[2] = {n, cols};
     pith_status status = full_make(ret, "eye", (pith_int_list){sizes, 2}, scalar_from_int(0),
-                                   PITH_FLOAT32, dtype, device, force_meta);
+                                   pith_get_default_dtype(), dtype, device, force_meta);
     if (status != PITH_OK)
         return status;
     pith_tensor *t = ret[0].u.t;

@@ -73,7 +73,7 @@ static pith_status arange_plan(range_plan *p, pith_scalar start, pith_scalar end
     /* bool counts as integral (PyTorch's arange) */
     bool integral_args = start.kind != PITH_SCALAR_DOUBLE && end.kind != PITH_SCALAR_DOUBLE &&
                          step.kind != PITH_SCALAR_DOUBLE;
-    if (factory_dtype("arange", dtype, integral_args ? PITH_INT64 : PITH_FLOAT32, &p->dtype) !=
+    if (factory_dtype("arange", dtype, integral_args ? PITH_INT64 : pith_get_default_dtype(), &p->dtype) !=
             PITH_OK ||
         factory_device("arange", device, &p->device) != PITH_OK)
         return pith_last_status();
@@ -210,7 +210,7 @@ static pith_status linspace_make(pith_value *ret, pith_scalar start, pith_scalar
         return pith_last_status();
     if (steps < 0)
         return pith_set_error(PITH_ERR_VALUE, "linspace: number of steps must be non-negative");
-    if (factory_dtype("linspace", dtype, PITH_FLOAT32, &p.dtype) != PITH_OK ||
+    if (factory_dtype("linspace", dtype, pith_get_default_dtype(), &p.dtype) != PITH_OK ||
         factory_device("linspace", device, &p.device) != PITH_OK)
         return pith_last_status();
     if (p.dtype == PITH_BOOL)
@@ -243,4 +243,12 @@ pith_status linspace_meta(pith_keyset ks, pith_value *ret, pith_scalar start, pi
                           int64_t steps, pith_opt_dtype dtype, pith_opt_device device)
 {
     return linspace_make(ret, start, end, steps, dtype, device, true);
+}
+
+/* arange(end) is arange(0, end, 1): the dtype follows end (int64 for an int). */
+pith_status arange_end_composite(pith_keyset ks, pith_value *ret, pith_scalar end,
+                                 pith_opt_dtype dtype, pith_opt_device device)
+{
+    (void)ks;
+    return pith_call_arange(ret, scalar_from_int(0), end, scalar_from_int(1), dtype, device);
 }

@@ -43,6 +43,15 @@ const pith_op *pith_builtin_ops[PITH_NUM_BUILTIN_OPS];
 #define PITH_ARG_CHECK_DTYPE(a_)
 #define PITH_ARG_CHECK_OPT_DTYPE(a_)
 #define PITH_ARG_CHECK_OPT_DEVICE(a_)
+#define PITH_ARG_CHECK_FLOAT_LIST(a_)                                                    \
+    if ((a_).n && !(a_).data)                                                                 \
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", op_id_name_, #a_);
+#define PITH_ARG_CHECK_OPT_FLOAT_LIST(a_)                                                \
+    if ((a_).present && (a_).list.n && !(a_).list.data)                                        \
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", op_id_name_, #a_);
+#define PITH_ARG_CHECK_OPT_BOOL(a_)
+#define PITH_ARG_CHECK_OPT_STR(a_)
+#define PITH_ARG_CHECK_OPT_GENERATOR(a_)
 
 /* Moves the op's results from the top of the stack into ret[], checking their kinds. */
 static pith_status stack_pop_returns(const pith_op *op, pith_stack *stack, pith_value *ret)

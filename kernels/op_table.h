@@ -90,6 +90,9 @@
 
 #define PITH_FACTORY_KW "*, ScalarType? dtype=None, Device? device=None) -> Tensor"
 #define PITH_FACTORY_ARGS (OPT_DTYPE, dtype), (OPT_DEVICE, device)
+/* Random factories take a generator first (NULL: the default; See Note [Generators]). */
+#define PITH_RANDOM_KW "*, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor"
+#define PITH_RANDOM_ARGS (OPT_GENERATOR, generator), (OPT_DTYPE, dtype), (OPT_DEVICE, device)
 
 #define PITH_FORALL_OPS(_)                                                                  \
     PITH_FORALL_OPS_ELEMENTWISE_(_)                                                         \
@@ -133,7 +136,7 @@
     _(contiguous, "contiguous(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))
 
 /* ---- reductions (kernels/reduce*.c) ---- */
-#define PITH_REDUCE_DIMS_ "(Tensor self, int[]? dim=None, bool keepdim=False"
+#define PITH_REDUCE_DIMS_ "(Tensor self, int[1]? dim=None, bool keepdim=False"
 #define PITH_FORALL_OPS_REDUCTIONS_(_)                                                      \
     _(sum, "sum.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
@@ -141,9 +144,9 @@
       (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))             \
     _(prod, "prod.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",  \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
-    _(amax, "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
+    _(amax, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
-    _(amin, "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
+    _(amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
     _(max, "max(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
     _(max_other, "max.other(Tensor self, Tensor other) -> Tensor", COMPOSITE, (TENSOR, self), \
@@ -163,13 +166,13 @@
       (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
     _(var_unbiased, "var(Tensor self, bool unbiased=True) -> Tensor", COMPOSITE,            \
       (TENSOR, self), (BOOL, unbiased))                                                     \
-    _(var_dim, "var.dim(Tensor self, int[]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
+    _(var_dim, "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
       COMPOSITE, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, unbiased), (BOOL, keepdim))    \
     _(var, "var.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
     _(std_unbiased, "std(Tensor self, bool unbiased=True) -> Tensor", COMPOSITE,            \
       (TENSOR, self), (BOOL, unbiased))                                                     \
-    _(std_dim, "std.dim(Tensor self, int[]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
+    _(std_dim, "std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \
       COMPOSITE, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, unbiased), (BOOL, keepdim))    \
     _(std, "std.correction" PITH_REDUCE_DIMS_ ", *, Scalar? correction=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_SCALAR, correction)) \
@@ -301,18 +304,23 @@
       PITH_FACTORY_ARGS)                                                                    \
     _(full, "full(int[] size, Scalar fill_value, " PITH_FACTORY_KW, BACKEND,                \
       (INT_LIST, size), (SCALAR, fill_value), PITH_FACTORY_ARGS)                            \
+    _(arange_end, "arange(Scalar end, " PITH_FACTORY_KW, COMPOSITE, (SCALAR, end),          \
+      PITH_FACTORY_ARGS)                                                                    \
     _(arange, "arange.start_step(Scalar start, Scalar end, Scalar step=1, " PITH_FACTORY_KW, \
       BACKEND, (SCALAR, start), (SCALAR, end), (SCALAR, step), PITH_FACTORY_ARGS)           \
     _(linspace, "linspace(Scalar start, Scalar end, int steps, " PITH_FACTORY_KW, BACKEND,  \
       (SCALAR, start), (SCALAR, end), (INT, steps), PITH_FACTORY_ARGS)                      \
     _(eye, "eye(int n, int? m=None, " PITH_FACTORY_KW, BACKEND, (INT, n), (OPT_INT, m),     \
       PITH_FACTORY_ARGS)                                                                    \
-    _(rand, "rand(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),                 \
-      PITH_FACTORY_ARGS)                                                                    \
-    _(randn, "randn(int[] size, " PITH_FACTORY_KW, BACKEND, (INT_LIST, size),               \
-      PITH_FACTORY_ARGS)                                                                    \
-    _(randint, "randint.low(int low, int high, int[] size, " PITH_FACTORY_KW, BACKEND,      \
-      (INT, low), (INT, high), (INT_LIST, size), PITH_FACTORY_ARGS)
+    _(rand, "rand(int[] size, " PITH_RANDOM_KW, BACKEND, (INT_LIST, size),                 \
+      PITH_RANDOM_ARGS)                                                                     \
+    _(randn, "randn(int[] size, " PITH_RANDOM_KW, BACKEND, (INT_LIST, size),               \
+      PITH_RANDOM_ARGS)                                                                     \
+    _(randint_high, "randint(int high, int[] size, " PITH_RANDOM_KW, BACKEND, (INT, high),  \
+      (INT_LIST, size), PITH_RANDOM_ARGS)                                                   \
+    _(randint, "randint.low(int low, int high, int[] size, " PITH_RANDOM_KW, BACKEND,      \
+      (INT, low), (INT, high), (INT_LIST, size), PITH_RANDOM_ARGS)                          \
+    _(randperm, "randperm(int n, " PITH_RANDOM_KW, BACKEND, (INT, n), PITH_RANDOM_ARGS)
 
 /* Note [The Python surface of the op table]
  * Which op names Python shows, where, and which of their Tensor arguments take Python
@@ -324,7 +332,7 @@
  *     FUNCTION  pith.<name>(...) only
  *     METHOD    Tensor.<name>(...) only
  *     INTERNAL  reachable only as pith.ops.pith.<name> (aliases, and ops whose Python form
- *               is written by hand in pith/_api.py or module.c, such as the factories)
+ *               is written by hand in pith/_api.py or module.c)
  * The out overloads of a name (those with a mutable keyword-only argument) are chosen by
  * `out=`; a METHOD or BOTH name whose in-place ops exist (name_, e.g. add_) also gets the
  * method Tensor.<name>_ unless name_ has a row of its own.
@@ -375,10 +383,10 @@
     _(nonzero, BOTH, NONE) _(index, INTERNAL, NONE) _(index_put, BOTH, NONE)                \
     _(masked_select, BOTH, NONE)                                                            \
     _(softmax, BOTH, NONE) _(log_softmax, BOTH, NONE) _(layer_norm, FUNCTION, NONE)         \
-    _(empty, INTERNAL, NONE) _(empty_strided, FUNCTION, NONE) _(zeros, INTERNAL, NONE)      \
-    _(ones, INTERNAL, NONE) _(full, INTERNAL, NONE) _(arange, INTERNAL, NONE)               \
-    _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, INTERNAL, NONE)              \
-    _(randn, INTERNAL, NONE) _(randint, FUNCTION, NONE)
+    _(empty, FUNCTION, NONE) _(empty_strided, FUNCTION, NONE) _(zeros, FUNCTION, NONE)      \
+    _(ones, FUNCTION, NONE) _(full, FUNCTION, NONE) _(arange, FUNCTION, NONE)               \
+    _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, FUNCTION, NONE)              \
+    _(randn, FUNCTION, NONE) _(randint, FUNCTION, NONE) _(randperm, FUNCTION, NONE)
 
 /* Python's operators on tensors: _(slot, name) makes Py_nb_<slot> call pith_<name> and
  * Py_nb_inplace_<slot> call pith_<name>_ (python_bindings/_C/tensor_number.c), straight to

@@ -12,7 +12,7 @@
 #include "dispatch/value.h"
 
 /* The dtype that Python floats become when they win promotion (torch.get_default_dtype). */
-#define PITH_DEFAULT_FLOAT PITH_FLOAT32
+#define PITH_DEFAULT_FLOAT (pith_get_default_dtype())
 
 /* The running state of result_type: the promoted dtype of each priority class, or -1 while
  * that class has no operand. */

@@ -20,36 +20,13 @@
  * not try to reproduce its streams; only the distributions and the seeding behaviour match.
  * Meta tensors reserve nothing. */
 #include <math.h>
-#include <pthread.h>
+#include <stdlib.h>
 
 #include "core/dtype.h"
+#include "core/generator.h"
 #include "core/parallel.h"
 #include "kernels/factories.h"
 #include "kernels/random.h"
-
-/* PyTorch's default seed, so that an unseeded process starts from a fixed stream. */
-#define PITH_DEFAULT_SEED UINT64_C(67280421310721)
-
-static pthread_mutex_t random_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t random_seed = PITH_DEFAULT_SEED;
-static uint64_t random_offset;
-
-void random_manual_seed(uint64_t seed)
-{
-    pthread_mutex_lock(&random_lock);
-    random_seed = seed;
-    random_offset = 0;
-    pthread_mutex_unlock(&random_lock);
-}
-
-void random_reserve(uint64_t nblocks, uint64_t *seed, uint64_t *first)
-{
-    pthread_mutex_lock(&random_lock);
-    *seed = random_seed;
-    *first = random_offset;
-    random_offset += nblocks;
-    pthread_mutex_unlock(&random_lock);
-}
 
 void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4])
 {
@@ -79,7 +56,8 @@ void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t ou
 typedef void (*block_writer)(const uint32_t w[4], int count, char *out, pith_dtype dtype,
                              const void *ctx);
 
-static void random_generate(pith_tensor *t, int per_block, block_writer write, const void *ctx)
+static void random_generate(pith_generator *gen, pith_tensor *t, int per_block,
+                            block_writer write, const void *ctx)
 {
     char *data = tensor_data(t);
     int64_t n = t->numel;
@@ -87,7 +65,7 @@ static void random_generate(pith_tensor *t, int per_block, block_writer write, c
         return;
     int64_t nblocks = (n - 1) / per_block + 1;
     uint64_t seed, first;
-    random_reserve((uint64_t)nblocks, &seed, &first);
+    generator_reserve(gen, (uint64_t)nblocks, &seed, &first);
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     size_t itemsize = pith_dtype_size(t->dtype);
     pith_dtype dtype = t->dtype;
@@ -149,30 +127,30 @@ static void uniform_write(const uint32_t w[4], int count, char *out, pith_dtype 
     }
 }
 
-static pith_status rand_make(pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                             pith_opt_device device, bool force_meta)
+static pith_status rand_make(pith_value *ret, pith_int_list size, pith_generator *gen,
+                             pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
-    if (random_options("rand", dtype, PITH_FLOAT32, device, true, &dt, &dev) != PITH_OK)
+    if (random_options("rand", dtype, pith_get_default_dtype(), device, true, &dt, &dev) != PITH_OK)
         return pith_last_status();
     pith_tensor *t = factory_new("rand", size, dt, force_meta ? PITH_META : dev);
     if (!t)
         return pith_last_status();
-    random_generate(t, floating_per_block(dt), uniform_write, NULL);
+    random_generate(gen, t, floating_per_block(dt), uniform_write, NULL);
     return ret_tensor(ret, t);
 }
 
-pith_status rand_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                     pith_opt_device device)
+pith_status rand_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
+                     pith_opt_dtype dtype, pith_opt_device device)
 {
-    return rand_make(ret, size, dtype, device, false);
+    return rand_make(ret, size, gen, dtype, device, false);
 }
 
-pith_status rand_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                      pith_opt_device device)
+pith_status rand_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
+                      pith_opt_dtype dtype, pith_opt_device device)
 {
-    return rand_make(ret, size, dtype, device, true);
+    return rand_make(ret, size, gen, dtype, device, true);
 }
 
 /* ---- randn ---- */
@@ -202,30 +180,30 @@ static void normal_write(const uint32_t w[4], int count, char *out, pith_dtype d
         element_store_double(dtype, out + (size_t)k * itemsize, z[k]);
 }
 
-static pith_status randn_make(pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                              pith_opt_device device, bool force_meta)
+static pith_status randn_make(pith_value *ret, pith_int_list size, pith_generator *gen,
+                              pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
-    if (random_options("randn", dtype, PITH_FLOAT32, device, true, &dt, &dev) != PITH_OK)
+    if (random_options("randn", dtype, pith_get_default_dtype(), device, true, &dt, &dev) != PITH_OK)
         return pith_last_status();
     pith_tensor *t = factory_new("randn", size, dt, force_meta ? PITH_META : dev);
     if (!t)
         return pith_last_status();
-    random_generate(t, floating_per_block(dt), normal_write, NULL);
+    random_generate(gen, t, floating_per_block(dt), normal_write, NULL);
     return ret_tensor(ret, t);
 }
 
-pith_status randn_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                      pith_opt_device device)
+pith_status randn_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
+                      pith_opt_dtype dtype, pith_opt_device device)
 {
-    return randn_make(ret, size, dtype, device, false);
+    return randn_make(ret, size, gen, dtype, device, false);
 }
 
-pith_status randn_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
-                       pith_opt_device device)
+pith_status randn_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
+                       pith_opt_dtype dtype, pith_opt_device device)
 {
-    return randn_make(ret, size, dtype, device, true);
+    return randn_make(ret, size, gen, dtype, device, true);
 }
 
 /* ---- randint ---- */
@@ -275,7 +253,8 @@ static pith_status randint_check_bounds(int64_t from, int64_t to_inc, pith_dtype
 }
 
 static pith_status randint_make(pith_value *ret, int64_t low, int64_t high, pith_int_list size,
-                                pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
+                                pith_generator *gen, pith_opt_dtype dtype,
+                                pith_opt_device device, bool force_meta)
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
@@ -292,18 +271,105 @@ static pith_status randint_make(pith_value *ret, int64_t low, int64_t high, pith
     if (!t)
         return pith_last_status();
     randint_ctx ctx = {low, (uint64_t)high - (uint64_t)low};
-    random_generate(t, ctx.range > UINT32_MAX ? 2 : 4, randint_write, &ctx);
+    random_generate(gen, t, ctx.range > UINT32_MAX ? 2 : 4, randint_write, &ctx);
     return ret_tensor(ret, t);
 }
 
 pith_status randint_cpu(pith_keyset ks, pith_value *ret, int64_t low, int64_t high,
-                        pith_int_list size, pith_opt_dtype dtype, pith_opt_device device)
+                        pith_int_list size, pith_generator *gen, pith_opt_dtype dtype,
+                        pith_opt_device device)
 {
-    return randint_make(ret, low, high, size, dtype, device, false);
+    return randint_make(ret, low, high, size, gen, dtype, device, false);
 }
 
 pith_status randint_meta(pith_keyset ks, pith_value *ret, int64_t low, int64_t high,
-                         pith_int_list size, pith_opt_dtype dtype, pith_opt_device device)
+                         pith_int_list size, pith_generator *gen, pith_opt_dtype dtype,
+                         pith_opt_device device)
 {
-    return randint_make(ret, low, high, size, dtype, device, true);
+    return randint_make(ret, low, high, size, gen, dtype, device, true);
+}
+
+pith_status randint_high_cpu(pith_keyset ks, pith_value *ret, int64_t high, pith_int_list size,
+                             pith_generator *gen, pith_opt_dtype dtype, pith_opt_device device)
+{
+    return randint_make(ret, 0, high, size, gen, dtype, device, false);
+}
+
+pith_status randint_high_meta(pith_keyset ks, pith_value *ret, int64_t high, pith_int_list size,
+                              pith_generator *gen, pith_opt_dtype dtype, pith_opt_device device)
+{
+    return randint_make(ret, 0, high, size, gen, dtype, device, true);
+}
+
+/* ---- randperm ----
+ * A Fisher-Yates shuffle whose i-th swap draws j uniformly from [0, i] with one 64-bit
+ * word (two words per block; the modulo bias is below 2^-40 for n < 2^24): serial, as
+ * each swap depends on the ones before it. The output is then copied in the requested
+ * dtype, which must hold every value below n. */
+static pith_status randperm_make(pith_value *ret, int64_t n, pith_generator *gen,
+                                 pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
+{
+    pith_dtype dt = PITH_INT64;
+    pith_device dev = PITH_CPU;
+    if (random_options("randperm", dtype, PITH_INT64, device, false, &dt, &dev) != PITH_OK)
+        return pith_last_status();
+    if (n < 0)
+        return pith_set_error(PITH_ERR_VALUE, "randperm: n must be non-negative, got %lld",
+                              (long long)n);
+    if (n > 0 && randint_check_bounds(0, n - 1, dt) != PITH_OK)
+        return pith_set_error(PITH_ERR_VALUE, "randperm: n is too large for result tensor "
+                                              "type: '%s'", pith_dtype_name(dt));
+    int64_t sizes[1] = {n};
+    pith_int_list size = {sizes, 1};
+    pith_tensor *t = factory_new("randperm", size, dt, force_meta ? PITH_META : dev);
+    if (!t)
+        return pith_last_status();
+    char *data = tensor_data(t);
+    if (!data || n == 0)
+        return ret_tensor(ret, t);
+    int64_t *perm = malloc((size_t)n * sizeof *perm);
+    if (!perm) {
+        pith_release(t);
+        return pith_set_error(PITH_ERR_NOMEM, "randperm: out of memory for %lld values",
+                              (long long)n);
+    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t seed, first;
+    generator_reserve(gen, (uint64_t)(n + 1) / 2, &seed, &first);
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t w[4];
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t k = n - 1 - i; /* the k-th draw: block k / 2, words 2 * (k % 2) */
+        if (k % 2 == 0) {
+            uint64_t block = first + (uint64_t)(k / 2);
+            const uint32_t counter[4] = {(uint32_t)block, (uint32_t)(block >> 32), 0, 0};
+            philox4x32_10(counter, key, w);
+        }
+        int64_t j = (int64_t)(words_u64(w + 2 * (k % 2)) % (uint64_t)(i + 1));
+        int64_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    size_t itemsize = pith_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) {
+        if (dtype_is_floating(dt))
+            element_store_double(dt, data + (size_t)i * itemsize, (double)perm[i]);
+        else
+            element_store_int64(dt, data + (size_t)i * itemsize, perm[i]);
+    }
+    free(perm);
+    return ret_tensor(ret, t);
+}
+
+pith_status randperm_cpu(pith_keyset ks, pith_value *ret, int64_t n, pith_generator *gen,
+                         pith_opt_dtype dtype, pith_opt_device device)
+{
+    return randperm_make(ret, n, gen, dtype, device, false);
+}
+
+pith_status randperm_meta(pith_keyset ks, pith_value *ret, int64_t n, pith_generator *gen,
+                          pith_opt_dtype dtype, pith_opt_device device)
+{
+    return randperm_make(ret, n, gen, dtype, device, true);
 }

@@ -8,11 +8,5 @@
 /* One Philox-4x32-10 block: 4 random words from a 128-bit counter and a 64-bit key. */
 void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]);
 
-/* Sets the seed and restarts the counter (pith_manual_seed). */
-void random_manual_seed(uint64_t seed);
-
-/* Reserves `nblocks` consecutive counter blocks for one op: *seed gets the key and *first
- * the first block. */
-void random_reserve(uint64_t nblocks, uint64_t *seed, uint64_t *first);
 
 #endif /* PITH_KERNELS_RANDOM_H */

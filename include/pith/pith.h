@@ -77,6 +77,11 @@ PITH_API const char *pith_device_name(pith_device device);
 PITH_API bool pith_dtype_from_name(const char *name, pith_dtype *out);
 PITH_API bool pith_dtype_is_floating(pith_dtype dtype);
 PITH_API bool pith_dtype_is_integral(pith_dtype dtype, bool include_bool);
+/* The dtype of floating results that nothing else decides (float factories without a
+ * dtype, Python floats): float32 until set. Process-wide, as PyTorch's; only float16,
+ * bfloat16, float32 and float64 may be set (PITH_ERR_TYPE otherwise). */
+PITH_API pith_dtype pith_get_default_dtype(void);
+PITH_API pith_status pith_set_default_dtype(pith_dtype dtype);
 /* PyTorch's promote_types for two dtypes. */
 PITH_API pith_dtype pith_promote_types(pith_dtype a, pith_dtype b);
 
@@ -139,6 +144,27 @@ PITH_API void pith_cache_empty(void);
 
 PITH_API void pith_manual_seed(uint64_t seed);
 
+/* A random generator: the state of one random stream (a seed and a counter offset; See
+ * docs/c_api.md, "Random generators"). Random ops take one as their `Generator?` argument;
+ * NULL there, and in every function below, means the default generator, which
+ * pith_manual_seed seeds. pith_generator_new returns a generator with one reference (NULL
+ * with PITH_ERR_NOMEM); retain/release count references (NULL and the default generator
+ * are ignored). */
+typedef struct pith_generator pith_generator;
+PITH_API pith_generator *pith_default_generator(void);
+PITH_API pith_generator *pith_generator_new(uint64_t seed);
+PITH_API void pith_generator_retain(pith_generator *g);
+PITH_API void pith_generator_release(pith_generator *g);
+/* Sets the seed and restarts the stream. */
+PITH_API void pith_generator_manual_seed(pith_generator *g, uint64_t seed);
+/* Seeds from the operating system's entropy and returns the seed. */
+PITH_API uint64_t pith_generator_seed(pith_generator *g);
+/* The seed last set. */
+PITH_API uint64_t pith_generator_initial_seed(pith_generator *g);
+/* The whole state: restoring it replays the same numbers for the same ops. */
+PITH_API void pith_generator_get_state(pith_generator *g, uint64_t *seed, uint64_t *offset);
+PITH_API void pith_generator_set_state(pith_generator *g, uint64_t seed, uint64_t offset);
+
 /* ---- ops ----------------------------------------------------------------------------- */
 /* Every op dispatches through the dispatcher; see pith/ops.h. */
 
@@ -196,7 +222,9 @@ typedef enum {
     PITH_VALUE_INT_LIST,
     PITH_VALUE_TENSOR_LIST,
     PITH_VALUE_DTYPE,
-    PITH_VALUE_DEVICE
+    PITH_VALUE_DEVICE,
+    PITH_VALUE_DOUBLE_LIST,
+    PITH_VALUE_GENERATOR
 } pith_value_kind;
 PITH_API pith_value_kind pith_stack_kind(const pith_stack *s, size_t i);
 PITH_API const char *pith_stack_get_string(const pith_stack *s, size_t i);
@@ -209,6 +237,12 @@ PITH_API const int64_t *pith_stack_get_int_list(const pith_stack *s, size_t i, s
 PITH_API pith_tensor *const *pith_stack_get_tensor_list(const pith_stack *s, size_t i,
                                                         size_t *n);
 PITH_API pith_status pith_stack_push_device(pith_stack *s, pith_device device);
+PITH_API pith_status pith_stack_push_double_list(pith_stack *s, const double *v, size_t n);
+PITH_API const double *pith_stack_get_double_list(const pith_stack *s, size_t i, size_t *n);
+/* Retains `g` (NULL pushes the default generator). The get returns a borrowed generator,
+ * valid while the value is on the stack; NULL with the status set when it is not one. */
+PITH_API pith_status pith_stack_push_generator(pith_stack *s, pith_generator *g);
+PITH_API pith_generator *pith_stack_get_generator(const pith_stack *s, size_t i);
 
 PITH_API pith_status pith_call_boxed(const pith_op *op, pith_stack *stack);
 

@@ -32,7 +32,12 @@ extern "C" {
     _(OPT_DTYPE, "ScalarType?")                                                             \
     _(OPT_DEVICE, "Device?")                                                                \
     _(STR, "str")                                                                           \
-    _(LIST_OPT_TENSOR, "Tensor?[]")
+    _(LIST_OPT_TENSOR, "Tensor?[]")                                                         \
+    _(FLOAT_LIST, "float[]")                                                                \
+    _(OPT_FLOAT_LIST, "float[]?")                                                           \
+    _(OPT_BOOL, "bool?")                                                                    \
+    _(OPT_STR, "str?")                                                                      \
+    _(OPT_GENERATOR, "Generator?")
 
 typedef enum {
 #define PITH_ARG_TYPE_ENUM_(tok, text) PITH_TYPE_##tok,
@@ -50,10 +55,13 @@ typedef struct {
     bool has_default; /* pith_op_push_default pushes it */
     bool is_mutable;  /* an alias annotation with `!`, as in Tensor(a!) */
     char alias_set;   /* the letter of an alias annotation, or 0 */
+    int list_size;    /* N of a fixed-size list type, int[N]; 0 when the schema gives none */
 } pith_argument;
 
 /* The spelling of `type` in a schema ("Tensor?"), or "unknown". */
 PITH_API const char *pith_arg_type_name(pith_arg_type type);
+/* Whether an argument of `type` takes None (the T? types). */
+PITH_API bool pith_arg_type_is_optional(pith_arg_type type);
 /* The parts of "ns::name.overload": "pith" for built-in ops, "" for no overload. */
 PITH_API const char *pith_op_namespace(const pith_op *op);
 PITH_API const char *pith_op_base_name(const pith_op *op);

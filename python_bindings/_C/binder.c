@@ -49,15 +49,34 @@ static bool is_sequence(PyObject *v)
     return PyList_Check(v) || PyTuple_Check(v);
 }
 
-static bool is_int_list(pith_module_state *st, PyObject *v)
+/* An int[] argument: a list or tuple of ints; for int[N] also one int, which stands for N
+ * copies of it (PyTorch's `int[1]? dim`: sum(x, 1) is sum(x, [1])). A plain int[] takes one
+ * int only as varargs (bind_match). */
+static bool is_int_list(pith_module_state *st, PyObject *v, int list_size)
 {
-    if (is_int_like(st, v))
-        return true; /* one int is a list of one (dim=1 for dim=[1]) */
+    if (list_size > 0 && is_int_like(st, v))
+        return true;
     if (!is_sequence(v))
         return false;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++)
         if (!is_int_like(st, PySequence_Fast_GET_ITEM(v, i)))
             return false;
+    return true;
+}
+
+/* A float[] argument: a list or tuple of numbers, or (for float[N]) one number. */
+static bool is_float_list(pith_module_state *st, PyObject *v, int list_size)
+{
+    (void)st;
+    if (list_size > 0 && is_number(v) && !PyBool_Check(v))
+        return true;
+    if (!is_sequence(v))
+        return false;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+        if (!is_number(item) || PyBool_Check(item))
+            return false;
+    }
     return true;
 }
 
@@ -127,7 +146,7 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
             return true;
         /* fall through */
     case PITH_TYPE_INT_LIST:
-        return is_int_list(st, v);
+        return is_int_list(st, v, p->list_size);
     case PITH_TYPE_OPT_FLOAT:
         if (v == Py_None)
             return true;
@@ -152,6 +171,18 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
         return v == Py_None || PyUnicode_Check(v);
     case PITH_TYPE_STR:
         return PyUnicode_Check(v);
+    case PITH_TYPE_OPT_STR:
+        return v == Py_None || PyUnicode_Check(v);
+    case PITH_TYPE_OPT_BOOL:
+        return v == Py_None || PyBool_Check(v);
+    case PITH_TYPE_OPT_FLOAT_LIST:
+        if (v == Py_None)
+            return true;
+        /* fall through */
+    case PITH_TYPE_FLOAT_LIST:
+        return is_float_list(st, v, p->list_size);
+    case PITH_TYPE_OPT_GENERATOR:
+        return v == Py_None || generator_check(st, v);
     case PITH_NUM_ARG_TYPES:
         break;
     }
@@ -345,6 +376,27 @@ static int push_int_list(pith_module_state *st, pith_stack *stack, PyObject *con
     return rc;
 }
 
+static int push_float_list(pith_module_state *st, pith_stack *stack, PyObject *v, int list_size)
+{
+    Py_ssize_t n = is_sequence(v) ? PySequence_Fast_GET_SIZE(v) : list_size;
+    double small[PITH_MAX_DIMS], *d = small;
+    if (n > PITH_MAX_DIMS && !(d = PyMem_Malloc((size_t)n * sizeof *d))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        d[i] = PyFloat_AsDouble(is_sequence(v) ? PySequence_Fast_GET_ITEM(v, i) : v);
+        if (d[i] == -1.0 && PyErr_Occurred())
+            rc = -1;
+    }
+    if (rc == 0 && pith_stack_push_double_list(stack, d, (size_t)n) != PITH_OK)
+        rc = push_failed(st);
+    if (d != small)
+        PyMem_Free(d);
+    return rc;
+}
+
 static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq)
 {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -430,7 +482,7 @@ static int push_number_tensor(pith_module_state *st, pith_stack *stack, PyObject
     }
     int not_implemented;
     pith_tensor *t = has_tensor ? operand_to_tensor(st, v, &not_implemented)
-                                : tensor_from_data(st, v, 0, PITH_FLOAT32);
+                                : tensor_from_data(st, v, 0, pith_get_default_dtype());
     if (!t)
         return -1;
     return pith_stack_push_tensor_steal(stack, t) == PITH_OK ? 0 : push_failed(st);
@@ -480,7 +532,13 @@ static int push_slot(pith_module_state *st, pith_stack *stack, const overload_ob
         if (is_sequence(v))
             return push_int_list(st, stack, PySequence_Fast_ITEMS(v),
                                  PySequence_Fast_GET_SIZE(v));
-        return push_int_list(st, stack, &v, 1);
+        else { /* one int for int[N]: N copies */
+            PyObject *copies[PITH_MAX_DIMS];
+            int n = p->list_size < PITH_MAX_DIMS ? p->list_size : PITH_MAX_DIMS;
+            for (int k = 0; k < n; k++)
+                copies[k] = v;
+            return push_int_list(st, stack, copies, n);
+        }
     case PITH_TYPE_FLOAT:
     case PITH_TYPE_OPT_FLOAT: {
         double d = PyFloat_AsDouble(v); /* a 0-dim tensor converts through __float__ */
@@ -498,12 +556,21 @@ static int push_slot(pith_module_state *st, pith_stack *stack, const overload_ob
         return push_dtype(st, stack, v);
     case PITH_TYPE_OPT_DEVICE:
         return push_device(st, stack, v);
-    case PITH_TYPE_STR: {
+    case PITH_TYPE_STR:
+    case PITH_TYPE_OPT_STR: {
         const char *text = str_argument_text(v);
         if (!text)
             return -1;
         return pith_stack_push_string(stack, text) == PITH_OK ? 0 : push_failed(st);
     }
+    case PITH_TYPE_OPT_BOOL:
+        return pith_stack_push_bool(stack, v == Py_True) == PITH_OK ? 0 : push_failed(st);
+    case PITH_TYPE_FLOAT_LIST:
+    case PITH_TYPE_OPT_FLOAT_LIST:
+        return push_float_list(st, stack, v, p->list_size);
+    case PITH_TYPE_OPT_GENERATOR:
+        return pith_stack_push_generator(stack, generator_from_object(v)) == PITH_OK
+                   ? 0 : push_failed(st);
     case PITH_NUM_ARG_TYPES:
         break;
     }

@@ -36,7 +36,10 @@ static const char *python_type_name(pith_arg_type type)
     case PITH_TYPE_SCALAR: case PITH_TYPE_OPT_SCALAR: return "Number";
     case PITH_TYPE_DTYPE: case PITH_TYPE_OPT_DTYPE: return "dtype";
     case PITH_TYPE_OPT_DEVICE: return "Device";
-    case PITH_TYPE_STR: return "str";
+    case PITH_TYPE_STR: case PITH_TYPE_OPT_STR: return "str";
+    case PITH_TYPE_FLOAT_LIST: case PITH_TYPE_OPT_FLOAT_LIST: return "tuple of floats";
+    case PITH_TYPE_OPT_BOOL: return "bool";
+    case PITH_TYPE_OPT_GENERATOR: return "Generator";
     case PITH_NUM_ARG_TYPES: break;
     }
     return "?";
@@ -71,7 +74,8 @@ static PyObject *signature_text(pith_module_state *st, const overload_object *ov
                 break;
         }
         const char *opt = type_is_optional(p->type) && p->type != PITH_TYPE_OPT_TENSOR &&
-                                  p->type != PITH_TYPE_OPT_DEVICE && p->type != PITH_TYPE_OPT_DTYPE
+                                  p->type != PITH_TYPE_OPT_DEVICE && p->type != PITH_TYPE_OPT_DTYPE &&
+                                  p->type != PITH_TYPE_OPT_GENERATOR
                               ? "?" : "";
         if (p->default_obj)
             piece = PyUnicode_FromFormat("%s%s %U = %R", python_type_name(p->type), opt,

@@ -30,6 +30,7 @@ typedef struct {
     PyObject *default_obj; /* the default as a Python value, or NULL */
     pith_arg_type type;
     unsigned flags;        /* PARAM_* */
+    int list_size;         /* N of int[N] or float[N]: one number binds as N copies */
 } bind_param;
 
 /* pith.ops.<ns>.<name>.<overload>: one operator and what binding needs of its schema. */
@@ -64,6 +65,8 @@ typedef struct {
     PyObject *name; /* "add" */
     int mode;       /* MODE_FUNCTION or MODE_METHOD */
     int numbers;    /* NUMBERS_* */
+    bool factory;   /* takes requires_grad=, pin_memory=, layout=: Note [Python-only factory
+                       arguments] (op_objects.c) */
     Py_ssize_t nplain, nout;
     overload_object **overloads; /* [0, nplain) without out arguments, then the out ones */
 } function_object;
@@ -106,14 +109,7 @@ typedef struct {
 /* Whether a parameter of `type` may be left out when it has no default (None). */
 static inline bool type_is_optional(pith_arg_type type)
 {
-    switch (type) {
-    case PITH_TYPE_OPT_TENSOR: case PITH_TYPE_OPT_INT: case PITH_TYPE_OPT_INT_LIST:
-    case PITH_TYPE_OPT_FLOAT: case PITH_TYPE_OPT_SCALAR: case PITH_TYPE_OPT_DTYPE:
-    case PITH_TYPE_OPT_DEVICE:
-        return true;
-    default:
-        return false;
-    }
+    return pith_arg_type_is_optional(type);
 }
 
 /* Step 1: 0 when the call fits `ov`, -1 with *why set (no exception). */

@@ -64,7 +64,7 @@ static PyObject *leaf_value(const data_walk *w, PyObject *obj, pith_dtype *dtype
         return Py_NewRef(obj);
     }
     if (PyFloat_CheckExact(obj)) {
-        *dtype = w->st->default_dtype;
+        *dtype = pith_get_default_dtype();
         return Py_NewRef(obj);
     }
     if (tensor_check(w->st, obj)) {
@@ -85,7 +85,7 @@ static PyObject *leaf_value(const data_walk *w, PyObject *obj, pith_dtype *dtype
         return Py_NewRef(obj);
     }
     if (PyFloat_Check(obj)) {
-        *dtype = w->st->default_dtype;
+        *dtype = pith_get_default_dtype();
         return Py_NewRef(obj);
     }
     /* PyTorch's errors: a str is an invalid type (torch.tensor(["a"]) says "too many
@@ -197,7 +197,7 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
     }
     if (data_fill(data, 0, &w) < 0)
         goto done;
-    pith_dtype target = has_dtype ? dtype : w.has_dtype ? w.dtype : st->default_dtype;
+    pith_dtype target = has_dtype ? dtype : w.has_dtype ? w.dtype : pith_get_default_dtype();
     if (w.overflow && !pith_dtype_is_floating(target)) {
         PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
         goto done;

@@ -401,7 +401,7 @@ static pith_tensor *index_value(pith_module_state *st, PyObject *value)
     int not_implemented;
     pith_tensor *t = operand_to_tensor(st, value, &not_implemented);
     if (!t && not_implemented)
-        t = tensor_from_data(st, value, 0, PITH_FLOAT32);
+        t = tensor_from_data(st, value, 0, pith_get_default_dtype());
     while (t && pith_ndim(t) > 0 && pith_size(t, 0) == 1) {
         pith_tensor *inner = pith_select(t, 0, 0);
         pith_release(t);

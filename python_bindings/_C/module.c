@@ -54,136 +54,16 @@ static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwarg
         factory_options(device, requires_grad, "tensor") < 0)
         return NULL;
     pith_module_state *st = state_of_module(module);
-    pith_dtype dtype = st->default_dtype;
+    pith_dtype dtype = pith_get_default_dtype();
     if (dtype_arg(st, dtype_obj, dtype, &dtype) < 0)
         return NULL;
     pith_tensor *t = tensor_from_data(st, data, dtype_obj != Py_None, dtype);
     return t ? tensor_wrap(st, t) : NULL;
 }
 
-typedef pith_tensor *(*sized_factory)(int ndim, const int64_t *sizes, pith_dtype dtype);
-
-/* Factories of the form f(*size, dtype=None). */
-static PyObject *factory_call(PyObject *module, PyObject *args, PyObject *kwargs,
-                              sized_factory fn, const char *name)
-{
-    pith_module_state *st = state_of_module(module);
-    PyObject *dtype_obj = NULL, *device = NULL, *requires_grad = NULL;
-    if (kwargs) {
-        PyObject *key, *value;
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(kwargs, &pos, &key, &value)) {
-            if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0)
-                dtype_obj = value;
-            else if (PyUnicode_CompareWithASCIIString(key, "device") == 0)
-                device = value;
-            else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0)
-                requires_grad = value;
-            else {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
-                             name, key);
-                return NULL;
-            }
-        }
-    }
-    if (factory_options(device, requires_grad, name) < 0)
-        return NULL;
-    if (pydispatch_mode_active())
-        return pydispatch_factory(module, name, args, kwargs);
-    pith_dtype dtype;
-    if (dtype_arg(st, dtype_obj, st->default_dtype, &dtype) < 0)
-        return NULL;
-    int64_t sizes[PITH_MAX_DIMS];
-    int ndim = sizes_from_args(args, sizes, name);
-    if (ndim < 0)
-        return NULL;
-    return tensor_wrap(st, fn(ndim, sizes, dtype));
-}
-
-#define MODULE_FACTORY_(name)                                                               \
-    static PyObject *module_##name(PyObject *module, PyObject *args, PyObject *kwargs)      \
-    {                                                                                       \
-        return factory_call(module, args, kwargs, pith_##name, #name);                      \
-    }
-MODULE_FACTORY_(zeros)
-MODULE_FACTORY_(ones)
-MODULE_FACTORY_(empty)
-MODULE_FACTORY_(rand)
-MODULE_FACTORY_(randn)
-#undef MODULE_FACTORY_
-
-/* full(size, fill_value, *, dtype=None): the dtype follows fill_value, as in PyTorch. */
-static PyObject *module_full(PyObject *module, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"size", "fill_value", "dtype", "device", "requires_grad", NULL};
-    PyObject *size, *fill, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOO:full", kwlist, &size, &fill,
-                                     &dtype_obj, &device, &requires_grad) ||
-        factory_options(device, requires_grad, "full") < 0)
-        return NULL;
-    if (pydispatch_mode_active())
-        return pydispatch_factory(module, "full", args, kwargs);
-    pith_module_state *st = state_of_module(module);
-    pith_dtype fallback = PyBool_Check(fill) ? PITH_BOOL
-                          : PyLong_Check(fill) ? PITH_INT64 : st->default_dtype;
-    pith_dtype dtype;
-    if (dtype_arg(st, dtype_obj, fallback, &dtype) < 0)
-        return NULL;
-    double value = PyFloat_AsDouble(fill);
-    if (value == -1.0 && PyErr_Occurred())
-        return NULL;
-    PyObject *size_args = PyTuple_Pack(1, size);
-    if (!size_args)
-        return NULL;
-    int64_t sizes[PITH_MAX_DIMS];
-    int ndim = sizes_from_args(size_args, sizes, "full");
-    Py_DECREF(size_args);
-    if (ndim < 0)
-        return NULL;
-    return tensor_wrap(st, pith_full(ndim, sizes, value, dtype));
-}
-
-/* arange(end) / arange(start, end, step=1, *, dtype=None): int64 when every bound is an
- * int, else the default dtype. */
-static PyObject *module_arange(PyObject *module, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
-    PyObject *a = NULL, *b = Py_None, *c = NULL, *dtype_obj = Py_None, *device = NULL,
-             *requires_grad = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OOO:arange", kwlist, &a, &b, &c,
-                                     &dtype_obj, &device, &requires_grad) ||
-        factory_options(device, requires_grad, "arange") < 0)
-        return NULL;
-    if (pydispatch_mode_active())
-        return pydispatch_factory(module, "arange", args, kwargs);
-    PyObject *start = b == Py_None ? NULL : a, *end = b == Py_None ? a : b;
-    PyObject *bounds[3] = {start, end, c};
-    double values[3] = {0.0, 0.0, 1.0};
-    bool all_int = true;
-    for (int i = 0; i < 3; i++) {
-        if (!bounds[i])
-            continue;
-        if (!PyLong_Check(bounds[i]) && !PyFloat_Check(bounds[i])) {
-            PyErr_Format(PyExc_TypeError, "arange(): bounds must be numbers, not %.200s",
-                         Py_TYPE(bounds[i])->tp_name);
-            return NULL;
-        }
-        all_int = all_int && PyLong_Check(bounds[i]);
-        values[i] = PyFloat_AsDouble(bounds[i]);
-        if (values[i] == -1.0 && PyErr_Occurred())
-            return NULL;
-    }
-    pith_module_state *st = state_of_module(module);
-    pith_dtype dtype;
-    if (dtype_arg(st, dtype_obj, all_int ? PITH_INT64 : st->default_dtype, &dtype) < 0)
-        return NULL;
-    return tensor_wrap(st, pith_arange(values[0], values[1], values[2], dtype));
-}
-
 static PyObject *module_get_default_dtype(PyObject *module, PyObject *unused)
 {
-    pith_module_state *st = state_of_module(module);
-    return dtype_object(st, st->default_dtype);
+    return dtype_object(state_of_module(module), pith_get_default_dtype());
 }
 
 static PyObject *module_set_default_dtype(PyObject *module, PyObject *dtype_obj)
@@ -197,7 +77,7 @@ static PyObject *module_set_default_dtype(PyObject *module, PyObject *dtype_obj)
                      "type, not pith.%s", pith_dtype_name(dtype));
         return NULL;
     }
-    st->default_dtype = dtype;
+    pith_set_default_dtype(dtype);
     Py_RETURN_NONE;
 }
 
@@ -241,30 +121,13 @@ static PyObject *module_interpreter_gate_open(PyObject *module, PyObject *unused
     return PyBool_FromLong(pith_interpreter_gate_open(state_of_module(module)->interp));
 }
 
-static PyObject *module_manual_seed(PyObject *module, PyObject *seed)
-{
-    unsigned long long v = PyLong_AsUnsignedLongLongMask(seed);
-    if (v == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    pith_manual_seed(v);
-    Py_RETURN_NONE;
-}
-
 #define KW_METHOD(name, fn, doc)                                                            \
     {name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
 
 static PyMethodDef module_methods[] = {
     KW_METHOD("tensor", module_tensor, "tensor(data, *, dtype=None): a tensor from nested lists."),
-    KW_METHOD("zeros", module_zeros, "zeros(*size, dtype=None)"),
-    KW_METHOD("ones", module_ones, "ones(*size, dtype=None)"),
-    KW_METHOD("empty", module_empty, "empty(*size, dtype=None)"),
-    KW_METHOD("rand", module_rand, "rand(*size, dtype=None): uniform on [0, 1)."),
-    KW_METHOD("randn", module_randn, "randn(*size, dtype=None): standard normal."),
-    KW_METHOD("full", module_full, "full(size, fill_value, *, dtype=None)"),
-    KW_METHOD("arange", module_arange, "arange(start=0, end, step=1, *, dtype=None)"),
     {"get_default_dtype", module_get_default_dtype, METH_NOARGS, "The default float dtype."},
     {"set_default_dtype", module_set_default_dtype, METH_O, "Sets the default float dtype."},
-    {"manual_seed", module_manual_seed, METH_O, "Seeds the random generator."},
     {"get_num_threads", module_get_num_threads, METH_NOARGS,
      "The number of threads pith's kernels use."},
     {"set_num_threads", module_set_num_threads, METH_O,
@@ -281,9 +144,8 @@ static PyMethodDef module_methods[] = {
 static int module_exec(PyObject *module)
 {
     pith_module_state *st = state_of_module(module);
-    st->default_dtype = PITH_FLOAT32;
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
-        tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
+        generator_type_init(module, st) < 0 || tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
@@ -298,6 +160,9 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->tensor_type);
     Py_VISIT(st->dtype_type);
     Py_VISIT(st->size_type);
+    Py_VISIT(st->generator_type);
+    Py_VISIT(st->default_generator);
+    Py_VISIT(st->strided);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_VISIT(st->dtypes[d]);
     Py_VISIT(st->value_error);
@@ -315,6 +180,9 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->tensor_type);
     Py_CLEAR(st->dtype_type);
     Py_CLEAR(st->size_type);
+    Py_CLEAR(st->generator_type);
+    Py_CLEAR(st->default_generator);
+    Py_CLEAR(st->strided);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_CLEAR(st->dtypes[d]);
     Py_CLEAR(st->value_error);

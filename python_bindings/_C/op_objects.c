@@ -292,6 +292,7 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
         }
         bind_param *p = &ov->params[i];
         p->type = a.type;
+        p->list_size = a.list_size;
         p->flags = (a.kwarg_only ? PARAM_KWARG_ONLY : 0) | (a.has_default ? PARAM_HAS_DEFAULT : 0) |
                    (a.is_mutable ? PARAM_MUTABLE : 0);
         p->name = PyUnicode_InternFromString(a.name);
@@ -383,6 +384,102 @@ PyObject *binder_overload_of(pith_module_state *st, const pith_op *op)
 
 /* ---- Function and Method ---- */
 
+/* Note [Python-only factory arguments]
+ * PyTorch's Python factories (zeros, rand, arange, ...) take requires_grad=, pin_memory= and
+ * layout= besides what their schemas bind. pith's factory schemas leave them out, and a
+ * factory function (one whose every overload has a Device? device argument and no Tensor
+ * argument) takes them here, before binding:
+ *   - requires_grad=True is a NotImplementedError (pith has no autograd yet);
+ *   - pin_memory=True is a RuntimeError, as in a PyTorch without an accelerator;
+ *   - layout= must be None or pith.strided (NotImplementedError for the others);
+ * and the call is bound without them. False and None mean the default. */
+static bool is_factory(const overload_object *ov)
+{
+    bool device = false;
+    for (int i = 0; i < ov->nparams; i++) {
+        pith_arg_type t = ov->params[i].type;
+        if (t == PITH_TYPE_TENSOR || t == PITH_TYPE_OPT_TENSOR || t == PITH_TYPE_TENSOR_LIST ||
+            t == PITH_TYPE_LIST_OPT_TENSOR)
+            return false;
+        device = device || (t == PITH_TYPE_OPT_DEVICE &&
+                            PyUnicode_CompareWithASCIIString(ov->params[i].name, "device") == 0);
+    }
+    return device;
+}
+
+enum { FACTORY_KW_REQUIRES_GRAD, FACTORY_KW_PIN_MEMORY, FACTORY_KW_LAYOUT, FACTORY_KW_NONE };
+
+static int factory_kw_of(PyObject *key)
+{
+    static const char *const names[] = {"requires_grad", "pin_memory", "layout"};
+    for (int k = 0; k < FACTORY_KW_NONE; k++)
+        if (PyUnicode_CompareWithASCIIString(key, names[k]) == 0)
+            return k;
+    return FACTORY_KW_NONE;
+}
+
+static int factory_kw_check(pith_module_state *st, PyObject *name, int which, PyObject *v)
+{
+    if (which == FACTORY_KW_LAYOUT) {
+        if (v == Py_None || (st->strided && v == st->strided))
+            return 0;
+        PyErr_Format(PyExc_NotImplementedError, "%U(): layout=%R is not supported: pith "
+                     "tensors are strided", name, v);
+        return -1;
+    }
+    int on = v == Py_None ? 0 : PyObject_IsTrue(v);
+    if (on <= 0)
+        return on;
+    if (which == FACTORY_KW_REQUIRES_GRAD)
+        PyErr_Format(PyExc_NotImplementedError,
+                     "%U(): requires_grad=True: autograd is not available in pith yet", name);
+    else
+        PyErr_Format(PyExc_RuntimeError, "%U(): pin_memory=True needs an accelerator, and "
+                     "pith has none", name);
+    return -1;
+}
+
+/* Takes the Python-only arguments out of `call` (into `args`, which holds the call's
+ * arguments and room for them, and a new kwnames in *kwnames_out). 0, or -1 with an
+ * exception. */
+static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
+                               bind_call *call, PyObject **args, PyObject **kwnames_out)
+{
+    *kwnames_out = NULL;
+    Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0, kept = 0;
+    int found = 0;
+    for (Py_ssize_t k = 0; k < nkw; k++)
+        found += factory_kw_of(PyTuple_GET_ITEM(call->kwnames, k)) != FACTORY_KW_NONE;
+    if (!found)
+        return 0;
+    PyObject *kwnames = PyTuple_New(nkw - found);
+    if (!kwnames)
+        return -1;
+    for (Py_ssize_t i = 0; i < call->nargs; i++)
+        args[i] = call->args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(call->kwnames, k);
+        PyObject *value = call->args[call->nargs + k];
+        int which = factory_kw_of(key);
+        if (which != FACTORY_KW_NONE) {
+            if (factory_kw_check(st, fn->name, which, value) < 0) {
+                Py_DECREF(kwnames);
+                return -1;
+            }
+            continue;
+        }
+        PyTuple_SET_ITEM(kwnames, kept, Py_NewRef(key));
+        args[call->nargs + kept++] = value;
+    }
+    call->args = args;
+    call->kwnames = kwnames;
+    *kwnames_out = kwnames;
+    return 0;
+}
+
+static PyObject *function_call_bound(pith_module_state *st, function_object *fn,
+                                     bind_call *callp);
+
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                      PyObject *kwnames)
 {
@@ -400,10 +497,32 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         call.args = args + 1;
         call.nargs--;
     }
+    PyObject *taken_kwnames = NULL, *small_args[16], **taken_args = small_args;
+    if (fn->factory && kwnames) {
+        Py_ssize_t total = call.nargs + PyTuple_GET_SIZE(kwnames);
+        if (total > 16 && !(taken_args = PyMem_Malloc((size_t)total * sizeof *taken_args)))
+            return PyErr_NoMemory();
+        if (factory_kwargs_take(st, fn, &call, taken_args, &taken_kwnames) < 0) {
+            if (taken_args != small_args)
+                PyMem_Free(taken_args);
+            return NULL;
+        }
+    }
+    PyObject *result = function_call_bound(st, fn, &call);
+    Py_XDECREF(taken_kwnames);
+    if (taken_args != small_args)
+        PyMem_Free(taken_args);
+    return result;
+}
+
+static PyObject *function_call_bound(pith_module_state *st, function_object *fn,
+                                     bind_call *callp)
+{
+    bind_call call = *callp;
     bool want_out = false;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t nkw = call.kwnames ? PyTuple_GET_SIZE(call.kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++)
-        if (same_name(PyTuple_GET_ITEM(kwnames, k), st->binder.str_out))
+        if (same_name(PyTuple_GET_ITEM(call.kwnames, k), st->binder.str_out))
             want_out = call.args[call.nargs + k] != Py_None;
     overload_object *const *overloads = fn->overloads + (want_out ? fn->nplain : 0);
     Py_ssize_t n = want_out ? fn->nout : fn->nplain;
@@ -632,6 +751,7 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     fn->mode = mode;
     fn->numbers = numbers;
     fn->nplain = fn->nout = 0;
+    fn->factory = false;
     fn->overloads = NULL;
     fn->name = PyUnicode_InternFromString(name);
     PyObject_GC_Track(fn);
@@ -659,6 +779,9 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     }
     overloads_sort(fn->overloads, fn->nplain);
     overloads_sort(fn->overloads + fn->nplain, fn->nout);
+    fn->factory = mode == MODE_FUNCTION;
+    for (Py_ssize_t i = 0; i < fn->nplain + fn->nout; i++)
+        fn->factory = fn->factory && is_factory(fn->overloads[i]);
     return (PyObject *)fn;
 fail:
     Py_DECREF(fn);
@@ -675,7 +798,17 @@ static PyObject *module_op_overloads(PyObject *module, PyObject *unused)
     return PyList_GetSlice(st->binder.in_order, 0, PyList_GET_SIZE(st->binder.in_order));
 }
 
+/* _set_strided(layout): pith.strided, the one layout factories accept (Note [Python-only
+ * factory arguments]); pith/_api.py makes it. */
+static PyObject *module_set_strided(PyObject *module, PyObject *layout)
+{
+    pith_module_state *st = state_of_module(module);
+    Py_XSETREF(st->strided, Py_NewRef(layout));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef binder_module_methods[] = {
+    {"_set_strided", module_set_strided, METH_O, "Sets pith.strided (pith._api)."},
     {"_op_overloads", module_op_overloads, METH_NOARGS,
      "The OpOverload of every registered operator, in registry order."},
     {NULL},

@@ -118,6 +118,20 @@ PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, 
         }
         return list;
     }
+    case PITH_VALUE_DOUBLE_LIST: {
+        const double *v = pith_stack_get_double_list(stack, i, &n);
+        PyObject *list = PyList_New((Py_ssize_t)n);
+        for (size_t k = 0; list && k < n; k++) {
+            PyObject *item = PyFloat_FromDouble(v[k]);
+            if (!item)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+        }
+        return list;
+    }
+    case PITH_VALUE_GENERATOR: /* a wrapper sharing the generator (not the caller's object) */
+        return generator_wrap(st, pith_stack_get_generator(stack, i));
     case PITH_VALUE_TENSOR_LIST: {
         pith_tensor *const *v = pith_stack_get_tensor_list(stack, i, &n); /* borrowed */
         PyObject *list = PyList_New((Py_ssize_t)n);

@@ -269,7 +269,7 @@ static PyObject *make_wrapper_subclass(PyObject *unused, PyObject *const *args,
             return NULL;
         }
     }
-    pith_dtype dtype = st->default_dtype;
+    pith_dtype dtype = pith_get_default_dtype();
     if (a[4] && a[4] != Py_None && dtype_from_object(st, a[4], &dtype) < 0)
         return NULL;
     bool meta;

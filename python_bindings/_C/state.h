@@ -28,12 +28,14 @@ typedef struct {
     PyTypeObject *tensor_type; /* pith.Tensor */
     PyTypeObject *dtype_type;  /* pith.dtype */
     PyTypeObject *size_type;   /* pith.Size, a tuple subclass */
+    PyTypeObject *generator_type; /* pith.Generator (generator.c) */
+    PyObject *default_generator;  /* pith.default_generator */
+    PyObject *strided;            /* pith.strided, the one layout (set by _set_strided) */
     PyObject *dtypes[PITH_NUM_DTYPES];
     PyObject *value_error;       /* pith.PithError(ValueError, RuntimeError) */
     PyObject *type_error;        /* pith.PithTypeError(TypeError, RuntimeError) */
     PyObject *interpreter_error; /* pith.InterpreterError(RuntimeError) */
     pith_interpreter *interp;    /* this interpreter's table; never freed */
-    pith_dtype default_dtype;
     PyObject *generic; /* name -> the Python implementation behind a conversion (conversions.c) */
     /* The binder (binder.c, op_objects.c); See Note [One binder]. */
     struct {
@@ -84,6 +86,11 @@ typedef struct {
     pith_dtype dtype;
 } pith_dtype_object;
 
+typedef struct {
+    PyObject_HEAD
+    pith_generator *g; /* one reference; the default generator is not counted */
+} pith_generator_object;
+
 extern PyModuleDef pith_module_def;
 
 /* State of the module that defined `type` (or a base of it); NULL with an exception set. */
@@ -107,8 +114,16 @@ PyObject *dtype_object(pith_module_state *st, pith_dtype dtype); /* new referenc
 int dtype_from_object(pith_module_state *st, PyObject *obj, pith_dtype *out);
 PyObject *size_new(pith_module_state *st, int ndim, const int64_t *sizes);
 
+/* generator.c */
+int generator_type_init(PyObject *module, pith_module_state *st);
+int generator_check(pith_module_state *st, PyObject *obj);
+pith_generator *generator_from_object(PyObject *obj); /* borrowed */
+PyObject *generator_wrap(pith_module_state *st, pith_generator *g); /* retains g */
+
 /* tensor.c */
 int tensor_type_init(PyObject *module, pith_module_state *st);
+/* What Tensor.device returns for `device`. */
+PyObject *device_object(pith_module_state *st, pith_device device);
 /* Wraps `t`, stealing the reference; returns the one wrapper of `t` in this interpreter.
  * NULL `t` raises the C library's last error. See Note [Tensor wrapper]. */
 PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t);

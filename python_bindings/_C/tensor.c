@@ -463,13 +463,20 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure)
     return ndim < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLong(ndim);
 }
 
+PyObject *device_object(pith_module_state *st, pith_device device)
+{
+    (void)st;
+    return PyUnicode_FromString(pith_device_name(device));
+}
+
 static PyObject *tensor_get_device(PyObject *self, void *closure)
 {
     pith_clear_error();
     pith_device device = pith_tensor_device(tensor_of(self));
+    pith_module_state *st = state_of_type(Py_TYPE(self));
     if (pith_last_status() != PITH_OK)
-        return error_raise(state_of_type(Py_TYPE(self)));
-    return PyUnicode_FromString(pith_device_name(device));
+        return error_raise(st);
+    return device_object(st, device);
 }
 
 /* Wraps a possibly negative `dim` the way PyTorch's size(dim) and stride(dim) do, or raises

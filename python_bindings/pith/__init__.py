@@ -14,6 +14,9 @@ from ._C import (  # noqa: F401
 from ._C import (  # noqa: F401
     bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
+from ._C import (  # noqa: F401  (random generators: Note [Generators])
+    Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
+)
 from ._C import as_tensor, from_dlpack, from_numpy, frombuffer  # noqa: F401
 from ._C import from_shared, share  # noqa: F401  (hand tensors across interpreters)
 from . import _ops

@@ -113,19 +113,23 @@ def nonzero(input, *, as_tuple=False):
     return tuple(coords.select(1, d) for d in range(input.ndim))
 
 
-def randint(*args, size=None, dtype=None, **kwargs):
-    """randint(high, size) or randint(low, high, size), as torch.randint (int64 default)."""
-    if size is not None:
-        args = args + (size,)
-    if len(args) == 2:
-        args = (0,) + args
-    if len(args) != 3:
-        raise TypeError("randint() takes (high, size) or (low, high, size)")
-    low, high, size = args
-    if isinstance(size, builtins.int):
-        raise TypeError("randint(): argument 'size' must be a tuple of ints, not int")
-    return _GENERIC["randint"](low, high, list(size),
-                               dtype=_C.int64 if dtype is None else dtype, **kwargs)
+class layout:
+    """A tensor memory layout, as torch.layout; pith has one, pith.strided."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"pith.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+_C._set_strided(strided)
+
 
 
 # ---- small Tensor conveniences of PyTorch ----
@@ -224,7 +228,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     _check_device(device, "randint_like")
     if requires_grad:
         raise NotImplementedError(f"randint_like(): requires_grad=True: {_NO_AUTOGRAD}")
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return _C.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
 def install(namespace):
@@ -240,8 +244,8 @@ def install(namespace):
     _GENERIC["split"] = namespace["split"]
     namespace["split"] = split
     Tensor.split = split
-    _GENERIC["randint"] = namespace["randint"]
-    namespace["randint"] = randint
+    namespace["layout"] = layout
+    namespace["strided"] = strided
     for name, factory in (("new_zeros", _C.zeros), ("new_ones", _C.ones),
                           ("new_empty", _C.empty)):
         setattr(Tensor, name, _new_factory(name, factory))
