@@ -508,3 +508,33 @@ pith_status masked_select_meta(pith_keyset ks, pith_value *ret, const pith_tenso
                           "masked_select: the output shape depends on the data; not supported "
                           "on the meta device");
 }
+
+/* nonzero(x, as_tuple=True): one index tensor per dim, views of nonzero's columns; a
+ * 0-dim input gives one tensor of zeros, one per nonzero element (PyTorch's
+ * nonzero_numpy). */
+pith_status nonzero_numpy_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    (void)ks;
+    pith_value coords[PITH_MAX_RETURNS];
+    pith_status st = pith_call_nonzero(coords, self);
+    if (st != PITH_OK)
+        return st;
+    if (self->ndim > 0) {
+        st = pith_call_unbind(ret, coords[0].u.t, 1);
+        value_clear(&coords[0]);
+        return st;
+    }
+    int64_t n = coords[0].u.t->sizes[0];
+    value_clear(&coords[0]);
+    pith_value zeros[PITH_MAX_RETURNS];
+    st = pith_call_zeros(zeros, (pith_int_list){&n, 1}, PITH_INT64, (int)self->device);
+    if (st != PITH_OK)
+        return st;
+    pith_tensor **list = malloc(sizeof *list);
+    if (!list) {
+        value_clear(&zeros[0]);
+        return pith_set_error(PITH_ERR_NOMEM, "nonzero_numpy: out of memory");
+    }
+    list[0] = zeros[0].u.t; /* moved into the list */
+    return ret_tensor_list(ret, list, 1);
+}

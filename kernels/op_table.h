@@ -144,6 +144,24 @@
       (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))             \
     _(prod, "prod.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",  \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
+    _(sum_out, "sum.IntList_out" PITH_REDUCE_DIMS_                                          \
+      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", COMPOSITE,              \
+      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
+    _(mean_out, "mean.out" PITH_REDUCE_DIMS_                                                \
+      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", COMPOSITE,              \
+      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
+    _(amax_out,                                                                             \
+      "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      COMPOSITE, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))           \
+    _(amin_out,                                                                             \
+      "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      COMPOSITE, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))           \
+    _(argmax_out,                                                                           \
+      "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      COMPOSITE, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))            \
+    _(argmin_out,                                                                           \
+      "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      COMPOSITE, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))            \
     _(amax, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
     _(amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
@@ -230,6 +248,11 @@
       COMPOSITE, (TENSOR, self), (INT, dim), (INT, start), (INT, length))                   \
     _(split, "split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]",         \
       COMPOSITE, (TENSOR, self), (INT, split_size), (INT, dim))                             \
+    _(split_sizes, "split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]",  \
+      COMPOSITE, (TENSOR, self), (INT_LIST, split_size), (INT, dim))                        \
+    _(split_with_sizes,                                                                     \
+      "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]",         \
+      COMPOSITE, (TENSOR, self), (INT_LIST, split_sizes), (INT, dim))                       \
     _(chunk, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", COMPOSITE,         \
       (TENSOR, self), (INT, chunks), (INT, dim))                                            \
     _(unbind, "unbind.int(Tensor(a) self, int dim=0) -> Tensor[]", COMPOSITE,               \
@@ -268,6 +291,7 @@
 /* ---- advanced indexing (kernels/indexing_advanced.c, kernels/indexing_put.c) ---- */
 #define PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                               \
     _(nonzero, "nonzero(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                   \
+    _(nonzero_numpy, "nonzero_numpy(Tensor self) -> Tensor[]", COMPOSITE, (TENSOR, self))   \
     _(index, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", BACKEND,             \
       (TENSOR, self), (LIST_OPT_TENSOR, indices))                                           \
     _(index_put_,                                                                           \
@@ -375,12 +399,13 @@
     _(transpose, BOTH, NONE) _(t, BOTH, NONE) _(expand, METHOD, NONE)                       \
     _(squeeze, BOTH, NONE) _(unsqueeze, BOTH, NONE) _(flatten, BOTH, NONE)                  \
     _(slice, INTERNAL, NONE) _(select, BOTH, NONE) _(narrow, BOTH, NONE)                    \
-    _(split, BOTH, NONE) _(chunk, BOTH, NONE) _(unbind, BOTH, NONE)                         \
+    _(split, BOTH, NONE) _(split_with_sizes, BOTH, NONE) _(chunk, BOTH, NONE)               \
+    _(unbind, BOTH, NONE)                                                                   \
     _(alias, INTERNAL, NONE) _(detach, BOTH, NONE)                                          \
     _(cat, FUNCTION, NONE) _(stack, FUNCTION, NONE) _(index_select, BOTH, NONE)             \
     _(gather, BOTH, NONE) _(masked_fill, BOTH, NONE) _(tril, BOTH, NONE)                    \
     _(triu, BOTH, NONE) _(embedding, FUNCTION, NONE)                                        \
-    _(nonzero, BOTH, NONE) _(index, INTERNAL, NONE) _(index_put, BOTH, NONE)                \
+    _(nonzero, BOTH, NONE) _(nonzero_numpy, INTERNAL, NONE) _(index, INTERNAL, NONE) _(index_put, BOTH, NONE)                \
     _(masked_select, BOTH, NONE)                                                            \
     _(softmax, BOTH, NONE) _(log_softmax, BOTH, NONE) _(layer_norm, FUNCTION, NONE)         \
     _(empty, FUNCTION, NONE) _(empty_strided, FUNCTION, NONE) _(zeros, FUNCTION, NONE)      \

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "core/dtype.h"
+#include "kernels/elementwise.h"
 #include "kernels/ops_internal.h"
 #include "kernels/reduce.h"
 
@@ -369,4 +370,92 @@ pith_status min_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_META);
+}
+
+/* ---- out= forms ----
+ * Note [Reductions into out=]
+ * A reduction's out= form computes the result as the plain op does and then writes it into
+ * `out`, resized when empty (tensor_resize_out) and otherwise of the result's shape. The
+ * dtype follows PyTorch: sum and mean compute in `dtype` when given (and then `out` must
+ * have it), else in out's dtype, so sum(int32 x, out=float64 y) sums in float64; the ops
+ * without a dtype argument (amax, amin, argmax, argmin) need `out` of exactly the result
+ * dtype. The result is a temporary, so an `out` that overlaps `self` is safe. */
+static pith_status reduce_into_out(pith_value *ret, const char *name, pith_status status,
+                                   pith_value *result, const pith_tensor *out_arg)
+{
+    pith_tensor *out = (pith_tensor *)out_arg;
+    if (status != PITH_OK)
+        return status;
+    pith_tensor *r = result[0].u.t;
+    if (r->dtype != out->dtype) {
+        value_clear(&result[0]);
+        return pith_set_error(PITH_ERR_TYPE,
+                              "%s: Expected out tensor to have dtype %s, but got %s instead",
+                              name, pith_dtype_name(r->dtype), pith_dtype_name(out->dtype));
+    }
+    if (r->device != out->device) {
+        value_clear(&result[0]);
+        return pith_set_error(PITH_ERR_VALUE, "%s: Expected out tensor on device %s, but got %s",
+                              name, pith_device_name(r->device), pith_device_name(out->device));
+    }
+    status = tensor_resize_out(out, r->ndim, r->sizes);
+    if (status == PITH_OK && out->device == PITH_CPU)
+        status = elementwise_copy(name, out, r);
+    value_clear(&result[0]);
+    if (status != PITH_OK)
+        return status;
+    tensor_bump_version(out);
+    return ret_self(ret, out);
+}
+
+pith_status sum_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                              const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    pith_opt_dtype dt = dtype >= 0 ? dtype : (int)out->dtype;
+    return reduce_into_out(ret, "sum", pith_call_sum(r, self, dim, keepdim, dt), r, out);
+}
+
+pith_status mean_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                               const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    pith_opt_dtype dt = dtype >= 0 ? dtype : (int)out->dtype;
+    return reduce_into_out(ret, "mean", pith_call_mean(r, self, dim, keepdim, dt), r, out);
+}
+
+pith_status amax_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_int_list dim, bool keepdim, const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    return reduce_into_out(ret, "amax", pith_call_amax(r, self, dim, keepdim), r, out);
+}
+
+pith_status amin_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_int_list dim, bool keepdim, const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    return reduce_into_out(ret, "amin", pith_call_amin(r, self, dim, keepdim), r, out);
+}
+
+pith_status argmax_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                 pith_opt_int dim, bool keepdim, const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    return reduce_into_out(ret, "argmax", pith_call_argmax(r, self, dim, keepdim), r, out);
+}
+
+pith_status argmin_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                 pith_opt_int dim, bool keepdim, const pith_tensor *out)
+{
+    (void)ks;
+    pith_value r[PITH_MAX_RETURNS];
+    return reduce_into_out(ret, "argmin", pith_call_argmin(r, self, dim, keepdim), r, out);
 }

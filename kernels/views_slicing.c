@@ -168,6 +168,60 @@ pith_status split_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     return views_split(ret, self, d, (size_t)n, split_size, last);
 }
 
+/* PyTorch's split_with_sizes: views of the given sizes, which must be non-negative and sum
+ * to the dim's size. */
+pith_status split_with_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                       pith_int_list split_sizes, int64_t dim)
+{
+    if (self->ndim == 0)
+        return pith_set_error(PITH_ERR_VALUE, "split expects at least a 1-dimensional tensor");
+    int d = dim_wrap(dim, self->ndim);
+    if (d < 0)
+        return pith_last_status();
+    int64_t dim_size = self->sizes[d], total = 0;
+    for (size_t i = 0; i < split_sizes.n; i++) {
+        if (split_sizes.data[i] < 0)
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "split_with_sizes expects split_sizes have only non-negative "
+                                  "entries, but got split_sizes=%lld at %zu",
+                                  (long long)split_sizes.data[i], i);
+        total += split_sizes.data[i];
+        if (total > dim_size)
+            break;
+    }
+    if (total != dim_size)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "split_with_sizes expects split_sizes to sum exactly to %lld "
+                              "(input tensor's size at dimension %lld), but got split_sizes "
+                              "of %zu values summing to %s%lld",
+                              (long long)dim_size, (long long)dim, split_sizes.n,
+                              total > dim_size ? "more than " : "", (long long)total);
+    size_t n = split_sizes.n;
+    pith_tensor **list = calloc(n ? n : 1, sizeof *list);
+    if (!list)
+        return pith_set_error(PITH_ERR_NOMEM, "split_with_sizes: cannot allocate %zu results",
+                              n);
+    int64_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        view_geometry g;
+        geometry_of(self, &g);
+        geometry_narrow(&g, d, start, split_sizes.data[i], 1);
+        start += split_sizes.data[i];
+        list[i] = tensor_view(self, g.ndim, g.sizes, g.strides, g.offset);
+        if (!list[i]) {
+            tensor_list_release(list, i);
+            return pith_last_status();
+        }
+    }
+    return ret_tensor_list(ret, list, n);
+}
+
+pith_status split_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                  pith_int_list split_size, int64_t dim)
+{
+    return split_with_sizes_composite(ks, ret, self, split_size, dim);
+}
+
 pith_status chunk_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                             int64_t chunks, int64_t dim)
 {

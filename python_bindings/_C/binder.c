@@ -457,8 +457,8 @@ static int push_device(pith_module_state *st, pith_stack *stack, PyObject *v)
     pith_device device;
     int found = device_by_name(v, &device);
     if (found == 0)
-        PyErr_Format(st->value_error, "device %R is not supported: pith has the 'cpu' and "
-                     "'meta' devices", v);
+        PyErr_Format(PyExc_NotImplementedError, "device %R is not supported: pith tensors "
+                     "live on the CPU (or the meta device)", v);
     if (found <= 0)
         return -1;
     return pith_stack_push_device(stack, device) == PITH_OK ? 0 : push_failed(st);

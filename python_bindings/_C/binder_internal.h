@@ -65,8 +65,9 @@ typedef struct {
     PyObject *name; /* "add" */
     int mode;       /* MODE_FUNCTION or MODE_METHOD */
     int numbers;    /* NUMBERS_* */
-    bool factory;   /* takes requires_grad=, pin_memory=, layout=: Note [Python-only factory
+    bool factory;   /* takes requires_grad=, pin_memory=, layout=: Note [Python-only
                        arguments] (op_objects.c) */
+    PyObject *as_tuple; /* nonzero's as_tuple=True: this Function (nonzero_numpy), or NULL */
     Py_ssize_t nplain, nout;
     overload_object **overloads; /* [0, nplain) without out arguments, then the out ones */
 } function_object;

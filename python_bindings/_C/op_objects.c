@@ -384,15 +384,18 @@ PyObject *binder_overload_of(pith_module_state *st, const pith_op *op)
 
 /* ---- Function and Method ---- */
 
-/* Note [Python-only factory arguments]
- * PyTorch's Python factories (zeros, rand, arange, ...) take requires_grad=, pin_memory= and
- * layout= besides what their schemas bind. pith's factory schemas leave them out, and a
- * factory function (one whose every overload has a Device? device argument and no Tensor
- * argument) takes them here, before binding:
- *   - requires_grad=True is a NotImplementedError (pith has no autograd yet);
- *   - pin_memory=True is a RuntimeError, as in a PyTorch without an accelerator;
- *   - layout= must be None or pith.strided (NotImplementedError for the others);
- * and the call is bound without them. False and None mean the default. */
+/* Note [Python-only arguments]
+ * A few keywords of PyTorch's Python functions are in no schema; PyTorch's own bindings
+ * take them by hand, and so does the binder, before binding, which then binds the call
+ * without them:
+ *   - the factories (zeros, rand, arange, ...: a function whose every overload has a
+ *     Device? device argument and no Tensor argument) take requires_grad=, pin_memory= and
+ *     layout=. requires_grad=True is a NotImplementedError (pith has no autograd yet);
+ *     pin_memory=True is a RuntimeError, as in a PyTorch without an accelerator; layout=
+ *     must be None or pith.strided (NotImplementedError for the others). False and None
+ *     mean the default;
+ *   - nonzero and Tensor.nonzero take as_tuple=: True calls nonzero_numpy's function
+ *     instead (one index tensor per dim), as PyTorch's binding does. */
 static bool is_factory(const overload_object *ov)
 {
     bool device = false;
@@ -407,19 +410,24 @@ static bool is_factory(const overload_object *ov)
     return device;
 }
 
-enum { FACTORY_KW_REQUIRES_GRAD, FACTORY_KW_PIN_MEMORY, FACTORY_KW_LAYOUT, FACTORY_KW_NONE };
+enum { FACTORY_KW_REQUIRES_GRAD, FACTORY_KW_PIN_MEMORY, FACTORY_KW_LAYOUT, FACTORY_KW_AS_TUPLE,
+       FACTORY_KW_NONE };
 
-static int factory_kw_of(PyObject *key)
+static int factory_kw_of(const function_object *fn, PyObject *key)
 {
-    static const char *const names[] = {"requires_grad", "pin_memory", "layout"};
+    static const char *const names[] = {"requires_grad", "pin_memory", "layout", "as_tuple"};
     for (int k = 0; k < FACTORY_KW_NONE; k++)
-        if (PyUnicode_CompareWithASCIIString(key, names[k]) == 0)
+        if ((k == FACTORY_KW_AS_TUPLE ? fn->as_tuple != NULL : fn->factory) &&
+            PyUnicode_CompareWithASCIIString(key, names[k]) == 0)
             return k;
     return FACTORY_KW_NONE;
 }
 
+/* 0 (or 1 for as_tuple=True), or -1 with an exception. */
 static int factory_kw_check(pith_module_state *st, PyObject *name, int which, PyObject *v)
 {
+    if (which == FACTORY_KW_AS_TUPLE)
+        return PyObject_IsTrue(v);
     if (which == FACTORY_KW_LAYOUT) {
         if (v == Py_None || (st->strided && v == st->strided))
             return 0;
@@ -440,16 +448,18 @@ static int factory_kw_check(pith_module_state *st, PyObject *name, int which, Py
 }
 
 /* Takes the Python-only arguments out of `call` (into `args`, which holds the call's
- * arguments and room for them, and a new kwnames in *kwnames_out). 0, or -1 with an
- * exception. */
+ * arguments and room for them, and a new kwnames in *kwnames_out); *as_tuple is set by
+ * as_tuple=True. 0, or -1 with an exception. */
 static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
-                               bind_call *call, PyObject **args, PyObject **kwnames_out)
+                               bind_call *call, PyObject **args, PyObject **kwnames_out,
+                               bool *as_tuple)
 {
     *kwnames_out = NULL;
+    *as_tuple = false;
     Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0, kept = 0;
     int found = 0;
     for (Py_ssize_t k = 0; k < nkw; k++)
-        found += factory_kw_of(PyTuple_GET_ITEM(call->kwnames, k)) != FACTORY_KW_NONE;
+        found += factory_kw_of(fn, PyTuple_GET_ITEM(call->kwnames, k)) != FACTORY_KW_NONE;
     if (!found)
         return 0;
     PyObject *kwnames = PyTuple_New(nkw - found);
@@ -460,12 +470,14 @@ static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(call->kwnames, k);
         PyObject *value = call->args[call->nargs + k];
-        int which = factory_kw_of(key);
+        int which = factory_kw_of(fn, key);
         if (which != FACTORY_KW_NONE) {
-            if (factory_kw_check(st, fn->name, which, value) < 0) {
+            int rc = factory_kw_check(st, fn->name, which, value);
+            if (rc < 0) {
                 Py_DECREF(kwnames);
                 return -1;
             }
+            *as_tuple = *as_tuple || (which == FACTORY_KW_AS_TUPLE && rc > 0);
             continue;
         }
         PyTuple_SET_ITEM(kwnames, kept, Py_NewRef(key));
@@ -498,17 +510,19 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         call.nargs--;
     }
     PyObject *taken_kwnames = NULL, *small_args[16], **taken_args = small_args;
-    if (fn->factory && kwnames) {
+    bool as_tuple = false;
+    if ((fn->factory || fn->as_tuple) && kwnames) {
         Py_ssize_t total = call.nargs + PyTuple_GET_SIZE(kwnames);
         if (total > 16 && !(taken_args = PyMem_Malloc((size_t)total * sizeof *taken_args)))
             return PyErr_NoMemory();
-        if (factory_kwargs_take(st, fn, &call, taken_args, &taken_kwnames) < 0) {
+        if (factory_kwargs_take(st, fn, &call, taken_args, &taken_kwnames, &as_tuple) < 0) {
             if (taken_args != small_args)
                 PyMem_Free(taken_args);
             return NULL;
         }
     }
-    PyObject *result = function_call_bound(st, fn, &call);
+    PyObject *result = function_call_bound(
+        st, as_tuple ? (function_object *)fn->as_tuple : fn, &call);
     Py_XDECREF(taken_kwnames);
     if (taken_args != small_args)
         PyMem_Free(taken_args);
@@ -548,6 +562,7 @@ static int function_traverse(PyObject *self, visitproc visit, void *arg)
     function_object *fn = (function_object *)self;
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(fn->name);
+    Py_VISIT(fn->as_tuple);
     for (Py_ssize_t i = 0; fn->overloads && i < fn->nplain + fn->nout; i++)
         Py_VISIT(fn->overloads[i]);
     return 0;
@@ -557,6 +572,7 @@ static int function_clear(PyObject *self)
 {
     function_object *fn = (function_object *)self;
     Py_CLEAR(fn->name);
+    Py_CLEAR(fn->as_tuple);
     for (Py_ssize_t i = 0; fn->overloads && i < fn->nplain + fn->nout; i++)
         Py_CLEAR(fn->overloads[i]);
     return 0;
@@ -752,6 +768,7 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     fn->numbers = numbers;
     fn->nplain = fn->nout = 0;
     fn->factory = false;
+    fn->as_tuple = NULL;
     fn->overloads = NULL;
     fn->name = PyUnicode_InternFromString(name);
     PyObject_GC_Track(fn);
@@ -782,6 +799,9 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     fn->factory = mode == MODE_FUNCTION;
     for (Py_ssize_t i = 0; i < fn->nplain + fn->nout; i++)
         fn->factory = fn->factory && is_factory(fn->overloads[i]);
+    if (strcmp(name, "nonzero") == 0 &&
+        !(fn->as_tuple = function_new(st, "nonzero_numpy", mode, numbers)))
+        goto fail;
     return (PyObject *)fn;
 fail:
     Py_DECREF(fn);

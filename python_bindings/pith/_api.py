@@ -80,38 +80,7 @@ _CONVERSIONS = {
 }
 
 
-_GENERIC = {}
-
-
-# ---- PyTorch call forms that the schemas do not spell ----
-
-def split(tensor, split_size_or_sections, dim=0):
-    """split(tensor, int or list of sizes, dim=0): views, as torch.split."""
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = list(split_size_or_sections)
-        length = tensor.shape[dim] if tensor.ndim else 0
-        if sum(sizes) != length or any(not isinstance(v, builtins.int) or v < 0
-                                       for v in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                               f"{length} (input tensor's size at dimension {dim}), but got "
-                               f"split_sizes={sizes}")
-        parts, start = [], 0
-        for size in sizes:
-            parts.append(tensor.narrow(dim, start, size))
-            start += size
-        return tuple(parts)
-    return tuple(_GENERIC["split"](tensor, split_size_or_sections, dim))
-
-
-def nonzero(input, *, as_tuple=False):
-    """nonzero(input, *, as_tuple=False): the coordinates of the nonzero elements."""
-    coords = _GENERIC["nonzero"](input)
-    if not as_tuple:
-        return coords
-    if input.ndim == 0:  # PyTorch: one index 0 per nonzero element of the 0-dim input
-        return (_C.zeros(coords.shape[0], dtype=_C.int64),)
-    return tuple(coords.select(1, d) for d in range(input.ndim))
-
+# ---- layouts (the binder takes layout= of the factories: Note [Python-only arguments]) ----
 
 class layout:
     """A tensor memory layout, as torch.layout; pith has one, pith.strided."""
@@ -238,12 +207,6 @@ def install(namespace):
     for name, dtype in _CONVERSIONS.items():
         generic = _conversion(name, dtype)
         set_generic(name, generic)
-    _GENERIC["nonzero"] = namespace["nonzero"]
-    namespace["nonzero"] = nonzero
-    Tensor.nonzero = nonzero
-    _GENERIC["split"] = namespace["split"]
-    namespace["split"] = split
-    Tensor.split = split
     namespace["layout"] = layout
     namespace["strided"] = strided
     for name, factory in (("new_zeros", _C.zeros), ("new_ones", _C.ones),

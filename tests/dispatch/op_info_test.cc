@@ -113,4 +113,77 @@ TEST_F(OpInfo, ACustomOpIsDescribedLikeABuiltinOne)
     EXPECT_EQ(n, 0u);
 }
 
+TEST_F(OpInfo, SizedListsKeepTheirSizeAndRepeatAScalarDefault)
+{
+    ASSERT_EQ(pith_op_define("opinfo::sized(Tensor x, int[2] stride=1, float[3] scale=0.5, "
+                             "float[]? w=None, int[] dims=[]) -> Tensor"),
+              PITH_OK) << pith_last_error();
+    const pith_op *op = pith_op_find("opinfo::sized");
+    pith_argument a;
+    ASSERT_EQ(pith_op_argument(op, 1, &a), PITH_OK);
+    EXPECT_EQ(a.type, PITH_TYPE_INT_LIST);
+    EXPECT_EQ(a.list_size, 2);
+    ASSERT_EQ(pith_op_argument(op, 2, &a), PITH_OK);
+    EXPECT_EQ(a.type, PITH_TYPE_FLOAT_LIST);
+    EXPECT_EQ(a.list_size, 3);
+    ASSERT_EQ(pith_op_argument(op, 3, &a), PITH_OK);
+    EXPECT_EQ(a.type, PITH_TYPE_OPT_FLOAT_LIST);
+    ASSERT_EQ(pith_op_argument(op, 4, &a), PITH_OK);
+    EXPECT_EQ(a.list_size, 0);
+    StackPtr s;
+    ASSERT_EQ(pith_op_push_default(op, 2, s), PITH_OK);
+    size_t n = 0;
+    const double *d = pith_stack_get_double_list(s, 0, &n);
+    ASSERT_EQ(n, 3u);
+    EXPECT_EQ(d[0], 0.5);
+    EXPECT_EQ(d[2], 0.5);
+    ASSERT_EQ(pith_op_push_default(op, 3, s), PITH_OK);
+    EXPECT_EQ(pith_stack_kind(s, 1), PITH_VALUE_NONE);
+}
+
+TEST_F(OpInfo, OptionalBoolStrAndGeneratorArguments)
+{
+    ASSERT_EQ(pith_op_define("opinfo::opts(Tensor x, bool? stable=None, bool? flag=True, "
+                             "str? mode='ij', *, Generator? generator=None) -> Tensor"),
+              PITH_OK) << pith_last_error();
+    const pith_op *op = pith_op_find("opinfo::opts");
+    const pith_arg_type want[] = {PITH_TYPE_TENSOR, PITH_TYPE_OPT_BOOL, PITH_TYPE_OPT_BOOL,
+                                  PITH_TYPE_OPT_STR, PITH_TYPE_OPT_GENERATOR};
+    for (int i = 0; i < 5; i++) {
+        pith_argument a;
+        ASSERT_EQ(pith_op_argument(op, i, &a), PITH_OK);
+        EXPECT_EQ(a.type, want[i]) << i;
+        EXPECT_EQ(pith_arg_type_is_optional(a.type), i > 0) << i;
+    }
+    StackPtr s;
+    ASSERT_EQ(pith_op_push_default(op, 2, s), PITH_OK);
+    EXPECT_TRUE(pith_stack_get_bool(s, 0));
+    ASSERT_EQ(pith_op_push_default(op, 3, s), PITH_OK);
+    EXPECT_STREQ(pith_stack_get_string(s, 1), "ij");
+    ASSERT_EQ(pith_op_push_default(op, 4, s), PITH_OK);
+    EXPECT_EQ(pith_stack_kind(s, 2), PITH_VALUE_NONE);
+    // A generator default other than None, and a sized list of another type, are refused.
+    EXPECT_EQ(pith_op_define("opinfo::badgen(Generator? g=3) -> Tensor"), PITH_ERR_VALUE);
+    EXPECT_EQ(pith_op_define("opinfo::badsize(int[1001] x) -> Tensor"), PITH_ERR_VALUE);
+}
+
+TEST_F(OpInfo, GeneratorsOnTheStackAreRetainedAndShared)
+{
+    pith_generator *g = pith_generator_new(7);
+    ASSERT_NE(g, nullptr);
+    StackPtr s;
+    ASSERT_EQ(pith_stack_push_generator(s, g), PITH_OK);
+    pith_generator_release(g); // the stack's reference keeps it alive
+    pith_generator *got = pith_stack_get_generator(s, 0);
+    ASSERT_EQ(got, g);
+    EXPECT_EQ(pith_generator_initial_seed(got), 7u);
+    ASSERT_EQ(pith_stack_push_generator(s, nullptr), PITH_OK);
+    EXPECT_EQ(pith_stack_get_generator(s, 1), pith_default_generator());
+    EXPECT_EQ(pith_stack_get_generator(s, 5), nullptr);
+    EXPECT_TRUE(pith_test::HasError(PITH_ERR_INDEX, "out of range"));
+    ASSERT_EQ(pith_stack_push_int(s, 1), PITH_OK);
+    EXPECT_EQ(pith_stack_get_generator(s, 2), nullptr);
+    EXPECT_TRUE(pith_test::HasError(PITH_ERR_TYPE, "not Generator"));
+}
+
 } // namespace

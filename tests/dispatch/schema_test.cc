@@ -56,7 +56,7 @@ TEST_F(Schema, EveryArgumentType)
 
 TEST_F(Schema, TypeNamesCoverEveryType)
 {
-    ASSERT_EQ(shim_num_arg_types(), 17);
+    ASSERT_EQ(shim_num_arg_types(), 22);
     for (int t = 0; t < shim_num_arg_types(); t++) {
         std::string text = std::string("f(") + shim_arg_type_name(t) + " x) -> Tensor";
         parse_ok(text.c_str());
@@ -344,13 +344,13 @@ const BadSchema bad_schemas[] = {
     {"add(int(a) x) -> Tensor", "an alias annotation is only allowed on Tensor", 8},
     {"add(Tensor(A) x) -> Tensor", "expected an alias set letter", 12},
     {"add(Tensor(a!x) x) -> Tensor", "expected ')' to close the alias annotation", 14},
-    {"add(bool? x) -> Tensor", "type 'bool?' is not supported", 5},
+    {"add(bool[] x) -> Tensor", "type 'bool[]' is not supported", 5},
     {"add(Tensor[]? x) -> Tensor", "type 'Tensor[]?' is not supported", 5},
     {"add(int?[] x) -> Tensor", "type 'int?[]' is not supported", 5},
     {"add(Tensor?[]? x) -> Tensor", "type 'Tensor?[]?' is not supported", 5},
     {"add(Tensor?[][] x) -> Tensor", "type 'Tensor?[][' is not supported", 5},
     {"add(Tensor?[] x=None) -> Tensor", "None is not a valid default for type 'Tensor?[]'", 17},
-    {"add(float[] x) -> Tensor", "type 'float[]' is not supported", 5},
+    {"add(float?[] x) -> Tensor", "type 'float?[]' is not supported", 5},
     {"add(Device d) -> Tensor", "type 'Device' is not supported", 5},
     {"add(int[ x) -> Tensor", "expected ']'", 9},
     {"add(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", "more than 4 returns", 51},

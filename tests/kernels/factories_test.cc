@@ -276,7 +276,7 @@ TEST_F(FactoriesTest, ArangeErrors)
 
 TEST_F(FactoriesTest, ArangeOnMeta)
 {
-    Tensor t = Boxed("arange", [](pith_stack *s) {
+    Tensor t = Boxed("arange.start_step", [](pith_stack *s) {
         pith_stack_push_int(s, 0);
         pith_stack_push_int(s, 10);
         pith_stack_push_int(s, 2);

@@ -158,7 +158,8 @@ TEST_F(RandomTest, MetaTensorsDoNotAdvanceTheGenerator)
     pith_stack *s = pith_stack_new();
     const int64_t size = 1000;
     pith_stack_push_int_list(s, &size, 1);
-    pith_stack_push_none(s);
+    pith_stack_push_none(s); /* generator */
+    pith_stack_push_none(s); /* dtype */
     pith_stack_push_device(s, PITH_META);
     ASSERT_EQ(pith_call_boxed(op, s), PITH_OK) << pith_last_error();
     Tensor meta(pith_stack_get_tensor(s, pith_stack_size(s) - 1));
@@ -312,6 +313,121 @@ TEST_F(RandomTest, RandintErrors)
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "from is out of bounds for uint8"));
     EXPECT_EQ(pith_randint(0, 5, -1, &n, (pith_dtype)-1), nullptr);
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "ndim -1 is out of range"));
+}
+
+// ---- generators and randperm ----
+
+/* rand through the boxed call with an explicit generator (NULL: None). */
+std::vector<double> RandWith(pith_generator *g, int64_t n)
+{
+    const pith_op *op = pith_op_find("rand");
+    pith_stack *s = pith_stack_new();
+    pith_stack_push_int_list(s, &n, 1);
+    if (g)
+        pith_stack_push_generator(s, g);
+    else
+        pith_stack_push_none(s);
+    EXPECT_EQ(pith_call_boxed(op, s), PITH_OK) << pith_last_error();
+    Tensor t(pith_stack_get_tensor(s, pith_stack_size(s) - 1));
+    pith_stack_free(s);
+    return t ? Values(t.get()) : std::vector<double>{};
+}
+
+TEST_F(RandomTest, AGeneratorIsItsOwnStream)
+{
+    pith_generator *g = pith_generator_new(11);
+    ASSERT_NE(g, nullptr);
+    pith_manual_seed(11);
+    auto from_default = RandWith(nullptr, 6);
+    auto from_g = RandWith(g, 6);
+    EXPECT_EQ(from_g, from_default); // the same seed gives the same stream
+    pith_manual_seed(11);
+    auto a = RandWith(g, 6); // g moved on; the default one restarted
+    EXPECT_NE(a, from_default);
+    EXPECT_EQ(RandWith(nullptr, 6), from_default);
+    pith_generator_release(g);
+}
+
+TEST_F(RandomTest, GeneratorStateRoundTrips)
+{
+    pith_generator *g = pith_generator_new(5);
+    RandWith(g, 10);
+    uint64_t seed, offset;
+    pith_generator_get_state(g, &seed, &offset);
+    EXPECT_EQ(seed, 5u);
+    EXPECT_GT(offset, 0u);
+    auto next = RandWith(g, 10);
+    pith_generator_set_state(g, seed, offset);
+    EXPECT_EQ(RandWith(g, 10), next);
+    EXPECT_EQ(pith_generator_initial_seed(g), 5u);
+    uint64_t fresh = pith_generator_seed(g);
+    EXPECT_EQ(pith_generator_initial_seed(g), fresh);
+    pith_generator_release(g);
+    pith_generator_retain(nullptr); // ignored
+    pith_generator_release(nullptr);
+    pith_generator_release(pith_default_generator()); // the static one is never freed
+    EXPECT_NE(pith_default_generator(), nullptr);
+}
+
+Tensor Randperm(int64_t n, int dtype, pith_generator *g = nullptr)
+{
+    pith_stack *s = pith_stack_new();
+    pith_stack_push_int(s, n);
+    pith_stack_push_generator(s, g); // NULL: the default generator
+    if (dtype < 0)
+        pith_stack_push_none(s);
+    else
+        pith_stack_push_dtype(s, (pith_dtype)dtype);
+    pith_tensor *t = nullptr;
+    if (pith_call_boxed(pith_op_find("randperm"), s) == PITH_OK)
+        t = pith_stack_get_tensor(s, pith_stack_size(s) - 1);
+    pith_stack_free(s);
+    return Tensor(t);
+}
+
+TEST_F(RandomTest, RandpermIsAPermutation)
+{
+    pith_manual_seed(2);
+    for (int64_t n : {0, 1, 2, 7, 1000}) {
+        Tensor t = Randperm(n, -1);
+        ASSERT_NE(t, nullptr) << pith_last_error();
+        EXPECT_EQ(pith_tensor_dtype(t.get()), PITH_INT64);
+        auto v = Values(t.get());
+        std::sort(v.begin(), v.end());
+        for (int64_t i = 0; i < n; i++)
+            ASSERT_EQ(v[(size_t)i], (double)i);
+    }
+    Tensor f = Randperm(5, PITH_FLOAT32);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(pith_tensor_dtype(f.get()), PITH_FLOAT32);
+}
+
+TEST_F(RandomTest, RandpermIsReproducibleAndMixes)
+{
+    pith_generator *g = pith_generator_new(9);
+    auto a = Values(Randperm(50, -1, g).get());
+    pith_generator_manual_seed(g, 9);
+    EXPECT_EQ(Values(Randperm(50, -1, g).get()), a);
+    EXPECT_NE(Values(Randperm(50, -1, g).get()), a);
+    // Every position takes many values over many draws (no fixed points by construction).
+    std::vector<std::set<double>> seen(10);
+    for (int k = 0; k < 200; k++) {
+        auto p = Values(Randperm(10, -1, g).get());
+        for (size_t i = 0; i < 10; i++)
+            seen[i].insert(p[i]);
+    }
+    for (const auto &s : seen)
+        EXPECT_EQ(s.size(), 10u);
+    pith_generator_release(g);
+}
+
+TEST_F(RandomTest, RandpermErrors)
+{
+    EXPECT_EQ(Randperm(-1, -1), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "n must be non-negative"));
+    EXPECT_EQ(Randperm(300, PITH_UINT8), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "n is too large for result tensor type"));
+    EXPECT_NE(Randperm(256, PITH_UINT8), nullptr);
 }
 
 } // namespace

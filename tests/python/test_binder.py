@@ -497,8 +497,6 @@ def test_to_takes_a_python_type_as_dtype(kind, dtype):
     assert run(pith, f"x.to({kind.__name__}).dtype") == ("ok", dtype)
 
 
-@pytest.mark.xfail(strict=True, reason="sum has no out overload in the op table "
-                   "(kernels/op_table.h): pith.sum(x, 0, out=o) is a TypeError, torch's works")
 def test_sum_takes_out():
     assert run(pith, "[o := LIB.empty(3), LIB.sum(x, 0, out=o) is o, o.tolist()][1:]") == \
         ("ok", [True, [1.5, 2.0, 2.0]])

@@ -705,7 +705,7 @@ def test_versioned_capsule_describes_the_tensor(name):
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (0, 4)])
 def test_legacy_capsule_always_sets_strides(shape):
-    t = pith.zeros(*shape)
+    t = pith.zeros(shape)
     dl = capsule_struct(t.__dlpack__(), "dltensor", DLManagedTensor).dl_tensor
     assert dl.ndim == len(shape)
     assert bool(dl.strides)
@@ -838,7 +838,7 @@ def test_from_dlpack_of_numpy_outlives_the_array():
 
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3)])
 def test_dlpack_of_zero_dim_and_empty_with_numpy(shape):
-    t = pith.zeros(*shape, dtype=pith.float64)
+    t = pith.zeros(shape, dtype=pith.float64)
     assert np.from_dlpack(t).shape == shape
     assert pith.from_dlpack(np.zeros(shape)).shape == shape
 

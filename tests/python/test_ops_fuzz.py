@@ -390,6 +390,11 @@ class Call:
         if base == "Device":
             return self.choice(["'cpu'", "'meta'"] if self.nice else
                                ["'cpu'", "'meta'", "'cuda'", "''", "'cpu:0'", "'meta\\x00'"])
+        if base == "float[]":
+            return "[" + ", ".join(self.choice(["0.5", "1.0", "2"]) for _ in
+                                   range(self.choice([0, 1, 2]))) + "]"
+        if base == "Generator":
+            return self.choice(["pith.Generator().manual_seed(1)", "pith.default_generator"])
         if base == "str":
             return self.choice(["'none'", "'tanh'"] if self.nice else
                                ["'none'", "'tanh'", "''", "'x' * 1000", "'\\x00'",
