@@ -819,7 +819,7 @@ static PyObject *module_op_overloads(PyObject *module, PyObject *unused)
 }
 
 /* _set_strided(layout): pith.strided, the one layout factories accept (Note [Python-only
- * factory arguments]); pith/_api.py makes it. */
+ * arguments]); pith/_api.py makes it. */
 static PyObject *module_set_strided(PyObject *module, PyObject *layout)
 {
     pith_module_state *st = state_of_module(module);
