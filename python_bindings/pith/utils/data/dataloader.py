@@ -346,6 +346,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 # still alive. The index queues do not wait at exit to flush tasks nobody will read, and a
 # worker told to stop does not wait to flush its results. During interpreter exit nothing
 # is done: the workers are daemonic, and multiprocessing's exit handler terminates them.
+# Nor is anything done by the copy of an iterator that a process forked later (a worker of
+# another loader) inherits: the workers are not that process's children.
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Loading in worker processes. See Note [Multi-process loading]."""
@@ -373,6 +375,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_result_queue = context.Queue()
         self._data_queue = self._worker_result_queue
         self._workers_done_event = context.Event()
+        self._owner_pid = os.getpid()
         self._shutdown = False
         try:
             for worker_id in range(self._num_workers):
@@ -527,6 +530,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         """See Note [Shutting the workers down]."""
         if _utils is None or _utils.python_exit_status or self._shutdown:
             return
+        if os.getpid() != self._owner_pid:
+            return  # a copy inherited by a forked process: the workers are not its children
         self._shutdown = True
         try:
             self._workers_done_event.set()
