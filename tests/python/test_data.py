@@ -4,6 +4,7 @@ DataLoader in the main process and with worker processes (order, errors, seeding
 get_worker_info, iterable datasets, timeouts, shutdown). Worker tests use tiny datasets and
 never depend on timing: a worker that must not answer waits on an Event set by the test."""
 import collections
+import gc
 import math
 import multiprocessing
 import os
@@ -47,11 +48,10 @@ def libraries():
 def tree(x):
     """A comparable form of a collated value, the same for pith and torch values: tensors
     become (dtype name, shape, values), containers keep their type's name and order."""
-    if hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, np.ndarray):
-        if not isinstance(x, (np.generic,)):
-            return ("tensor", dtype_name(x.dtype), tuple(x.shape), x.tolist())
-    if isinstance(x, np.ndarray):
-        return ("ndarray", str(x.dtype), x.tolist())
+    if isinstance(x, (np.ndarray, np.generic)):
+        return (type(x).__name__, str(x.dtype), x.tolist())
+    if hasattr(x, "dtype") and hasattr(x, "shape"):  # a pith or torch tensor
+        return ("tensor", dtype_name(x.dtype), tuple(x.shape), x.tolist())
     if isinstance(x, collections.abc.Mapping):
         return (type(x).__name__, [(k, tree(v)) for k, v in x.items()])
     if isinstance(x, (list, tuple)):
@@ -777,3 +777,370 @@ def test_loader_exposes_torchs_attributes():
     assert loader.collate_fn is D.default_collate and loader.prefetch_factor is None
     assert D.DataLoader(range(6), batch_size=None).collate_fn is D.default_convert
     assert D.DataLoader(range(6), num_workers=1).prefetch_factor == 2
+
+
+# ---- DataLoader with worker processes ----------------------------------------------------
+
+class Probe(D.Dataset):
+    """Sample i tells which process read it and what that process's generators gave."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        info = D.get_worker_info()
+        return {"i": i, "pid": os.getpid(), "worker": info.id, "num_workers": info.num_workers,
+                "seed": info.seed, "pith": pith.rand(2).tolist(), "random": random.random(),
+                "numpy": float(np.random.rand()),
+                "numpy_state": np.random.get_state()[1][:4].tolist()}
+
+
+class Failing(D.Dataset):
+    """Raises `error(message)` for index `bad`."""
+
+    def __init__(self, n, bad, error, message="bad index"):
+        self.n, self.bad, self.error, self.message = n, bad, error, message
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.bad:
+            raise self.error(f"{self.message} {i}")
+        return i
+
+
+class TwoArgumentError(Exception):
+    def __init__(self, first, second):
+        super().__init__(first, second)
+
+
+def first_answer_only(loader):
+    it = iter(loader)
+    try:
+        return next(it)
+    finally:
+        del it
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"batch_size": 3}, {"batch_size": 4, "drop_last": True}, {"batch_size": None},
+    {"batch_size": 2, "prefetch_factor": 1}, {"batch_size": 2, "num_workers": 1},
+])
+def test_workers_give_the_batches_of_the_main_process_in_order(options):
+    options = {"num_workers": 2, **options}
+    expected = [tree(b) for b in D.DataLoader(tensor_dataset(pith), **{
+        k: v for k, v in options.items() if k not in ("num_workers", "prefetch_factor")})]
+    assert [tree(b) for b in D.DataLoader(tensor_dataset(pith), **options)] == expected
+
+
+def test_workers_read_tasks_in_round_robin_order():
+    batches = list(D.DataLoader(Probe(6), batch_size=None, num_workers=2))
+    assert [b["i"] for b in batches] == list(range(6))
+    assert [b["worker"] for b in batches] == [0, 1, 0, 1, 0, 1]
+    assert len({b["pid"] for b in batches} | {os.getpid()}) == 3
+
+
+def test_workers_out_of_order_give_every_batch_once():
+    loader = D.DataLoader(range(9), batch_size=2, num_workers=2, in_order=False)
+    assert sorted(b.tolist() for b in loader) == [[0, 1], [2, 3], [4, 5], [6, 7], [8]]
+
+
+def test_a_shuffling_loader_with_workers_gives_the_order_of_the_main_process():
+    pith.manual_seed(8)
+    alone = [b.tolist() for b in D.DataLoader(range(12), batch_size=3, shuffle=True)]
+    pith.manual_seed(8)
+    assert [b.tolist() for b in D.DataLoader(range(12), batch_size=3, shuffle=True,
+                                             num_workers=2)] == alone
+
+
+def test_tensors_of_every_dtype_and_layout_cross_from_the_workers():
+    base = pith.arange(24).reshape(4, 6)
+    samples = [{"t": base.t()[1:5:2].to(getattr(pith, name)), "zero_dim": pith.tensor(2.5),
+                "empty": pith.zeros(0, 2, dtype=getattr(pith, name))} for name in DTYPE_NAMES]
+    for options in [{"batch_size": None}, {"batch_size": 2}]:
+        expected = [tree(b) for b in D.DataLoader(samples, **options)]
+        assert [tree(b) for b in D.DataLoader(samples, num_workers=2, **options)] == expected
+
+
+def test_a_tensor_subclass_crosses_from_a_worker_with_its_class():
+    samples = [pith.nn.Parameter(pith.ones(2) * i) for i in range(2)]
+    batches = list(D.DataLoader(samples, batch_size=None, num_workers=1))
+    assert [type(b) for b in batches] == [pith.nn.Parameter] * 2
+    assert [b.tolist() for b in batches] == [[0.0, 0.0], [1.0, 1.0]]
+
+
+def test_get_worker_info_is_none_in_the_main_process():
+    assert D.get_worker_info() is None
+    list(D.DataLoader(range(2), num_workers=1))
+    assert D.get_worker_info() is None
+
+
+def test_get_worker_info_in_a_worker_gives_its_id_count_and_seed():
+    batches = list(D.DataLoader(Probe(4), batch_size=None, num_workers=2))
+    assert [(b["worker"], b["num_workers"]) for b in batches] == [(0, 2), (1, 2)] * 2
+    seeds = {b["worker"]: b["seed"] for b in batches}
+    assert seeds[1] == seeds[0] + 1 and 0 <= seeds[0] < 2**63
+
+
+def test_worker_seeds_are_reproducible_under_manual_seed():
+    def draws():
+        return [{k: b[k] for k in ("seed", "pith", "random", "numpy")}
+                for b in D.DataLoader(Probe(4), batch_size=None, num_workers=2)]
+    pith.manual_seed(13)
+    first = draws()
+    pith.manual_seed(13)
+    assert draws() == first
+    assert first[0]["pith"] != first[1]["pith"] and first[0]["random"] != first[1]["random"]
+    assert first[0]["numpy"] != first[1]["numpy"]
+    assert draws() != first  # a new base seed each pass
+
+
+def test_workers_seed_numpy_as_torch_does_for_their_seed():
+    torch, TD = oracle()
+    from torch.utils.data._utils.worker import _generate_state
+    for b in D.DataLoader(Probe(2), batch_size=None, num_workers=2):
+        expected = np.random.RandomState(_generate_state(b["seed"] - b["worker"], b["worker"]))
+        # Probe drew one value from NumPy's stream before reading the state.
+        expected.rand()
+        assert b["numpy_state"] == expected.get_state()[1][:4].tolist()
+
+
+def test_the_worker_seed_is_drawn_from_the_global_generator():
+    loader = D.DataLoader(Probe(1), batch_size=None, num_workers=1)
+    pith.manual_seed(2)
+    seed = list(loader)[0]["seed"]
+    pith.manual_seed(2)
+    assert pith.randint(2**63 - 1, ()).item() == seed
+
+
+@needs_generator
+def test_the_worker_seed_is_drawn_from_the_loaders_generator():
+    def seed(g):
+        return list(D.DataLoader(Probe(1), batch_size=None, num_workers=1, generator=g))[0]["seed"]
+    assert seed(seeded(6)) == seed(seeded(6)) != seed(seeded(7))
+
+
+def record_worker_id(worker_id):
+    os.environ["PITH_TEST_WORKER_INIT"] = f"{worker_id}/{D.get_worker_info().id}"
+
+
+class InitProbe(D.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return os.environ.get("PITH_TEST_WORKER_INIT", "")
+
+
+def test_worker_init_fn_runs_in_each_worker_with_its_id():
+    batches = list(D.DataLoader(InitProbe(), batch_size=None, num_workers=2,
+                                worker_init_fn=record_worker_id))
+    assert batches == ["0/0", "1/1", "0/0", "1/1"]
+    assert "PITH_TEST_WORKER_INIT" not in os.environ
+
+
+def failing_init(worker_id):
+    raise ZeroDivisionError(f"init of {worker_id}")
+
+
+def test_an_error_in_worker_init_fn_is_raised_in_the_main_process():
+    with pytest.raises(ZeroDivisionError, match="Caught ZeroDivisionError in DataLoader worker process 0") as caught:
+        list(D.DataLoader(range(4), num_workers=2, worker_init_fn=failing_init))
+    assert "init of 0" in str(caught.value)
+
+
+def test_an_error_in_a_worker_is_raised_in_the_main_process_with_the_worker_id():
+    loader = D.DataLoader(Failing(6, 3, ValueError), num_workers=2)
+    with pytest.raises(ValueError) as caught:
+        list(loader)
+    message = str(caught.value)
+    assert message.startswith("Caught ValueError in DataLoader worker process 1.\n"
+                              "Original Traceback (most recent call last):\n")
+    assert message.rstrip().endswith("ValueError: bad index 3")
+
+
+def test_a_worker_error_reads_as_torchs():
+    torch, TD = oracle()
+
+    class TorchFailing(TD.Dataset):
+        __init__, __len__, __getitem__ = Failing.__init__, Failing.__len__, Failing.__getitem__
+    messages = []
+    for lib, ds in [(D, Failing(4, 2, ValueError)), (TD, TorchFailing(4, 2, ValueError))]:
+        it = iter(lib.DataLoader(ds, num_workers=2))
+        try:
+            with pytest.raises(ValueError) as caught:
+                list(it)
+        finally:
+            it._shutdown_workers()  # at once: torch's would wait for the next collection
+        lines = str(caught.value).splitlines()
+        messages.append(lines[:2] + lines[-1:])
+    assert messages[0] == messages[1]
+
+
+def test_a_key_error_in_a_worker_keeps_a_readable_message():
+    with pytest.raises(KeyError) as caught:
+        list(D.DataLoader(Failing(2, 0, KeyError, "missing"), num_workers=1))
+    assert str(caught.value).startswith("Caught KeyError in DataLoader worker process 0.\n")
+
+
+def test_an_error_that_takes_other_arguments_becomes_a_runtime_error():
+    with pytest.raises(RuntimeError, match="Caught TwoArgumentError in DataLoader worker process 0"):
+        list(D.DataLoader(Failing(2, 0, lambda message: TwoArgumentError(message, 1)), num_workers=1))
+
+
+def test_an_error_of_a_class_pickle_cannot_name_becomes_a_runtime_error():
+    class LocalError(Exception):
+        pass
+    with pytest.raises(RuntimeError, match="Caught RuntimeError in DataLoader worker process 0") as caught:
+        list(D.DataLoader(Failing(2, 1, LocalError, "local"), num_workers=1))
+    assert "LocalError" in str(caught.value) and "local 1" in str(caught.value)
+
+
+def test_a_batch_that_cannot_be_pickled_is_an_error_of_its_worker():
+    with pytest.raises(Exception, match="in DataLoader worker process 0"):
+        list(D.DataLoader(range(2), num_workers=1, collate_fn=lambda batch: lambda: batch))
+
+
+def test_a_stop_iteration_from_a_map_style_dataset_in_a_worker_ends_the_pass_as_in_torch():
+    # Raised again by __next__, a StopIteration ends the iteration (in PyTorch too).
+    torch, TD = oracle()
+
+    class TorchFailing(TD.Dataset):
+        __init__, __len__, __getitem__ = Failing.__init__, Failing.__len__, Failing.__getitem__
+    passes = []
+    for lib, ds in [(D, Failing(4, 2, StopIteration)), (TD, TorchFailing(4, 2, StopIteration))]:
+        it = iter(lib.DataLoader(ds, num_workers=2))
+        passes.append([b.tolist() for b in it])
+        it._shutdown_workers()  # at once: torch's would wait for the next collection
+    assert passes[0] == passes[1] == [[0], [1]]
+
+
+class Exits(D.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == 1:
+            os._exit(3)
+        return i
+
+
+def test_a_worker_that_dies_is_reported():
+    it = iter(D.DataLoader(Exits(), num_workers=2))
+    pid = it._workers[1].pid
+    with pytest.raises(RuntimeError, match=rf"DataLoader worker \(pid\(s\) {pid}\) exited unexpectedly"):
+        list(it)
+    del it
+
+
+class Blocks(D.Dataset):
+    """Each sample waits until the test sets `release`."""
+
+    def __init__(self, release):
+        self.release = release
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        self.release.wait()
+        return i
+
+
+def test_timeout_is_a_runtime_error():
+    release = multiprocessing.Event()
+    it = iter(D.DataLoader(Blocks(release), num_workers=1, timeout=0.2))
+    try:
+        with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.2 seconds"):
+            next(it)
+    finally:
+        release.set()
+    assert [b.tolist() for b in it] == [[0], [1]]  # the worker goes on once released
+
+
+def test_workers_exit_at_the_end_of_a_pass():
+    it = iter(D.DataLoader(range(5), batch_size=2, num_workers=2))
+    workers = list(it._workers)
+    assert len(list(it)) == 3
+    assert [w.exitcode for w in workers] == [0, 0]
+
+
+def test_workers_exit_when_the_iterator_is_dropped_early():
+    it = iter(D.DataLoader(range(50), num_workers=2))
+    workers = list(it._workers)
+    assert next(it).tolist() == [0]
+    del it
+    assert [w.exitcode for w in workers] == [0, 0]
+
+
+def test_workers_exit_when_the_garbage_collector_frees_the_iterator():
+    # In a cycle, the iterator is freed by gc.collect(), which first clears the weak
+    # references multiprocessing cleans up through (Note [Shutting the workers down]).
+    it = iter(D.DataLoader(range(50), num_workers=2))
+    it.cycle = it
+    workers = list(it._workers)
+    assert next(it).tolist() == [0]
+    del it
+    gc.collect()
+    assert [w.exitcode for w in workers] == [0, 0]  # left their loop: not terminated
+
+
+def test_persistent_workers_serve_every_pass():
+    loader = D.DataLoader(Probe(6), batch_size=None, num_workers=2, persistent_workers=True)
+    first = list(loader)
+    it = iter(loader)
+    assert next(it)["i"] == 0  # a pass left unfinished
+    second = list(iter(loader))
+    assert iter(loader) is it
+    assert [b["i"] for b in first] == [b["i"] for b in second] == list(range(6))
+    assert {b["pid"] for b in first} == {b["pid"] for b in second}
+    workers = list(it._workers)
+    del it, loader
+    assert [w.exitcode for w in workers] == [0, 0]
+
+
+@pytest.mark.parametrize("options", [{}, {"batch_size": 2}, {"batch_size": 2, "drop_last": True},
+                                     {"batch_size": None}])
+def test_each_worker_iterates_over_its_own_copy_of_an_iterable_dataset(options):
+    torch, TD = oracle()
+    for shard in (False, True):
+        ours = [tree(b) for b in D.DataLoader(Stream(3, 10, shard), num_workers=2, **options)]
+        theirs = [tree(b) for b in TD.DataLoader(torch_stream(TD, 3, 10, shard), num_workers=2,
+                                                 **options)]
+        assert ours == theirs
+
+
+def split_the_stream(worker_id):
+    info = D.get_worker_info()
+    stream = info.dataset
+    per_worker = int(math.ceil((stream.end - stream.start) / float(info.num_workers)))
+    stream.start = stream.start + worker_id * per_worker
+    stream.end = min(stream.start + per_worker, stream.end)
+
+
+def test_worker_init_fn_can_configure_the_workers_copy_of_the_dataset():
+    stream = Stream(3, 7)
+    assert [b.item() for b in D.DataLoader(stream, num_workers=2,
+                                           worker_init_fn=split_the_stream)] == [3, 5, 4, 6]
+    assert (stream.start, stream.end) == (3, 7)
+
+
+def test_an_iterable_dataset_with_more_workers_than_samples_ends():
+    assert [b.item() for b in D.DataLoader(Stream(0, 1, shard=True), num_workers=2)] == [0]
+
+
+def test_a_loader_can_use_the_spawn_start_method():
+    loader = D.DataLoader(tensor_dataset(pith), batch_size=4, num_workers=1,
+                          multiprocessing_context="spawn")
+    assert isinstance(loader.multiprocessing_context, multiprocessing.context.SpawnContext)
+    expected = [tree(b) for b in D.DataLoader(tensor_dataset(pith), batch_size=4)]
+    assert [tree(b) for b in loader] == expected
+
+
+def test_too_many_workers_warn_as_torch_does():
+    with pytest.warns(UserWarning, match="This DataLoader will create 100000 worker processes in total"):
+        D.DataLoader(range(2), num_workers=100000)

@@ -348,6 +348,15 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 # is done: the workers are daemonic, and multiprocessing's exit handler terminates them.
 # Nor is anything done by the copy of an iterator that a process forked later (a worker of
 # another loader) inherits: the workers are not that process's children.
+#
+# While its workers run, an iterator's queues, event and Process objects are also held by
+# _RUNNING (keyed by the iterator's id). An iterator in a reference cycle is freed by the
+# garbage collector, which clears the weak references to everything unreachable before it
+# calls __del__; multiprocessing hangs cleanup on such weak references (a Queue's closes its
+# feeder thread, a Process's closes its sentinel), so without _RUNNING the None sent by
+# __del__ would never leave the main process, and each worker would wait out
+# MP_STATUS_CHECK_INTERVAL before being terminated.
+_RUNNING = {}
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Loading in worker processes. See Note [Multi-process loading]."""
@@ -377,6 +386,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_done_event = context.Event()
         self._owner_pid = os.getpid()
         self._shutdown = False
+        _RUNNING[id(self)] = (self._workers, self._index_queues, self._worker_result_queue,
+                              self._workers_done_event)
         try:
             for worker_id in range(self._num_workers):
                 self._start_worker(context, worker_id)
@@ -548,6 +559,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if worker.is_alive():
                     worker.terminate()
                     worker.join(timeout=MP_STATUS_CHECK_INTERVAL)
+            _RUNNING.pop(id(self), None)
 
     def __del__(self):
         self._shutdown_workers()

@@ -72,18 +72,24 @@ class ExceptionWrapper:
             self.exc_type = RuntimeError
 
     def reraise(self):
+        # The exception is never a local of this frame: its traceback holds the frame, and
+        # a cycle would keep the iterator (a local of the frames below) alive until the
+        # next garbage collection instead of shutting its workers down when the exception
+        # is dropped.
+        raise self._exception()
+
+    def _exception(self):
         msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
             # KeyError's str() is the repr() of its argument: keep the text readable.
             msg = _KeyErrorMessage(msg)
         elif getattr(self.exc_type, "message", None):
-            raise self.exc_type(message=msg)
+            return self.exc_type(message=msg)
         try:
-            exception = self.exc_type(msg)
+            return self.exc_type(msg)
         except Exception:
             # The type takes other arguments than a message.
-            raise RuntimeError(msg) from None
-        raise exception
+            return RuntimeError(msg)
 
 
 class _KeyErrorMessage(str):
