@@ -1144,3 +1144,63 @@ def test_a_loader_can_use_the_spawn_start_method():
 def test_too_many_workers_warn_as_torch_does():
     with pytest.warns(UserWarning, match="This DataLoader will create 100000 worker processes in total"):
         D.DataLoader(range(2), num_workers=100000)
+
+
+# ---- type stubs --------------------------------------------------------------------------
+
+TYPED_USE = '''
+import pith
+from pith.utils.data import (
+    BatchSampler, DataLoader, Dataset, RandomSampler, Subset, TensorDataset, default_collate,
+    get_worker_info, random_split,
+)
+
+
+class Squares(Dataset[int]):
+    def __len__(self) -> int:
+        return 10
+
+    def __getitem__(self, index: int) -> int:
+        return index * index
+
+
+def init(worker_id: int) -> None:
+    info = get_worker_info()
+    first: int = info.id if info is not None else worker_id
+
+
+ds = TensorDataset(pith.arange(10), pith.ones(10))
+x, y = ds[0]
+parts: list[Subset[tuple[pith.Tensor, ...]]] = random_split(ds, [0.8, 0.2])
+loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=2, worker_init_fn=init,
+                    prefetch_factor=2, persistent_workers=True)
+batches: int = len(loader)
+for batch in loader:
+    pass
+squares = DataLoader(Squares(), batch_size=None, collate_fn=default_collate)
+indices: list[list[int]] = list(BatchSampler(RandomSampler(range(5)), 2, False))
+'''
+
+TYPED_MISUSE = '''
+import pith
+from pith.utils.data import DataLoader, RandomSampler, TensorDataset
+
+ds = TensorDataset(pith.arange(10))
+a = DataLoader(ds, batch_size="4")
+b = RandomSampler(range(3), replacement="yes")
+c: str = len(DataLoader(ds))
+d = DataLoader(ds, 4, False, None, None, 0, None, False, False, 0, None, None, None, 2)
+'''
+
+
+def test_mypy_accepts_typed_code_using_pith_utils_data(tmp_path):
+    from test_stubs import run_mypy
+    assert run_mypy(tmp_path, TYPED_USE).strip() == ""
+
+
+def test_mypy_rejects_wrong_uses_of_pith_utils_data(tmp_path):
+    from test_stubs import run_mypy
+    output = run_mypy(tmp_path, TYPED_MISUSE)
+    flagged = {int(line.split(":")[1]) for line in output.splitlines()
+               if line.startswith("usage.py:") and ": error:" in line}
+    assert flagged == {6, 7, 8, 9}, output
