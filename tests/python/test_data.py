@@ -10,6 +10,8 @@ import multiprocessing
 import os
 import pickle
 import random
+import subprocess
+import sys
 import types
 import warnings
 
@@ -63,6 +65,14 @@ def identity(batch):
     return batch
 
 
+def test_pith_utils_data_is_imported_on_first_use_and_does_not_import_numpy():
+    code = ("import sys, pith\n"
+            "assert 'pith.utils.data' not in sys.modules\n"
+            "assert pith.utils.data.DataLoader is sys.modules['pith.utils.data'].DataLoader\n"
+            "assert 'numpy' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 # ---- default_collate ---------------------------------------------------------------------
 
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -86,9 +96,11 @@ COLLATE_CASES = {
     "int_tensors": lambda T: [T.tensor([[1, 2]]), T.tensor([[3, 4]])],
     "zero_dim_tensors": lambda T: [T.tensor(1), T.tensor(2), T.tensor(3)],
     "empty_tensors": lambda T: [T.zeros(0, 3), T.zeros(0, 3)],
-    "transposed_tensors": lambda T: [T.arange(6).reshape(2, 3).t(), T.arange(6, 12).reshape(2, 3).t()],
+    "transposed_tensors": lambda T: [T.arange(6).reshape(2, 3).t(),
+                                     T.arange(6, 12).reshape(2, 3).t()],
     "bool_tensors": lambda T: [T.tensor([True, False]), T.tensor([False, False])],
-    "numpy_float32": lambda T: [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((2, 3), np.float32)],
+    "numpy_float32": lambda T: [np.arange(6, dtype=np.float32).reshape(2, 3),
+                                np.ones((2, 3), np.float32)],
     "numpy_int64": lambda T: [np.arange(3), np.arange(3, 6)],
     "numpy_bool": lambda T: [np.array([True, False]), np.array([False, True])],
     "numpy_strided": lambda T: [np.arange(12.0).reshape(3, 4)[:, ::2], np.zeros((3, 2))],
@@ -103,12 +115,16 @@ COLLATE_CASES = {
     "namedtuples": lambda T: [Point(1, T.tensor([1.0])), Point(2, T.tensor([2.0]))],
     "namedtuples_of_strings": lambda T: [Point("a", 1), Point("b", 2)],
     "dicts": lambda T: [{"a": 1, "b": T.tensor(1.0)}, {"a": 2, "b": T.tensor(2.0)}],
-    "ordered_dicts": lambda T: [collections.OrderedDict(b=1, a=2.0), collections.OrderedDict(b=3, a=4.0)],
-    "defaultdicts": lambda T: [collections.defaultdict(list, a=1), collections.defaultdict(list, a=2)],
+    "ordered_dicts": lambda T: [collections.OrderedDict(b=1, a=2.0),
+                                collections.OrderedDict(b=3, a=4.0)],
+    "defaultdicts": lambda T: [collections.defaultdict(list, a=1),
+                               collections.defaultdict(list, a=2)],
     "dict_subclass": lambda T: [Record(a=1), Record(a=2)],
-    "mapping_proxies": lambda T: [types.MappingProxyType({"a": 1}), types.MappingProxyType({"a": 2})],
-    "nested": lambda T: [{"x": (1, [2.5, "s"]), "p": Point(np.float32(1), [True]), "t": T.ones(2)},
-                         {"x": (2, [3.5, "t"]), "p": Point(np.float32(2), [False]), "t": T.zeros(2)}],
+    "mapping_proxies": lambda T: [types.MappingProxyType({"a": 1}),
+                                  types.MappingProxyType({"a": 2})],
+    "nested": lambda T: [
+        {"x": (1, [2.5, "s"]), "p": Point(np.float32(1), [True]), "t": T.ones(2)},
+        {"x": (2, [3.5, "t"]), "p": Point(np.float32(2), [False]), "t": T.zeros(2)}],
 }
 
 
@@ -161,16 +177,19 @@ def test_default_collate_of_numpy_arrays_matches_torch(name, data):
 # message; torch, when installed, must raise the same type with the same message.
 COLLATE_ERRORS = {
     "objects": (lambda T: [object(), object()], TypeError,
-                "batch must contain tensors, numpy arrays, numbers, dicts or lists; found <class 'object'>"),
+                "batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                "found <class 'object'>"),
     "none": (lambda T: [None, None], TypeError, "found <class 'NoneType'>"),
     "sets": (lambda T: [{1}, {2}], TypeError, "found <class 'set'>"),
-    "nested_objects": (lambda T: [{"a": [object()]}, {"a": [object()]}], TypeError, "found <class 'object'>"),
+    "nested_objects": (lambda T: [{"a": [object()]}, {"a": [object()]}], TypeError,
+                       "found <class 'object'>"),
     "unequal_lists": (lambda T: [[1, 2], [3]], RuntimeError,
                       "each element in list of batch should be of equal size"),
     "unequal_tuples": (lambda T: [(1, 2), (3,)], RuntimeError,
                        "each element in list of batch should be of equal size"),
     "unequal_tensors": (lambda T: [T.zeros(2), T.zeros(3)], RuntimeError,
-                        "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1"),
+                        "stack expects each tensor to be equal size, but got [2] at entry 0 "
+                        "and [3] at entry 1"),
     "string_arrays": (lambda T: [np.array(["a"]), np.array(["b"])], TypeError, "found <U1"),
     "object_arrays": (lambda T: [np.array([None]), np.array([None])], TypeError, "found object"),
 }
@@ -276,7 +295,7 @@ def test_concat_dataset_errors():
         D.ConcatDataset([])
     with pytest.raises(AssertionError, match="does not support IterableDataset"):
         D.ConcatDataset([[1], Stream(0, 2)])
-    with pytest.raises(ValueError, match="absolute value of index should not exceed dataset length"):
+    with pytest.raises(ValueError, match="absolute value of index should not exceed"):
         D.ConcatDataset([[1, 2]])[-3]
     with pytest.raises(IndexError):
         D.ConcatDataset([[1, 2]])[2]
@@ -348,7 +367,7 @@ def test_stack_dataset_checks_the_size_of_nested_getitems():
     class Short(list):
         def __getitems__(self, indices):
             return [0]
-    with pytest.raises(ValueError, match="Nested dataset's output size mismatch. Expected 2, got 1"):
+    with pytest.raises(ValueError, match="output size mismatch. Expected 2, got 1"):
         D.StackDataset(Short([1, 2])).__getitems__([0, 1])
 
 
@@ -436,12 +455,16 @@ def test_batch_sampler_takes_any_iterable():
 # Each case: the sampler class, its arguments, pith's exception and a fragment of its message;
 # torch, when installed, raises the same.
 SAMPLER_ERRORS = [
-    ("BatchSampler", (range(3), 0, False), ValueError, "batch_size should be a positive integer value, but got batch_size=0"),
+    ("BatchSampler", (range(3), 0, False), ValueError,
+     "batch_size should be a positive integer value, but got batch_size=0"),
     ("BatchSampler", (range(3), True, False), ValueError, "batch_size=True"),
     ("BatchSampler", (range(3), 1.5, False), ValueError, "batch_size=1.5"),
-    ("BatchSampler", (range(3), 2, 1), ValueError, "drop_last should be a boolean value, but got drop_last=1"),
-    ("RandomSampler", (range(3), 1), TypeError, "replacement should be a boolean value, but got replacement=1"),
-    ("RandomSampler", (range(3), False, 0), ValueError, "num_samples should be a positive integer value, but got num_samples=0"),
+    ("BatchSampler", (range(3), 2, 1), ValueError,
+     "drop_last should be a boolean value, but got drop_last=1"),
+    ("RandomSampler", (range(3), 1), TypeError,
+     "replacement should be a boolean value, but got replacement=1"),
+    ("RandomSampler", (range(3), False, 0), ValueError,
+     "num_samples should be a positive integer value, but got num_samples=0"),
     ("RandomSampler", (range(3), False, 2.5), ValueError, "num_samples=2.5"),
     ("RandomSampler", (range(0),), ValueError, "num_samples=0"),
 ]
@@ -552,7 +575,8 @@ def test_random_split_with_a_generator_is_reproducible():
 @needs_generator
 def test_shuffling_loader_with_a_generator_is_reproducible():
     def epoch(g):
-        return [b.tolist() for b in D.DataLoader(range(20), batch_size=4, shuffle=True, generator=g)]
+        loader = D.DataLoader(range(20), batch_size=4, shuffle=True, generator=g)
+        return [b.tolist() for b in loader]
     assert epoch(seeded(3)) == epoch(seeded(3))
     assert epoch(seeded(3)) != epoch(seeded(4))
 
@@ -640,8 +664,10 @@ def test_loader_with_a_sampler_or_a_batch_sampler_matches_torch():
     torch, TD = oracle()
     data = list(range(10, 20))
     for ours_kw, theirs_kw in [
-            ({"sampler": [3, 1, 4, 1, 5], "batch_size": 2}, {"sampler": [3, 1, 4, 1, 5], "batch_size": 2}),
-            ({"batch_sampler": [[0, 9], [5], [2, 2, 2]]}, {"batch_sampler": [[0, 9], [5], [2, 2, 2]]}),
+            ({"sampler": [3, 1, 4, 1, 5], "batch_size": 2},
+             {"sampler": [3, 1, 4, 1, 5], "batch_size": 2}),
+            ({"batch_sampler": [[0, 9], [5], [2, 2, 2]]},
+             {"batch_sampler": [[0, 9], [5], [2, 2, 2]]}),
             ({"batch_sampler": D.BatchSampler(range(7), 3, True)},
              {"batch_sampler": TD.BatchSampler(range(7), 3, True)})]:
         assert ([tree(b) for b in D.DataLoader(data, **ours_kw)]
@@ -655,7 +681,8 @@ def test_loader_calls_getitems_once_per_batch():
         def __getitems__(self, indices):
             Batched.batches.append(list(indices))
             return [self[i] for i in indices]
-    assert [b.tolist() for b in D.DataLoader(Batched(range(5)), batch_size=2)] == [[0, 1], [2, 3], [4]]
+    loader = D.DataLoader(Batched(range(5)), batch_size=2)
+    assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4]]
     assert Batched.batches == [[0, 1], [2, 3], [4]]
 
 
@@ -714,21 +741,31 @@ def test_pin_memory_is_accepted_and_warns_as_torch_does_without_an_accelerator()
 LOADER_ERRORS = [
     ("map", {"num_workers": -1}, ValueError, "num_workers option should be non-negative"),
     ("map", {"timeout": -1}, ValueError, "timeout option should be non-negative"),
-    ("map", {"prefetch_factor": 2}, ValueError, "prefetch_factor option could only be specified in multiprocessing"),
-    ("map", {"num_workers": 1, "prefetch_factor": -1}, ValueError, "prefetch_factor option should be non-negative"),
-    ("map", {"persistent_workers": True}, ValueError, "persistent_workers option needs num_workers > 0"),
-    ("map", {"sampler": [0], "shuffle": True}, ValueError, "sampler option is mutually exclusive with shuffle"),
-    ("map", {"batch_sampler": [[0]], "batch_size": 2}, ValueError, "batch_sampler option is mutually exclusive"),
-    ("map", {"batch_sampler": [[0]], "drop_last": True}, ValueError, "batch_sampler option is mutually exclusive"),
-    ("map", {"batch_sampler": [[0]], "shuffle": True}, ValueError, "batch_sampler option is mutually exclusive"),
-    ("map", {"batch_sampler": [[0]], "sampler": [0]}, ValueError, "batch_sampler option is mutually exclusive"),
-    ("map", {"batch_size": None, "drop_last": True}, ValueError, "batch_size=None option disables auto-batching"),
-    ("map", {"multiprocessing_context": "fork"}, ValueError, "multiprocessing_context can only be used with multi-process loading"),
-    ("map", {"num_workers": 1, "multiprocessing_context": "nope"}, ValueError, "should specify a valid start method"),
-    ("map", {"num_workers": 1, "multiprocessing_context": 3}, TypeError, "multiprocessing_context option should be a valid context"),
+    ("map", {"prefetch_factor": 2}, ValueError,
+     "prefetch_factor option could only be specified in multiprocessing"),
+    ("map", {"num_workers": 1, "prefetch_factor": -1}, ValueError,
+     "prefetch_factor option should be non-negative"),
+    ("map", {"persistent_workers": True}, ValueError,
+     "persistent_workers option needs num_workers > 0"),
+    ("map", {"sampler": [0], "shuffle": True}, ValueError,
+     "sampler option is mutually exclusive with shuffle"),
+    ("map", {"batch_sampler": [[0]], "batch_size": 2}, ValueError, "batch_sampler option is"),
+    ("map", {"batch_sampler": [[0]], "drop_last": True}, ValueError, "batch_sampler option is"),
+    ("map", {"batch_sampler": [[0]], "shuffle": True}, ValueError, "batch_sampler option is"),
+    ("map", {"batch_sampler": [[0]], "sampler": [0]}, ValueError, "mutually exclusive with"),
+    ("map", {"batch_size": None, "drop_last": True}, ValueError,
+     "batch_size=None option disables auto-batching"),
+    ("map", {"multiprocessing_context": "fork"}, ValueError,
+     "multiprocessing_context can only be used with multi-process loading"),
+    ("map", {"num_workers": 1, "multiprocessing_context": "nope"}, ValueError,
+     "should specify a valid start method"),
+    ("map", {"num_workers": 1, "multiprocessing_context": 3}, TypeError,
+     "multiprocessing_context option should be a valid context"),
     ("map", {"batch_size": 0}, ValueError, "batch_size should be a positive integer value"),
-    ("iterable", {"shuffle": True}, ValueError, "expected unspecified shuffle option, but got shuffle=True"),
-    ("iterable", {"sampler": [0]}, ValueError, "expected unspecified sampler option, but got sampler=[0]"),
+    ("iterable", {"shuffle": True}, ValueError,
+     "expected unspecified shuffle option, but got shuffle=True"),
+    ("iterable", {"sampler": [0]}, ValueError,
+     "expected unspecified sampler option, but got sampler=[0]"),
     ("iterable", {"batch_sampler": [[0]]}, ValueError, "expected unspecified batch_sampler option"),
 ]
 
@@ -760,7 +797,7 @@ def test_a_timeout_without_workers_fails_when_iterating_as_in_torch():
                                   "dataset", "persistent_workers"])
 def test_loader_options_that_fix_the_samplers_cannot_change(attr):
     loader = D.DataLoader(range(3))
-    with pytest.raises(ValueError, match=f"{attr} attribute should not be set after DataLoader is initialized"):
+    with pytest.raises(ValueError, match=f"{attr} attribute should not be set after DataLoader"):
         setattr(loader, attr, None)
     loader.num_workers = 0  # the others can
 
@@ -948,7 +985,8 @@ def failing_init(worker_id):
 
 
 def test_an_error_in_worker_init_fn_is_raised_in_the_main_process():
-    with pytest.raises(ZeroDivisionError, match="Caught ZeroDivisionError in DataLoader worker process 0") as caught:
+    with pytest.raises(ZeroDivisionError,
+                       match="Caught ZeroDivisionError in DataLoader worker process 0") as caught:
         list(D.DataLoader(range(4), num_workers=2, worker_init_fn=failing_init))
     assert "init of 0" in str(caught.value)
 
@@ -988,14 +1026,16 @@ def test_a_key_error_in_a_worker_keeps_a_readable_message():
 
 
 def test_an_error_that_takes_other_arguments_becomes_a_runtime_error():
-    with pytest.raises(RuntimeError, match="Caught TwoArgumentError in DataLoader worker process 0"):
-        list(D.DataLoader(Failing(2, 0, lambda message: TwoArgumentError(message, 1)), num_workers=1))
+    failing = Failing(2, 0, lambda message: TwoArgumentError(message, 1))
+    with pytest.raises(RuntimeError, match="Caught TwoArgumentError in DataLoader worker"):
+        list(D.DataLoader(failing, num_workers=1))
 
 
 def test_an_error_of_a_class_pickle_cannot_name_becomes_a_runtime_error():
     class LocalError(Exception):
         pass
-    with pytest.raises(RuntimeError, match="Caught RuntimeError in DataLoader worker process 0") as caught:
+    with pytest.raises(RuntimeError,
+                       match="Caught RuntimeError in DataLoader worker process 0") as caught:
         list(D.DataLoader(Failing(2, 1, LocalError, "local"), num_workers=1))
     assert "LocalError" in str(caught.value) and "local 1" in str(caught.value)
 
@@ -1032,7 +1072,8 @@ class Exits(D.Dataset):
 def test_a_worker_that_dies_is_reported():
     it = iter(D.DataLoader(Exits(), num_workers=2))
     pid = it._workers[1].pid
-    with pytest.raises(RuntimeError, match=rf"DataLoader worker \(pid\(s\) {pid}\) exited unexpectedly"):
+    with pytest.raises(RuntimeError,
+                       match=rf"DataLoader worker \(pid\(s\) {pid}\) exited unexpectedly"):
         list(it)
     del it
 
@@ -1142,7 +1183,7 @@ def test_a_loader_can_use_the_spawn_start_method():
 
 
 def test_too_many_workers_warn_as_torch_does():
-    with pytest.warns(UserWarning, match="This DataLoader will create 100000 worker processes in total"):
+    with pytest.warns(UserWarning, match="This DataLoader will create 100000 worker processes"):
         D.DataLoader(range(2), num_workers=100000)
 
 

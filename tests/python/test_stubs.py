@@ -165,7 +165,8 @@ def test_every_public_method_of_data_classes_is_declared(name):
     runtime = public(dir(cls)) | {n for c in cls.__mro__ if c.__module__.startswith("pith.utils")
                                   for n in vars(c) if n in ("__getitem__", "__getitems__",
                                                             "__len__", "__iter__", "__add__")}
-    missing = runtime - class_members(stub_tree(os.path.join("utils", "data", "__init__.pyi")), name)
+    stub = stub_tree(os.path.join("utils", "data", "__init__.pyi"))
+    missing = runtime - class_members(stub, name)
     assert not missing, f"add to class {name} in pith/utils/data/__init__.pyi: {sorted(missing)}"
 
 

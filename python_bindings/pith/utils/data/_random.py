@@ -22,8 +22,9 @@ import pith
 # pith.Generator and pith.randperm are being added to the C core (issue 10). Until they
 # exist, `generator=` is refused with NotImplementedError (no pith.Generator can be
 # made), the epoch of a RandomSampler is drawn from the global generator directly, and
-# _randperm_without_op below stands in for pith.randperm. Once both are in pith, delete
-# every line marked [until pith.Generator]: nothing else changes.
+# _randperm_without_op below stands in for pith.randperm. Once both are in pith, delete the
+# three `if` blocks marked [until pith.Generator] and _randperm_without_op: nothing else
+# changes.
 
 # Seeds are non-negative int64s, as those of torch's random_() on an int64 tensor.
 _SEED_END = 2**63 - 1
@@ -34,14 +35,14 @@ def _generator_arguments(generator):
     if generator is None:
         return {}
     if not hasattr(pith, "Generator"):  # [until pith.Generator]
-        raise NotImplementedError(  # [until pith.Generator]
-            "pith.utils.data: generator= needs pith.Generator, which this build of pith does "  # [until pith.Generator]
-            f"not have yet (got {type(generator).__name__})")  # [until pith.Generator]
+        raise NotImplementedError("pith.utils.data: generator= needs pith.Generator, which "
+                                  "this build of pith does not have yet (got "
+                                  f"{type(generator).__name__})")
     return {"generator": generator}
 
 
 def seed(generator=None):
-    """A seed in [0, 2**63 - 1) (a non-negative int64) drawn from `generator` (the global generator when None)."""
+    """A non-negative int64 seed drawn from `generator` (the global generator when None)."""
     return int(pith.randint(_SEED_END, (), **_generator_arguments(generator)))
 
 
@@ -51,7 +52,7 @@ def epoch_generator(generator=None):
     if generator is not None:
         return generator
     if not hasattr(pith, "Generator"):  # [until pith.Generator]
-        return None  # [until pith.Generator]
+        return None
     fresh = pith.Generator()
     fresh.manual_seed(seed())
     return fresh
@@ -61,7 +62,7 @@ def randperm(n, generator=None):
     """A random permutation of range(n), as a list of ints."""
     arguments = _generator_arguments(generator)
     if not hasattr(pith, "randperm"):  # [until pith.Generator]
-        return _randperm_without_op(n)  # [until pith.Generator]
+        return _randperm_without_op(n)
     return pith.randperm(n, **arguments).tolist()
 
 
@@ -74,5 +75,5 @@ def randint(high, count, generator=None):
 def _randperm_without_op(n):  # [until pith.Generator]
     # range(n) sorted by random 62-bit keys from the global generator: a uniform
     # permutation (keys tie with probability below n**2 / 2**63, and sorted() is stable).
-    keys = pith.randint(2**62, (n,)).tolist()  # [until pith.Generator]
-    return sorted(range(n), key=keys.__getitem__)  # [until pith.Generator]
+    keys = pith.randint(2**62, (n,)).tolist()
+    return sorted(range(n), key=keys.__getitem__)

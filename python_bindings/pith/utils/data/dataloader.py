@@ -134,7 +134,8 @@ class DataLoader(Generic[_T_co]):
         if multiprocessing_context is not None:
             if self.num_workers <= 0:
                 raise ValueError("multiprocessing_context can only be used with multi-process "
-                                 f"loading (num_workers > 0), but got num_workers={self.num_workers}")
+                                 "loading (num_workers > 0), but got "
+                                 f"num_workers={self.num_workers}")
             if isinstance(multiprocessing_context, str):
                 methods = multiprocessing.get_all_start_methods()
                 if multiprocessing_context not in methods:
