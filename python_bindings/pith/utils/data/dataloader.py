@@ -338,7 +338,10 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 # the active workers together (multiprocessing.connection.wait), so a worker that dies (a
 # crash, os._exit, a signal) is reported at once as "DataLoader worker (pid(s) ...) exited
 # unexpectedly", where PyTorch relies on a SIGCHLD handler installed from C. Only active
-# workers are watched: a worker exits normally only after it was told to stop.
+# workers are watched: a worker exits normally only after it was told to stop. The read end
+# is the Queue's `_reader` connection, an attribute CPython's multiprocessing.Queue has
+# always had; the main process is the queue's only reader, so once it is readable, get()
+# reads the message that is arriving.
 #
 # Note [Shutting the workers down]
 # At the end of a pass (unless the workers are persistent), and when the iterator is
@@ -358,6 +361,7 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 # __del__ would never leave the main process, and each worker would wait out
 # MP_STATUS_CHECK_INTERVAL before being terminated.
 _RUNNING = {}
+
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Loading in worker processes. See Note [Multi-process loading]."""
@@ -383,7 +387,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         self._workers_status = [True] * self._num_workers
         self._worker_result_queue = context.Queue()
-        self._data_queue = self._worker_result_queue
         self._workers_done_event = context.Event()
         self._owner_pid = os.getpid()
         self._shutdown = False
@@ -441,7 +444,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         active = [w.sentinel for i, w in enumerate(self._workers) if self._workers_status[i]]
         ready = connection.wait([reader] + active, timeout)
         if reader in ready:
-            return True, self._data_queue.get()
+            return True, self._worker_result_queue.get()
         dead = [i for i, w in enumerate(self._workers)
                 if self._workers_status[i] and not w.is_alive()]
         if dead:
