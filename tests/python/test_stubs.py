@@ -61,7 +61,9 @@ def class_members(tree, name):
                 members.add(item.target.id)
             elif isinstance(item, ast.Assign):
                 members.update(t.id for t in item.targets if isinstance(t, ast.Name))
-        queue += [b.id for b in node.bases if isinstance(b, ast.Name)]
+        # Generic bases (Dataset[_T_co]) are followed too.
+        bases = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+        queue += [b.id for b in bases if isinstance(b, ast.Name)]
     return members
 
 
@@ -139,6 +141,33 @@ def test_every_public_method_of_nn_classes_is_declared(name):
                                           "__contains__", "__setitem__", "__delitem__")}
     missing = runtime - class_members(stub_tree(os.path.join("nn", "__init__.pyi")), name)
     assert not missing, f"add to class {name} in pith/nn/__init__.pyi: {sorted(missing)}"
+
+
+def data_module():
+    import pith.utils.data
+    return pith.utils.data
+
+
+def test_every_public_name_of_pith_utils_and_pith_utils_data_is_declared():
+    utils = public(dir(pith.utils)) | {"data"}  # pith.utils.data is imported on first use
+    missing = utils - top_level_names(stub_tree(os.path.join("utils", "__init__.pyi")))
+    assert not missing, f"add to pith/utils/__init__.pyi: {sorted(missing)}"
+    data = data_module()
+    names = {n for n in public(dir(data)) if not inspect.ismodule(getattr(data, n))}
+    missing = names - top_level_names(stub_tree(os.path.join("utils", "data", "__init__.pyi")))
+    assert not missing, f"add to pith/utils/data/__init__.pyi: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in public(dir(data_module()))
+                                        if inspect.isclass(getattr(data_module(), n))))
+def test_every_public_method_of_data_classes_is_declared(name):
+    cls = getattr(data_module(), name)
+    runtime = public(dir(cls)) | {n for c in cls.__mro__ if c.__module__.startswith("pith.utils")
+                                  for n in vars(c) if n in ("__getitem__", "__getitems__",
+                                                            "__len__", "__iter__", "__add__")}
+    stub = stub_tree(os.path.join("utils", "data", "__init__.pyi"))
+    missing = runtime - class_members(stub, name)
+    assert not missing, f"add to class {name} in pith/utils/data/__init__.pyi: {sorted(missing)}"
 
 
 def load_generator():

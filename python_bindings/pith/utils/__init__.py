@@ -1,4 +1,5 @@
-"""pith.utils: dispatch modes and no_dispatch, PyTorch's torch.utils._python_dispatch.
+"""pith.utils: dispatch modes and no_dispatch, PyTorch's torch.utils._python_dispatch; and
+the data loading package pith.utils.data (torch.utils.data), imported on first use.
 
 A subclass of pith.Tensor that defines the classmethod
 ``__pith_dispatch__(cls, func, types, args=(), kwargs=None)`` handles every op on its
@@ -6,9 +7,18 @@ instances; a :class:`DispatchMode` handles every op called while it is active on
 ``func`` is the ``pith.ops`` overload being called (``pith.ops.pith.add.Tensor``). See
 docs/python.md and python_bindings/_C/python_dispatch.c.
 """
-from . import _C, _ops
+from .. import _C, _ops
 
 __all__ = ["DispatchMode", "no_dispatch"]
+
+
+def __getattr__(name):
+    # pith.utils.data is imported on first use (PEP 562), as pith.nn is: `import pith`, which
+    # imports this module, stays within its import-time budget (docs/python.md).
+    if name == "data":
+        import importlib
+        return importlib.import_module("pith.utils.data")
+    raise AttributeError(f"module 'pith.utils' has no attribute {name!r}")
 
 
 class DispatchMode:

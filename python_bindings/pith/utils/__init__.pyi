@@ -2,6 +2,8 @@
 from types import TracebackType
 from typing import Any
 
+from . import data as data
+
 __all__ = ["DispatchMode", "no_dispatch"]
 
 class DispatchMode:
