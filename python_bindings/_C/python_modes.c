@@ -63,8 +63,7 @@ PyObject *modes_in_effect(pith_module_state *st)
 /* ---- Python-facing: setup, modes, no_dispatch ---- */
 
 /* Sets up a module instance with pith.utils' helpers. */
-static int setup_with(pith_module_state *st, PyObject *spec_fn, PyObject *factory_fn,
-                      PyObject *no_default)
+static int setup_with(pith_module_state *st, PyObject *spec_fn, PyObject *no_default)
 {
     pydispatch_bits_init();
     if (library_setup() < 0)
@@ -86,17 +85,16 @@ static int setup_with(pith_module_state *st, PyObject *spec_fn, PyObject *factor
     st->dispatch.modes_key = modes_key;
     st->dispatch.error_key = error;
     st->dispatch.spec_fn = Py_NewRef(spec_fn);
-    st->dispatch.factory_fn = Py_NewRef(factory_fn);
     st->dispatch.no_default = Py_NewRef(no_default);
     return 0;
 }
 
-/* _pydispatch_setup(spec_fn, factory_fn, no_default): called by pith.utils at import. */
+/* _pydispatch_setup(spec_fn, no_default): called by pith.utils at import. */
 static PyObject *pydispatch_setup(PyObject *module, PyObject *args)
 {
-    PyObject *spec_fn, *factory_fn, *no_default;
-    if (!PyArg_ParseTuple(args, "OOO:_pydispatch_setup", &spec_fn, &factory_fn, &no_default) ||
-        setup_with(state_of_module(module), spec_fn, factory_fn, no_default) < 0)
+    PyObject *spec_fn, *no_default;
+    if (!PyArg_ParseTuple(args, "OO:_pydispatch_setup", &spec_fn, &no_default) ||
+        setup_with(state_of_module(module), spec_fn, no_default) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -113,12 +111,11 @@ int pydispatch_ensure_setup(pith_module_state *st)
         return -1;
     int rc = 0;
     if (!st->dispatch.spec_fn) {
-        if (!PyTuple_Check(helpers) || PyTuple_GET_SIZE(helpers) != 3) {
-            PyErr_SetString(PyExc_RuntimeError, "pith.utils._setup_args is not a 3-tuple");
+        if (!PyTuple_Check(helpers) || PyTuple_GET_SIZE(helpers) != 2) {
+            PyErr_SetString(PyExc_RuntimeError, "pith.utils._setup_args is not a 2-tuple");
             rc = -1;
         } else {
-            rc = setup_with(st, PyTuple_GET_ITEM(helpers, 0), PyTuple_GET_ITEM(helpers, 1),
-                            PyTuple_GET_ITEM(helpers, 2));
+            rc = setup_with(st, PyTuple_GET_ITEM(helpers, 0), PyTuple_GET_ITEM(helpers, 1));
         }
     }
     Py_DECREF(helpers);
@@ -129,7 +126,6 @@ int pydispatch_traverse(pith_module_state *st, visitproc visit, void *arg)
 {
     Py_VISIT(st->dispatch.specs);
     Py_VISIT(st->dispatch.spec_fn);
-    Py_VISIT(st->dispatch.factory_fn);
     Py_VISIT(st->dispatch.no_default);
     return 0;
 }
@@ -138,7 +134,6 @@ void pydispatch_clear(pith_module_state *st)
 {
     Py_CLEAR(st->dispatch.specs);
     Py_CLEAR(st->dispatch.spec_fn);
-    Py_CLEAR(st->dispatch.factory_fn);
     Py_CLEAR(st->dispatch.no_default);
     Py_CLEAR(st->dispatch.name);
     Py_CLEAR(st->dispatch.modes_key);
@@ -227,18 +222,6 @@ static PyObject *restore_dispatch(PyObject *module, PyObject *saved)
     Py_RETURN_NONE;
 }
 
-PyObject *pydispatch_factory(PyObject *module, const char *name, PyObject *args,
-                             PyObject *kwargs)
-{
-    pith_module_state *st = setup_state(module);
-    if (!st)
-        return NULL;
-    PyObject *fn_args = Py_BuildValue("(sOO)", name, args, kwargs ? kwargs : Py_None);
-    PyObject *r = fn_args ? PyObject_Call(st->dispatch.factory_fn, fn_args, NULL) : NULL;
-    Py_XDECREF(fn_args);
-    return r;
-}
-
 /* _mode_active() -> bool, for tests of the thread-local keys. */
 static PyObject *mode_active(PyObject *module, PyObject *unused)
 {
@@ -247,7 +230,7 @@ static PyObject *mode_active(PyObject *module, PyObject *unused)
 
 PyMethodDef pydispatch_module_methods[] = {
     {"_pydispatch_setup", pydispatch_setup, METH_VARARGS,
-     "_pydispatch_setup(spec_fn, factory_fn, no_default): called by pith.utils."},
+     "_pydispatch_setup(spec_fn, no_default): called by pith.utils."},
     {"_push_dispatch_mode", push_dispatch_mode, METH_O, "Enters a dispatch mode."},
     {"_pop_dispatch_mode", pop_dispatch_mode, METH_O, "Exits a dispatch mode."},
     {"_dispatch_mode_stack", dispatch_mode_stack, METH_NOARGS,

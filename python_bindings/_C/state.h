@@ -57,7 +57,6 @@ typedef struct {
     struct {
         PyObject *specs;      /* op address (int) -> spec; See Note [Arguments of a boxed call] */
         PyObject *spec_fn;    /* pith.utils._dispatch_spec */
-        PyObject *factory_fn; /* pith.utils._mode_factory */
         PyObject *no_default; /* the "no default" marker of pith._ops */
         PyObject *name;       /* "__pith_dispatch__" */
         PyObject *modes_key;  /* the mode stack's key in the thread state dict */
@@ -262,10 +261,6 @@ bool pydispatch_mode_active(void);
  * thread state, where the mode stack and the caller's exception live. NULL `t` asks about
  * modes only. See Note [Dispatch modes live in the thread state]. */
 bool pydispatch_python_reachable(const pith_tensor *t);
-/* A factory (zeros, ones, empty, full, arange, rand, randn) called through its operator,
- * so that the dispatch modes see it; call it when pydispatch_mode_active(). */
-PyObject *pydispatch_factory(PyObject *module, const char *name, PyObject *args,
-                             PyObject *kwargs);
 /* If the C error about to be raised came from a Python exception in a handler or a Python
  * kernel, raises that exception again and returns 1; else 0. errors.c's error_raise calls
  * it first. See Note [Handler exceptions cross C]. */

@@ -28,8 +28,6 @@ from conftest import (
     torch_to_numpy,
 )
 
-needs_generator = pytest.mark.skipif(
-    not hasattr(pith, "Generator"), reason="pith.Generator is not in this build yet")
 
 
 def oracle():
@@ -532,12 +530,11 @@ def test_subset_random_sampler_yields_its_indices_in_a_random_order():
     assert list(sampler) == first
 
 
-@pytest.mark.skipif(hasattr(pith, "Generator"), reason="pith.Generator exists")
-def test_a_generator_without_pith_generator_is_not_implemented():
+def test_a_generator_that_is_not_a_pith_generator_is_a_type_error():
     for make in [lambda: list(D.RandomSampler(range(3), generator=object())),
                  lambda: D.random_split(range(4), [2, 2], generator=object()),
                  lambda: iter(D.DataLoader(range(4), generator=object()))]:
-        with pytest.raises(NotImplementedError, match="generator= needs pith.Generator"):
+        with pytest.raises(TypeError, match="Generator"):
             make()
 
 
@@ -547,7 +544,6 @@ def seeded(seed):
     return g
 
 
-@needs_generator
 def test_samplers_with_a_generator_are_reproducible():
     for make in [lambda g: D.RandomSampler(range(20), generator=g),
                  lambda g: D.RandomSampler(range(20), True, 40, generator=g),
@@ -556,7 +552,6 @@ def test_samplers_with_a_generator_are_reproducible():
         assert list(make(seeded(1))) != list(make(seeded(2)))
 
 
-@needs_generator
 def test_random_sampler_with_a_generator_leaves_the_global_generator_alone():
     pith.manual_seed(4)
     expected = pith.rand(3).tolist()
@@ -565,14 +560,12 @@ def test_random_sampler_with_a_generator_leaves_the_global_generator_alone():
     assert pith.rand(3).tolist() == expected
 
 
-@needs_generator
 def test_random_split_with_a_generator_is_reproducible():
     first = [p.indices for p in D.random_split(range(30), [0.3, 0.7], generator=seeded(9))]
     again = [p.indices for p in D.random_split(range(30), [0.3, 0.7], generator=seeded(9))]
     assert first == again
 
 
-@needs_generator
 def test_shuffling_loader_with_a_generator_is_reproducible():
     def epoch(g):
         loader = D.DataLoader(range(20), batch_size=4, shuffle=True, generator=g)
@@ -954,7 +947,6 @@ def test_the_worker_seed_is_drawn_from_the_global_generator():
     assert pith.randint(2**63 - 1, ()).item() == seed
 
 
-@needs_generator
 def test_the_worker_seed_is_drawn_from_the_loaders_generator():
     def seed(g):
         return list(D.DataLoader(Probe(1), batch_size=None, num_workers=1, generator=g))[0]["seed"]

@@ -77,39 +77,6 @@ def _get_current_dispatch_mode_stack():
 _dispatch_spec = _C._dispatch_spec
 
 
-def _size_list(args):
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return list(args[0])
-    return list(args)
-
-
-def _mode_factory(name, args, kwargs):
-    """pith.<name>(*args, **kwargs) through its operator, so that the dispatch modes see it
-    (the C factories skip the dispatcher). The caller (module.c) validated device= and
-    requires_grad=; the dtype is resolved as the factory resolves it."""
-    C = _C
-    kwargs = {k: v for k, v in (kwargs or {}).items() if k not in ("device", "requires_grad")}
-    dtype = kwargs.pop("dtype", None)
-    ops = _ops.ops.pith
-    if name == "full":
-        size, fill_value = (args + (kwargs.pop("size", None), kwargs.pop("fill_value", None)))[:2]
-        if dtype is None:
-            dtype = (C.bool if isinstance(fill_value, bool) else
-                     C.int64 if isinstance(fill_value, int) else C.get_default_dtype())
-        return ops.full.default(list(size), fill_value, dtype=dtype)
-    if name == "arange":
-        bounds = list(args) + [kwargs.pop(k) for k in ("start", "end", "step") if k in kwargs]
-        start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (tuple(bounds) + (1,))[:3]
-        if dtype is None:
-            dtype = (C.int64 if all(isinstance(b, int) for b in (start, end, step))
-                     else C.get_default_dtype())
-        return ops.arange.start_step(start, end, step, dtype=dtype)
-    if dtype is None and C.get_default_dtype() is not C.float32:
-        dtype = C.get_default_dtype()
-    extra = {} if dtype is None else {"dtype": dtype}
-    return getattr(ops, name).default(_size_list(args), **extra)
-
-
 # What every instance of pith._C needs (another instance sets itself up from here).
-_setup_args = (_dispatch_spec, _mode_factory, _ops._NO_DEFAULT)
+_setup_args = (_dispatch_spec, _ops._NO_DEFAULT)
 _C._pydispatch_setup(*_setup_args)

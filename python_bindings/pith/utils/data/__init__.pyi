@@ -9,7 +9,7 @@ from pith import Tensor
 _T = TypeVar("_T")
 _T_co = TypeVar("_T_co", covariant=True)
 # pith.Generator is being added to the C core; until then the stubs accept any object.
-_Generator = Any
+from pith import Generator as _Generator
 _Context = str | multiprocessing.context.BaseContext
 
 class Dataset(Generic[_T_co]):

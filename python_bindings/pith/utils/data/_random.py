@@ -18,13 +18,6 @@ import pith
 # torch.default_generator does. The order and number of draws are torch's, so that a seeded
 # program consumes the global generator as it does under PyTorch (the values differ:
 # pith's generator is not PyTorch's, docs/python.md).
-#
-# pith.Generator and pith.randperm are being added to the C core (issue 10). Until they
-# exist, `generator=` is refused with NotImplementedError (no pith.Generator can be
-# made), the epoch of a RandomSampler is drawn from the global generator directly, and
-# _randperm_without_op below stands in for pith.randperm. Once both are in pith, delete the
-# three `if` blocks marked [until pith.Generator] and _randperm_without_op: nothing else
-# changes.
 
 # Seeds are non-negative int64s, as those of torch's random_() on an int64 tensor.
 _SEED_END = 2**63 - 1
@@ -32,13 +25,7 @@ _SEED_END = 2**63 - 1
 
 def _generator_arguments(generator):
     """The keyword arguments that pass `generator` to a random op of pith."""
-    if generator is None:
-        return {}
-    if not hasattr(pith, "Generator"):  # [until pith.Generator]
-        raise NotImplementedError("pith.utils.data: generator= needs pith.Generator, which "
-                                  "this build of pith does not have yet (got "
-                                  f"{type(generator).__name__})")
-    return {"generator": generator}
+    return {} if generator is None else {"generator": generator}
 
 
 def seed(generator=None):
@@ -51,8 +38,6 @@ def epoch_generator(generator=None):
     from one draw of the global generator (torch's RandomSampler.__iter__)."""
     if generator is not None:
         return generator
-    if not hasattr(pith, "Generator"):  # [until pith.Generator]
-        return None
     fresh = pith.Generator()
     fresh.manual_seed(seed())
     return fresh
@@ -60,20 +45,10 @@ def epoch_generator(generator=None):
 
 def randperm(n, generator=None):
     """A random permutation of range(n), as a list of ints."""
-    arguments = _generator_arguments(generator)
-    if not hasattr(pith, "randperm"):  # [until pith.Generator]
-        return _randperm_without_op(n)
-    return pith.randperm(n, **arguments).tolist()
+    return pith.randperm(n, **_generator_arguments(generator)).tolist()
 
 
 def randint(high, count, generator=None):
     """`count` ints drawn uniformly from [0, high), as a list."""
     return pith.randint(high, (count,), dtype=pith.int64,
                         **_generator_arguments(generator)).tolist()
-
-
-def _randperm_without_op(n):  # [until pith.Generator]
-    # range(n) sorted by random 62-bit keys from the global generator: a uniform
-    # permutation (keys tie with probability below n**2 / 2**63, and sorted() is stable).
-    keys = pith.randint(2**62, (n,)).tolist()
-    return sorted(range(n), key=keys.__getitem__)
