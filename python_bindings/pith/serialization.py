@@ -382,8 +382,9 @@ def _device_type(device):
     kind = match.group(1)
     if kind in ("cpu", "meta"):
         return kind
-    raise RuntimeError(f"pith.load: cannot restore a storage to '{device}': pith has only the "
-                       f"CPU (and 'meta'); pass map_location='cpu' to load the tensors there")
+    raise NotImplementedError(f"pith.load: cannot restore a storage to '{device}': pith has "
+                              f"only the CPU (and 'meta'); pass map_location='cpu' to load "
+                              f"the tensors there")
 
 
 class _Restore:
