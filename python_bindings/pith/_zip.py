@@ -21,7 +21,7 @@ import zlib
 #   the storage alignment (64): torch mmaps records, so their data must be aligned
 #   data
 #   data descriptor: signature, crc32, then the sizes as 32-bit, or as 64-bit when the
-#                    zip64 extra is there
+#                    zip64 extra is there (an empty record has none, nor flag bit 3)
 # and the archive ends with the central directory (sizes and offset saturated at
 # 0xFFFFFFFF with a zip64 extra holding the real ones), a zip64 end of central directory
 # record and its locator (always, as miniz writes them under that flag), and the classic
@@ -31,6 +31,7 @@ import zlib
 # record's header, whose own name and extra lengths give the data's offset.
 
 _U32 = 0xFFFFFFFF
+_ZIP64_LIMIT = _U32  # sizes and offsets from here on need zip64 (tests lower it)
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")
 _CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")
 _ZIP64_END = struct.Struct("<4sQHHIIQQQQ")
@@ -66,29 +67,29 @@ class Writer:
         chunks, nbytes = _chunks(data)
         full = (self._prefix + name).encode("utf-8")
         offset = self._pos
-        zip64 = nbytes >= _U32 or offset >= _U32
+        zip64 = nbytes >= _ZIP64_LIMIT or offset >= _ZIP64_LIMIT
         extra = b""
         if zip64:
-            values = ([nbytes, nbytes] if nbytes >= _U32 else []) + (
-                [offset] if offset >= _U32 else [])
+            values = ([nbytes, nbytes] if nbytes >= _ZIP64_LIMIT else []) + (
+                [offset] if offset >= _ZIP64_LIMIT else [])
             extra = struct.pack(f"<HH{len(values)}Q", 1, 8 * len(values), *values)
         start = offset + _LOCAL.size + len(full) + len(extra) + 4
         pad = -start % self._alignment
         extra += b"FB" + struct.pack("<H", pad) + b"Z" * pad
-        self._write(_LOCAL.pack(b"PK\x03\x04", 0, _FLAGS, 0, 0, 0, 0, 0, 0, len(full),
+        # miniz writes an empty record without a data descriptor (and without its flag).
+        flags = _FLAGS if nbytes else _FLAGS & ~0x8
+        self._write(_LOCAL.pack(b"PK\x03\x04", 0, flags, 0, 0, 0, 0, 0, 0, len(full),
                                 len(extra)) + full + extra)
         crc = 0
         for chunk, n in chunks:
             crc = zlib.crc32(chunk, crc)
             self._file.write(chunk)
             self._pos += n
-        if zip64:
-            descriptor = struct.pack("<4sIQQ", b"PK\x07\x08", crc, nbytes, nbytes)
-        else:
-            descriptor = struct.pack("<4sIII", b"PK\x07\x08", crc, nbytes, nbytes)
-        self._write(descriptor)
-        self._crcs = _hash_combine(self._crcs, crc)
-        self._central.append((full, crc, nbytes, offset))
+        if nbytes:
+            fmt = "<4sIQQ" if zip64 else "<4sIII"
+            self._write(struct.pack(fmt, b"PK\x07\x08", crc, nbytes, nbytes))
+            self._crcs = _hash_combine(self._crcs, crc)
+        self._central.append((full, crc, nbytes, offset, flags))
 
     def record_names(self):
         return sorted(self._names)
@@ -101,15 +102,15 @@ class Writer:
         """Writes the central directory and the end records."""
         cd_start = self._pos
         entries = []
-        for full, crc, nbytes, offset in self._central:
-            values = ([nbytes, nbytes] if nbytes >= _U32 else []) + (
-                [offset] if offset >= _U32 else [])
+        for full, crc, nbytes, offset, flags in self._central:
+            big_size, big_offset = nbytes >= _ZIP64_LIMIT, offset >= _ZIP64_LIMIT
+            values = ([nbytes, nbytes] if big_size else []) + ([offset] if big_offset else [])
             extra = struct.pack(f"<HH{len(values)}Q", 1, 8 * len(values),
                                 *values) if values else b""
-            entries.append(_CENTRAL.pack(b"PK\x01\x02", 0, 0, _FLAGS, 0, 0, 0, crc,
-                                         min(nbytes, _U32), min(nbytes, _U32), len(full),
-                                         len(extra), 0, 0, 0, 0, min(offset, _U32))
-                           + full + extra)
+            size = _U32 if big_size else nbytes
+            entries.append(_CENTRAL.pack(b"PK\x01\x02", 0, 0, flags, 0, 0, 0, crc, size,
+                                         size, len(full), len(extra), 0, 0, 0, 0,
+                                         _U32 if big_offset else offset) + full + extra)
         self._write(b"".join(entries))
         cd_size = self._pos - cd_start
         n = len(self._central)
@@ -118,7 +119,8 @@ class Writer:
                                     0, n, n, cd_size, cd_start))
         self._write(_ZIP64_LOCATOR.pack(b"PK\x06\x07", 0, zip64_end, 1))
         self._write(_END.pack(b"PK\x05\x06", 0, 0, min(n, 0xFFFF), min(n, 0xFFFF),
-                              min(cd_size, _U32), min(cd_start, _U32), 0))
+                              _U32 if cd_size >= _ZIP64_LIMIT else cd_size,
+                              _U32 if cd_start >= _ZIP64_LIMIT else cd_start, 0))
 
 
 def _chunks(data):

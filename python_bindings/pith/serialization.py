@@ -19,6 +19,7 @@ import struct
 import sys
 
 from . import _C, _zip
+from ._ops import ops as _ops
 from ._tensor import _get_state
 from ._torch_names import (ALLOWED, STORAGE_TYPES, TORCH_NAME, WIDER, StorageType,
                            dtype_name, _rebuild_from_type_v2, _rebuild_meta_tensor_no_storage,
@@ -141,12 +142,15 @@ def _archive_name(f):
 
 class _StorageRef:
     """One storage of the object being saved: its record key and its bytes."""
-    __slots__ = ("key", "dtype", "numel", "whole", "pid")
+    __slots__ = ("key", "dtype", "numel", "whole", "location")
 
     def __init__(self, key, tensor, numel, location):
-        self.key, self.dtype, self.numel = key, tensor.dtype, numel
+        self.key, self.dtype, self.numel, self.location = key, tensor.dtype, numel, location
         self.whole = tensor.as_strided((numel,), (1,), 0) if numel else None
-        self.pid = ("storage", STORAGE_TYPES[dtype_name(tensor.dtype)], key, location, numel)
+
+    def persistent_id(self):
+        return ("storage", STORAGE_TYPES[dtype_name(self.dtype)], self.key, self.location,
+                self.numel)
 
 
 class _Storages:
@@ -205,7 +209,9 @@ def _pickler_class(pickle_module):
             self._storages = storages
 
         def persistent_id(self, obj):
-            return obj.pid if type(obj) is _StorageRef else None
+            # A new tuple each time, as torch's persistent_id makes: pickled afresh (its
+            # items from the memo), so data.pkl is byte for byte torch's.
+            return obj.persistent_id() if type(obj) is _StorageRef else None
 
         def reducer_override(self, obj):
             if _torch_name(obj) is not None:
@@ -266,11 +272,12 @@ def _reduce_tensor(t, storages):
 def _check_has_data(t):
     if t.device != "cpu":
         raise RuntimeError(f"pith.save: a {t.device} tensor has no data to save")
-    try:
-        t.data_ptr()
-    except Exception:
-        raise RuntimeError("pith.save: a wrapper subclass has no data of its own to save "
-                           "(save what it wraps)") from None
+    if getattr(type(t), "__pith_dispatch__", None) is not None:
+        # Its storage is reached through its handler (a wrapper subclass has no data of
+        # its own): save what it wraps.
+        raise NotImplementedError(f"pith.save: tensors of a __pith_dispatch__ subclass "
+                                  f"({type(t).__name__}) are not supported; save the tensors "
+                                  f"it wraps")
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
@@ -343,7 +350,7 @@ def _save_legacy(obj, file, pickle_module, pickler_class, protocol):
 
     class LegacyPickler(pickler_class):
         def persistent_id(self, obj):
-            return obj.pid + (None,) if type(obj) is _StorageRef else None
+            return obj.persistent_id() + (None,) if type(obj) is _StorageRef else None
 
     storages = _Storages()
     LegacyPickler(file, protocol, storages).dump(obj)
@@ -420,7 +427,7 @@ class _Restore:
         result = self.callable(tensor, location)
         if result is None:
             if _device_type(location) == "meta":
-                return _C.ops.pith.empty([tensor.numel()], dtype=tensor.dtype, device="meta")
+                return _ops.pith.empty([tensor.numel()], dtype=tensor.dtype, device="meta")
             return tensor
         if not isinstance(result, _C.Tensor) or result.dtype != tensor.dtype or \
                 result.dim() != 1 or result.numel() != tensor.numel():
@@ -507,7 +514,7 @@ class _ZipLoader:
                                f"{rec.size} mismatch with the storage's {nbytes} bytes "
                                f"({numel} elements of {dtype})")
         if device == "meta":
-            return _C.ops.pith.empty([numel], dtype=dtype, device="meta")
+            return _ops.pith.empty([numel], dtype=dtype, device="meta")
         if numel == 0:
             return _C.empty(0, dtype=dtype)
         if (self.mapped is not None and not rec.compressed and not self.swap
@@ -711,7 +718,7 @@ def _load_legacy(file, restore, unpickling):
         root = storages.get(root_key)
         if root is None:
             device = restore.device(location)
-            root = _C.ops.pith.empty([numel], dtype=dtype, device=device)
+            root = _ops.pith.empty([numel], dtype=dtype, device=device)
             root = restore.finish(root, location)
             storages[root_key] = root
         elif root.dtype != dtype:
