@@ -519,10 +519,11 @@ class _ZipLoader:
             return _C.empty(0, dtype=dtype)
         if (self.mapped is not None and not rec.compressed and not self.swap
                 and rec.offset % itemsize == 0):
-            # Note [mmap loads]: the tensor's storage is the mapped file's bytes (a private
-            # copy-on-write mapping, as torch's MAP_PRIVATE default), and it keeps the
-            # mapping alive for as long as any view of it lives. Records whose bytes are
-            # compressed, misaligned for the dtype or of the other byte order are copied.
+            # Note [mmap loads]
+            # The tensor's storage is the mapped file's bytes (a private copy-on-write
+            # mapping, as torch's MAP_PRIVATE default), and it keeps the mapping alive for
+            # as long as any view of it lives. Records whose bytes are compressed,
+            # misaligned for the dtype or of the other byte order are copied.
             return _C.frombuffer(self.mapped, dtype=dtype, count=numel, offset=rec.offset)
         t = _C.empty(numel, dtype=dtype)
         if rec.compressed:
