@@ -19,8 +19,10 @@ import struct
 #     any other name is an UnpicklingError naming the global;
 #   - REDUCE, NEWOBJ, NEWOBJ_EX and INST/OBJ of objects that came from the allow-list
 #     (checked by identity, so nothing built on the way is callable unless allowed);
-#   - BUILD of instances of allow-listed classes (their __setstate__, or attributes) and of
-#     OrderedDict (a state_dict's _metadata);
+#   - BUILD of objects made during this load whose class (or a base other than object) is
+#     allow-listed: their __setstate__, or their attributes (a state_dict's _metadata on
+#     its OrderedDict). A resolved global itself (a class, a rebuild function) is never
+#     built on, so a file cannot change what the allow-list means for the next one;
 #   - APPEND(S) to lists, SETITEM(S) to dicts, ADDITEMS to sets;
 #   - persistent ids, handed to `persistent_load`.
 # Everything else is data (ints, floats, strings, bytes, tuples, lists, dicts, sets, None,
