@@ -290,6 +290,12 @@ int64_t pith_version_counter(const pith_tensor *t)
     return (int64_t)atomic_load_explicit(&t->storage->version, memory_order_relaxed);
 }
 
+int64_t pith_storage_nbytes(const pith_tensor *t)
+{
+    CHECK_TENSOR(t, "storage_nbytes", -1);
+    return (int64_t)t->storage->nbytes;
+}
+
 bool pith_shares_storage(const pith_tensor *a, const pith_tensor *b)
 {
     CHECK_TENSOR(a, "shares_storage", false);

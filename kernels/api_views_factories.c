@@ -119,6 +119,21 @@ pith_tensor *pith_expand(const pith_tensor *x, int ndim, const int64_t *sizes)
     return tensor_result(pith_call_expand(ret, x, sizes_list(ndim, sizes), false), ret);
 }
 
+pith_tensor *pith_as_strided(const pith_tensor *x, int ndim, const int64_t *sizes,
+                             const int64_t *strides, int64_t storage_offset)
+{
+    pith_value ret[1];
+    if (!int_list_check("as_strided", ndim))
+        return NULL;
+    if (ndim > 0 && (!sizes || !strides))
+        return PITH_FAIL_NULL(PITH_ERR_VALUE, "as_strided: %s is NULL",
+                              sizes ? "strides" : "sizes");
+    pith_opt_int offset = {true, storage_offset};
+    return tensor_result(pith_call_as_strided(ret, x, sizes_list(ndim, sizes),
+                                              sizes_list(ndim, strides), offset),
+                         ret);
+}
+
 pith_tensor *pith_squeeze(const pith_tensor *x, const int *dim)
 {
     pith_value ret[1];

@@ -232,6 +232,10 @@
     _(t, "t(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))                       \
     _(expand, "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)",    \
       COMPOSITE, (TENSOR, self), (INT_LIST, size), (BOOL, implicit))                        \
+    _(as_strided,                                                                           \
+      "as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)", \
+      COMPOSITE, (TENSOR, self), (INT_LIST, size), (INT_LIST, stride),                      \
+      (OPT_INT, storage_offset))                                                            \
     _(squeeze, "squeeze(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))           \
     _(squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", COMPOSITE,          \
       (TENSOR, self), (INT, dim))                                                           \
@@ -397,6 +401,7 @@
     _(linear, FUNCTION, NONE)                                                               \
     _(view, METHOD, NONE) _(reshape, BOTH, NONE) _(permute, BOTH, NONE)                     \
     _(transpose, BOTH, NONE) _(t, BOTH, NONE) _(expand, METHOD, NONE)                       \
+    _(as_strided, BOTH, NONE)                                                               \
     _(squeeze, BOTH, NONE) _(unsqueeze, BOTH, NONE) _(flatten, BOTH, NONE)                  \
     _(slice, INTERNAL, NONE) _(select, BOTH, NONE) _(narrow, BOTH, NONE)                    \
     _(split, BOTH, NONE) _(split_with_sizes, BOTH, NONE) _(chunk, BOTH, NONE)               \

@@ -1,5 +1,5 @@
 /* views.c — the shape-changing view ops (view, reshape, permute, transpose, t, expand,
- * squeeze, unsqueeze, flatten, alias, detach) and the geometry helpers of views.h.
+ * as_strided, squeeze, unsqueeze, flatten, alias, detach) and the geometry helpers of views.h.
  *
  * Every kernel here is COMPOSITE: it only computes geometry and calls tensor_view, so one
  * function serves CPU and Meta tensors. Slicing views (slice, select, narrow, split,
@@ -346,6 +346,90 @@ pith_status expand_composite(pith_keyset ks, pith_value *ret, const pith_tensor 
                               PITH_MAX_DIMS, size.n);
     if (geometry_expand("expand", self, (int)size.n, size.data, &g) != PITH_OK)
         return pith_last_status();
+    return ret_view(ret, self, &g);
+}
+
+/* ---- as_strided ---- */
+
+/* Note [as_strided stays within the storage]
+ * as_strided is the one view whose geometry comes from the caller, so it is the one place
+ * where a view could reach bytes its storage does not hold. It checks what PyTorch's
+ * setStrided and checkInBoundsForStorage check, in their order and words: equal lengths,
+ * no negative stride, a non-negative offset, sizes whose extent is computable, and
+ * (offset + 1 + sum (size - 1) * stride) * itemsize <= the storage's bytes (0 bytes when a
+ * size is 0, so an empty view may name any offset, as in PyTorch). tensor_view then checks
+ * Note [Geometry fits in int64]. Checkpoint loading (pith/serialization.py) builds every
+ * tensor as an as_strided view of its storage, so a bad record in a file ends here. */
+static pith_status as_strided_bytes(pith_int_list size, pith_int_list stride, int64_t offset,
+                                    size_t itemsize, int64_t *bytes)
+{
+    char sizes_buf[256], strides_buf[256];
+    int64_t extent = 1; /* elements from the offset to one past the last one */
+    bool empty = false, overflow = false;
+    for (size_t d = 0; d < size.n; d++) {
+        int64_t step;
+        if (size.data[d] < 0)
+            overflow = true;
+        else if (size.data[d] == 0)
+            empty = true;
+        else
+            overflow |= __builtin_mul_overflow(size.data[d] - 1, stride.data[d], &step) ||
+                        __builtin_add_overflow(extent, step, &extent);
+    }
+    if (overflow)
+        return pith_set_error(
+            PITH_ERR_VALUE, "Storage size calculation overflowed with sizes=%s and strides=%s",
+            shape_format((int)size.n, size.data, sizes_buf, sizeof sizes_buf),
+            shape_format((int)stride.n, stride.data, strides_buf, sizeof strides_buf));
+    if (empty)
+        *bytes = 0;
+    else if (__builtin_add_overflow(extent, offset, &extent) ||
+             __builtin_mul_overflow(extent, (int64_t)itemsize, bytes))
+        return pith_set_error(
+            PITH_ERR_VALUE,
+            "as_strided: sizes %s, strides %s and storage offset %lld overflow int64 in bytes",
+            shape_format((int)size.n, size.data, sizes_buf, sizeof sizes_buf),
+            shape_format((int)stride.n, stride.data, strides_buf, sizeof strides_buf),
+            (long long)offset);
+    return PITH_OK;
+}
+
+pith_status as_strided_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                 pith_int_list size, pith_int_list stride,
+                                 pith_opt_int storage_offset)
+{
+    char sizes_buf[256], strides_buf[256];
+    if (size.n != stride.n)
+        return pith_set_error(PITH_ERR_VALUE, "mismatch in length of strides and shape");
+    if (size.n > PITH_MAX_DIMS)
+        return pith_set_error(PITH_ERR_VALUE, "as_strided: a tensor has at most %d dims, got %zu",
+                              PITH_MAX_DIMS, size.n);
+    for (size_t d = 0; d < stride.n; d++)
+        if (stride.data[d] < 0)
+            return pith_set_error(
+                PITH_ERR_VALUE,
+                "as_strided: Negative strides are not supported at the moment, got strides: %s",
+                shape_format((int)stride.n, stride.data, strides_buf, sizeof strides_buf));
+    int64_t offset = storage_offset.present ? storage_offset.value : self->offset, bytes;
+    if (offset < 0)
+        return pith_set_error(PITH_ERR_VALUE, "Tensor: invalid storage offset %lld",
+                              (long long)offset);
+    size_t itemsize = dtype_itemsize(self->dtype);
+    if (as_strided_bytes(size, stride, offset, itemsize, &bytes) != PITH_OK)
+        return pith_last_status();
+    if ((uint64_t)bytes > (uint64_t)self->storage->nbytes)
+        return pith_set_error(
+            PITH_ERR_VALUE,
+            "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu requiring a "
+            "storage size of %lld are out of bounds for storage of size %zu",
+            shape_format((int)size.n, size.data, sizes_buf, sizeof sizes_buf),
+            shape_format((int)stride.n, stride.data, strides_buf, sizeof strides_buf),
+            (long long)offset, itemsize, (long long)bytes, self->storage->nbytes);
+    view_geometry g = {.ndim = (int)size.n, .offset = offset};
+    if (size.n) {
+        memcpy(g.sizes, size.data, sizeof(int64_t) * size.n);
+        memcpy(g.strides, stride.data, sizeof(int64_t) * size.n);
+    }
     return ret_view(ret, self, &g);
 }
 

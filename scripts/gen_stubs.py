@@ -33,6 +33,7 @@ from types import EllipsisType
 from typing import Any, Literal, SupportsIndex, overload
 
 from . import library as library, nn as nn, utils as utils
+from . import safetensors as safetensors, serialization as serialization
 
 _int = builtins.int
 _float = builtins.float
@@ -321,6 +322,10 @@ def min(input: Tensor, dim: _int, keepdim: _bool = ...) -> tuple[Tensor, Tensor]
 def var(input: Tensor, dim: _int | _size | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Number | None = ...) -> Tensor: ...
 def std(input: Tensor, dim: _int | _size | None = ..., unbiased: _bool | None = ..., keepdim: _bool = ..., *, correction: Number | None = ...) -> Tensor: ...
 def split(tensor: Tensor, split_size_or_sections: _int | Sequence[_int], dim: _int = ...) -> tuple[Tensor, ...]: ...
+
+# ---- checkpoints (pith/serialization.py)
+def save(obj: object, f: Any, pickle_module: Any = ..., pickle_protocol: _int = ..., _use_new_zipfile_serialization: _bool = ..., _disable_byteorder_record: _bool = ...) -> None: ...
+def load(f: Any, map_location: Any = ..., pickle_module: Any = ..., *, weights_only: _bool | None = ..., mmap: _bool | None = ..., **pickle_load_args: Any) -> Any: ...
 
 ops: Any
 # @generated-functions

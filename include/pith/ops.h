@@ -94,6 +94,10 @@ PITH_API pith_tensor *pith_permute(const pith_tensor *x, int ndim, const int *di
 PITH_API pith_tensor *pith_transpose(const pith_tensor *x, int dim0, int dim1);
 PITH_API pith_tensor *pith_t(const pith_tensor *x);
 PITH_API pith_tensor *pith_expand(const pith_tensor *x, int ndim, const int64_t *sizes);
+/* A view of x's storage with any geometry inside it (torch.as_strided); `storage_offset`
+ * is in elements from the start of the storage. */
+PITH_API pith_tensor *pith_as_strided(const pith_tensor *x, int ndim, const int64_t *sizes,
+                                      const int64_t *strides, int64_t storage_offset);
 /* `dim` NULL: every dim of size one. */
 PITH_API pith_tensor *pith_squeeze(const pith_tensor *x, const int *dim);
 PITH_API pith_tensor *pith_unsqueeze(const pith_tensor *x, int dim);

@@ -124,6 +124,9 @@ PITH_API int64_t pith_storage_offset(const pith_tensor *t);
 PITH_API int64_t pith_version_counter(const pith_tensor *t);
 /* Whether two tensors view the same storage. */
 PITH_API bool pith_shares_storage(const pith_tensor *a, const pith_tensor *b);
+/* The bytes of t's storage (which its views share); for a meta tensor, the bytes it would
+ * hold. -1 on error. */
+PITH_API int64_t pith_storage_nbytes(const pith_tensor *t);
 /* Copies sizes (or strides) into `out`, which holds PITH_MAX_DIMS values; returns ndim or -1. */
 PITH_API int pith_sizes(const pith_tensor *t, int64_t *out);
 PITH_API int pith_strides(const pith_tensor *t, int64_t *out);

@@ -1,8 +1,8 @@
 /* interop.c — NumPy and the buffer protocol for pith.Tensor: the owner of imported memory
  * (Note [Imported memory]), the buffer slots, Tensor.numpy() and __array__, pith.from_numpy,
- * pith.as_tensor, pith.frombuffer, _tensor_bytes, and the method tables of interop. Arrays
- * and buffers become tensors in array_import.c, DLPack is in dlpack.c. NumPy is imported
- * only by numpy() and __array__. */
+ * pith.as_tensor, pith.frombuffer, _tensor_bytes, _storage_nbytes, and the method tables of
+ * interop. Arrays and buffers become tensors in array_import.c, DLPack is in dlpack.c.
+ * NumPy is imported only by numpy() and __array__. */
 #include "interop.h"
 
 /* ---- imported memory ---- */
@@ -91,8 +91,12 @@ int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->obj = NULL;
     pith_tensor *t = tensor_of(self);
     pith_dtype dtype = pith_tensor_dtype(t);
+    /* A bfloat16 tensor has no struct format, so it exports only to consumers that ask for
+     * none: they read raw bytes (file write and readinto, zlib.crc32, BytesIO), which is
+     * how pith.save writes and pith.load reads bfloat16 storage without a copy.
+     * memoryview and NumPy ask for a format, and get the error. */
     const char *format = dtype_format(dtype);
-    if (!format) {
+    if (!format && (flags & PyBUF_FORMAT)) {
         PyErr_SetString(PyExc_BufferError,
                         "pith.Tensor: a bfloat16 tensor has no buffer format (the struct "
                         "module has no bfloat16); convert it first, e.g. t.float()");
@@ -430,6 +434,19 @@ static PyObject *module_tensor_bytes(PyObject *module, PyObject *obj)
     return bytes;
 }
 
+/* _storage_nbytes(t): the bytes of t's storage (pith.save writes whole storages, as
+ * torch.save does, so that views saved together share one storage again when loaded). */
+static PyObject *module_storage_nbytes(PyObject *module, PyObject *obj)
+{
+    pith_module_state *st = state_of_module(module);
+    if (!tensor_check(st, obj)) {
+        PyErr_Format(PyExc_TypeError, "_storage_nbytes: expected a Tensor, got %.200s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return PyLong_FromLongLong(pith_storage_nbytes(tensor_of(obj)));
+}
+
 #define KW_METHOD_(name, fn, doc)                                                           \
     {name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
 
@@ -459,6 +476,8 @@ PyMethodDef interop_module_methods[] = {
                "memory of a DLPack-capable object or capsule."),
     {"_tensor_bytes", module_tensor_bytes, METH_O,
      "_tensor_bytes(t): the values of t as bytes, in row-major order."},
+    {"_storage_nbytes", module_storage_nbytes, METH_O,
+     "_storage_nbytes(t): the bytes of t's storage."},
     {NULL},
 };
 #undef KW_METHOD_

@@ -18,6 +18,7 @@ from . import (
     arange as arange,
     argmax as argmax,
     argmin as argmin,
+    as_strided as as_strided,
     as_tensor as as_tensor,
     bfloat16 as bfloat16,
     bitwise_and as bitwise_and,

@@ -40,10 +40,16 @@ short = int16
 __version__ = "0.1.0"
 
 
+_LAZY = {"nn": None, "serialization": None, "safetensors": None,  # submodules
+         "save": "serialization", "load": "serialization"}
+
+
 def __getattr__(name):
-    # pith.nn is imported on first use (PEP 562), as `import pith.nn` would: `import pith`
-    # stays within its import-time budget (docs/python.md).
-    if name == "nn":
+    # pith.nn, the checkpoint modules and pith.save/pith.load are imported on first use
+    # (PEP 562), as `import pith.nn` would: `import pith` stays within its import-time
+    # budget (docs/python.md).
+    if name in _LAZY:
         import importlib
-        return importlib.import_module("pith.nn")
+        module = importlib.import_module(f"pith.{_LAZY[name] or name}")
+        return module if _LAZY[name] is None else getattr(module, name)
     raise AttributeError(f"module 'pith' has no attribute {name!r}")
