@@ -149,7 +149,7 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
     case PITH_TYPE_DTYPE:
         return is_dtype(st, v);
     case PITH_TYPE_OPT_DEVICE:
-        return v == Py_None || PyUnicode_Check(v);
+        return v == Py_None || device_like(st, v);
     case PITH_TYPE_STR:
         return PyUnicode_Check(v);
     case PITH_NUM_ARG_TYPES:
@@ -400,14 +400,11 @@ static int push_dtype(pith_module_state *st, pith_stack *stack, PyObject *v)
     return pith_stack_push_dtype(stack, dtype) == PITH_OK ? 0 : push_failed(st);
 }
 
+/* See Note [Device arguments] (device.c): operators take the CPU and Meta. */
 static int push_device(pith_module_state *st, pith_stack *stack, PyObject *v)
 {
     pith_device device;
-    int found = device_by_name(v, &device);
-    if (found == 0)
-        PyErr_Format(st->value_error, "device %R is not supported: pith has the 'cpu' and "
-                     "'meta' devices", v);
-    if (found <= 0)
+    if (device_argument(st, v, true, NULL, &device) < 0)
         return -1;
     return pith_stack_push_device(stack, device) == PITH_OK ? 0 : push_failed(st);
 }

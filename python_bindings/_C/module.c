@@ -16,21 +16,15 @@ static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, 
     return dtype_from_object(st, obj, dtype);
 }
 
-/* device= and requires_grad= of the factories: pith runs on the CPU and has no autograd
- * yet, so anything else is a NotImplementedError that says so (never silently ignored). */
-static int factory_options(PyObject *device, PyObject *requires_grad, const char *name)
+/* device= and requires_grad= of the factories: pith's factories make CPU tensors (See
+ * Note [Device arguments], device.c) and pith has no autograd yet, so anything else raises
+ * (never silently ignored). */
+static int factory_options(pith_module_state *st, PyObject *device, PyObject *requires_grad,
+                           const char *name)
 {
-    if (device && device != Py_None) {
-        const char *text = PyUnicode_Check(device) ? PyUnicode_AsUTF8(device) : NULL;
-        if (!text && PyErr_Occurred())
-            return -1;
-        if (!text || strcmp(text, "cpu") != 0) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "%s(): device=%R is not supported: pith tensors live on the CPU", name,
-                         device);
-            return -1;
-        }
-    }
+    pith_device on;
+    if (device_argument(st, device, false, name, &on) < 0)
+        return -1;
     if (requires_grad) {
         int on = PyObject_IsTrue(requires_grad);
         if (on < 0)
@@ -51,7 +45,7 @@ static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwarg
     PyObject *data, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:tensor", kwlist, &data, &dtype_obj,
                                      &device, &requires_grad) ||
-        factory_options(device, requires_grad, "tensor") < 0)
+        factory_options(state_of_module(module), device, requires_grad, "tensor") < 0)
         return NULL;
     pith_module_state *st = state_of_module(module);
     pith_dtype dtype = st->default_dtype;
@@ -86,7 +80,7 @@ static PyObject *factory_call(PyObject *module, PyObject *args, PyObject *kwargs
             }
         }
     }
-    if (factory_options(device, requires_grad, name) < 0)
+    if (factory_options(st, device, requires_grad, name) < 0)
         return NULL;
     if (pydispatch_mode_active())
         return pydispatch_factory(module, name, args, kwargs);
@@ -119,7 +113,7 @@ static PyObject *module_full(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *size, *fill, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOO:full", kwlist, &size, &fill,
                                      &dtype_obj, &device, &requires_grad) ||
-        factory_options(device, requires_grad, "full") < 0)
+        factory_options(state_of_module(module), device, requires_grad, "full") < 0)
         return NULL;
     if (pydispatch_mode_active())
         return pydispatch_factory(module, "full", args, kwargs);
@@ -152,7 +146,7 @@ static PyObject *module_arange(PyObject *module, PyObject *args, PyObject *kwarg
              *requires_grad = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OOO:arange", kwlist, &a, &b, &c,
                                      &dtype_obj, &device, &requires_grad) ||
-        factory_options(device, requires_grad, "arange") < 0)
+        factory_options(state_of_module(module), device, requires_grad, "arange") < 0)
         return NULL;
     if (pydispatch_mode_active())
         return pydispatch_factory(module, "arange", args, kwargs);
@@ -283,10 +277,12 @@ static int module_exec(PyObject *module)
     pith_module_state *st = state_of_module(module);
     st->default_dtype = PITH_FLOAT32;
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
-        tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
+        device_type_init(module, st) < 0 || tensor_type_init(module, st) < 0 ||
+        binder_init(module, st) < 0 ||
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
+        PyModule_AddFunctions(module, grad_mode_module_methods) < 0 ||
         PyModule_AddFunctions(module, pydispatch_module_methods) < 0)
         return -1;
     return 0;
@@ -298,6 +294,9 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->tensor_type);
     Py_VISIT(st->dtype_type);
     Py_VISIT(st->size_type);
+    Py_VISIT(st->device_type);
+    Py_VISIT(st->devices[0]);
+    Py_VISIT(st->devices[1]);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_VISIT(st->dtypes[d]);
     Py_VISIT(st->value_error);
@@ -315,6 +314,9 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->tensor_type);
     Py_CLEAR(st->dtype_type);
     Py_CLEAR(st->size_type);
+    Py_CLEAR(st->device_type);
+    Py_CLEAR(st->devices[0]);
+    Py_CLEAR(st->devices[1]);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_CLEAR(st->dtypes[d]);
     Py_CLEAR(st->value_error);

@@ -465,11 +465,12 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure)
 
 static PyObject *tensor_get_device(PyObject *self, void *closure)
 {
+    TENSOR_STATE(self);
     pith_clear_error();
     pith_device device = pith_tensor_device(tensor_of(self));
     if (pith_last_status() != PITH_OK)
-        return error_raise(state_of_type(Py_TYPE(self)));
-    return PyUnicode_FromString(pith_device_name(device));
+        return error_raise(st);
+    return device_object(st, device);
 }
 
 /* Wraps a possibly negative `dim` the way PyTorch's size(dim) and stride(dim) do, or raises
@@ -599,7 +600,7 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", tensor_get_shape, NULL, "The sizes, as a pith.Size.", NULL},
     {"dtype", tensor_get_dtype, NULL, "The element type.", NULL},
     {"ndim", tensor_get_ndim, NULL, "The number of dims.", NULL},
-    {"device", tensor_get_device, NULL, "'cpu' or 'meta'.", NULL},
+    {"device", tensor_get_device, NULL, "The pith.device: cpu, or meta.", NULL},
     {"T", tensor_get_T, NULL, "The tensor with its dims reversed (a view).", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL},
@@ -699,6 +700,7 @@ int tensor_type_init(PyObject *module, pith_module_state *st)
         type_add_methods(st->tensor_type, conversions_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, pydispatch_tensor_methods) < 0 ||
+        type_add_methods(st->tensor_type, grad_mode_tensor_methods) < 0 ||
         PyModule_AddType(module, st->tensor_type) < 0)
         return -1;
     PyObject *meta = (PyObject *)Py_TYPE(st->tensor_type);

@@ -23,6 +23,18 @@ from . import _api
 
 _ops.install_methods(globals())
 _api.install(globals())
+# Devices, grad mode and the process settings (docs/python.md "Devices and grad mode").
+from ._C import device  # noqa: F401,E402
+from ._grad_mode import (  # noqa: F401,E402
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
+from ._flags import (  # noqa: F401,E402
+    are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
+    get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_default_device, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
 from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
 
@@ -37,10 +49,13 @@ short = int16
 __version__ = "0.1.0"
 
 
+# Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
+# import-time budget (docs/python.md).
+_LAZY_SUBMODULES = {"nn", "cuda", "backends", "accelerator"}
+
+
 def __getattr__(name):
-    # pith.nn is imported on first use (PEP 562), as `import pith.nn` would: `import pith`
-    # stays within its import-time budget (docs/python.md).
-    if name == "nn":
+    if name in _LAZY_SUBMODULES:
         import importlib
-        return importlib.import_module("pith.nn")
+        return importlib.import_module(f"pith.{name}")
     raise AttributeError(f"module 'pith' has no attribute {name!r}")
