@@ -161,7 +161,7 @@ static int index_parse(PyObject *obj, int *index)
     Py_DECREF(number);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (overflow < 0 || v < 0) {
+    if (overflow < 0 || (!overflow && v < 0)) {
         PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
         return -1;
     }
@@ -354,7 +354,7 @@ static PyObject *device_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
     }
     if (device_read(st, first, &type, &index) < 0 || index_parse(index_obj, &explicit_index) < 0)
         goto done;
-    if (explicit_index >= 0 && index >= 0) {
+    if (index_given && index >= 0) { /* even index=None, as in PyTorch */
         PyErr_Format(PyExc_RuntimeError, "type (string) must not include an index because "
                      "index was passed explicitly: %U", first);
         goto done;

@@ -40,9 +40,9 @@ _deterministic = {"mode": False, "warn_only": False}
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Records whether deterministic algorithms are required (pith's always are)."""
-    for name, value in (("mode", mode), ("warn_only", warn_only)):
+    for name, value in (("'mode' (position 1)", mode), ("'warn_only'", warn_only)):
         if not isinstance(value, builtins.bool):
-            raise TypeError(f"_set_deterministic_algorithms(): argument '{name}' must be "
+            raise TypeError(f"_set_deterministic_algorithms(): argument {name} must be "
                             f"bool, not {type(value).__name__}")
     _deterministic["mode"], _deterministic["warn_only"] = mode, warn_only
 
