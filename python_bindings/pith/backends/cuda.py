@@ -3,7 +3,7 @@ allow_tf32 is pith.get_float32_matmul_precision() != 'highest', as in PyTorch; t
 are recorded and read back. None changes what pith computes."""
 from typing import Any
 
-from .. import _flags
+from .. import get_float32_matmul_precision, set_float32_matmul_precision
 
 __all__ = ["is_built", "matmul"]
 
@@ -37,7 +37,7 @@ class cuBLASModule:
 
     def __getattr__(self, name: str) -> bool:
         if name == "allow_tf32":
-            return _flags.get_float32_matmul_precision() != "highest"
+            return get_float32_matmul_precision() != "highest"
         if name in self._values:
             return self._values[name]
         raise AttributeError("Unknown attribute " + name)
@@ -47,7 +47,7 @@ class cuBLASModule:
             if not isinstance(value, bool):
                 raise RuntimeError(f"set_allow_tf32_cublas expects a bool, but got "
                                    f"{type(value).__name__}")
-            _flags.set_float32_matmul_precision("high" if value else "highest")
+            set_float32_matmul_precision("high" if value else "highest")
         elif name == "allow_fp16_accumulation":
             if not isinstance(value, bool):
                 raise RuntimeError(f"set_allow_fp16_accumulation_cublas expects a bool, but "
