@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/interpreter_internal.h"
 #include "core/tensor.h"
 
@@ -402,7 +403,7 @@ tensor_alloc_inline(pith_storage *storage, size_t nbytes, pith_dtype dtype, pith
     t->ndim = 0;
     t->dtype = dtype;
     t->device = device;
-    t->flags = 0;
+    t->flags = grad_mode_inference() ? PITH_TENSOR_INFERENCE : 0;
     t->keys = device == PITH_META ? TENSOR_KEY_META : TENSOR_KEY_CPU;
     t->contiguous = true;
     t->numel = 1;
@@ -565,6 +566,7 @@ pith_tensor *tensor_view(const pith_tensor *base, int ndim, const int64_t *sizes
     if (!t)
         return NULL;
     storage_retain(base->storage);
+    t->flags = base->flags & PITH_TENSOR_INFERENCE; /* See Note [Grad mode is per thread] */
     t->keys = base->keys & ~TENSOR_KEY_PYTHON;
     t->offset = offset;
     tensor_set_geometry(t, ndim, sizes, strides);

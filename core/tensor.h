@@ -49,6 +49,9 @@ enum {
     PITH_TENSOR_POLICY_STRIDES = 1u << 1, /* strides and is_contiguous */
     PITH_TENSOR_POLICY_SIZES = 1u << 2,   /* also sizes, dim and numel */
     PITH_TENSOR_POLICY_DEVICE = 1u << 3,
+    /* Created in inference mode, or a view of such a tensor: See Note [Grad mode is per
+     * thread] (grad_mode.c). */
+    PITH_TENSOR_INFERENCE = 1u << 4,
 };
 
 /* The low bit of pith_tensor.pyobj: set while C owns the wrapper. See Note [PyObject

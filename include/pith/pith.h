@@ -271,6 +271,7 @@ PITH_API const char *pith_version(void);
 }
 #endif
 
+#include "pith/grad_mode.h"
 #include "pith/ops.h"
 
 #endif /* PITH_PITH_H */

@@ -168,7 +168,7 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
     case PITH_TYPE_DTYPE:
         return is_dtype(st, v);
     case PITH_TYPE_OPT_DEVICE:
-        return v == Py_None || PyUnicode_Check(v);
+        return v == Py_None || device_like(st, v);
     case PITH_TYPE_STR:
         return PyUnicode_Check(v);
     case PITH_TYPE_OPT_STR:
@@ -452,37 +452,11 @@ static int push_dtype(pith_module_state *st, pith_stack *stack, PyObject *v)
     return pith_stack_push_dtype(stack, dtype) == PITH_OK ? 0 : push_failed(st);
 }
 
-/* Whether `v` names a device PyTorch knows but pith lacks ("cuda", "mps:0", ...): that is
- * a NotImplementedError, where a string that names no device is a value error. */
-static bool device_is_accelerator(PyObject *v)
-{
-    static const char *const types[] = {"cuda", "mps", "xpu", "hip", "xla", "mtia", "hpu",
-                                        "ipu", "vulkan", "privateuseone"};
-    const char *text = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
-    if (!text) {
-        PyErr_Clear();
-        return false;
-    }
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
-        size_t n = strlen(types[i]);
-        if (strncmp(text, types[i], n) == 0 &&
-            (text[n] == 0 || (text[n] == ':' && text[n + 1] >= '0' && text[n + 1] <= '9')))
-            return true;
-    }
-    return false;
-}
-
+/* See Note [Device arguments] (device.c): operators take the CPU and Meta. */
 static int push_device(pith_module_state *st, pith_stack *stack, PyObject *v)
 {
     pith_device device;
-    int found = device_by_name(v, &device);
-    if (found == 0 && device_is_accelerator(v))
-        PyErr_Format(PyExc_NotImplementedError, "device %R is not supported: pith tensors "
-                     "live on the CPU (or the meta device)", v);
-    else if (found == 0)
-        PyErr_Format(st->value_error, "device %R is not a device: pith has the 'cpu' and "
-                     "'meta' devices", v);
-    if (found <= 0)
+    if (device_argument(st, v, true, NULL, &device) < 0)
         return -1;
     return pith_stack_push_device(stack, device) == PITH_OK ? 0 : push_failed(st);
 }

@@ -16,21 +16,15 @@ static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, 
     return dtype_from_object(st, obj, dtype);
 }
 
-/* device= and requires_grad= of the factories: pith runs on the CPU and has no autograd
- * yet, so anything else is a NotImplementedError that says so (never silently ignored). */
-static int factory_options(PyObject *device, PyObject *requires_grad, const char *name)
+/* device= and requires_grad= of the factories: pith's factories make CPU tensors (See
+ * Note [Device arguments], device.c) and pith has no autograd yet, so anything else raises
+ * (never silently ignored). */
+static int factory_options(pith_module_state *st, PyObject *device, PyObject *requires_grad,
+                           const char *name)
 {
-    if (device && device != Py_None) {
-        const char *text = PyUnicode_Check(device) ? PyUnicode_AsUTF8(device) : NULL;
-        if (!text && PyErr_Occurred())
-            return -1;
-        if (!text || strcmp(text, "cpu") != 0) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "%s(): device=%R is not supported: pith tensors live on the CPU", name,
-                         device);
-            return -1;
-        }
-    }
+    pith_device on;
+    if (device_argument(st, device, false, name, &on) < 0)
+        return -1;
     if (requires_grad) {
         int on = PyObject_IsTrue(requires_grad);
         if (on < 0)
@@ -51,7 +45,7 @@ static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwarg
     PyObject *data, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:tensor", kwlist, &data, &dtype_obj,
                                      &device, &requires_grad) ||
-        factory_options(device, requires_grad, "tensor") < 0)
+        factory_options(state_of_module(module), device, requires_grad, "tensor") < 0)
         return NULL;
     pith_module_state *st = state_of_module(module);
     pith_dtype dtype = pith_get_default_dtype();
@@ -149,6 +143,7 @@ static int module_exec(PyObject *module)
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
+        PyModule_AddFunctions(module, grad_mode_module_methods) < 0 ||
         PyModule_AddFunctions(module, pydispatch_module_methods) < 0)
         return -1;
     return 0;

@@ -72,19 +72,6 @@ const char *str_argument_text(PyObject *v)
     return text;
 }
 
-int device_by_name(PyObject *v, pith_device *out)
-{
-    const char *text = PyUnicode_Check(v) ? str_argument_text(v) : NULL;
-    if (!text)
-        return PyErr_Occurred() ? -1 : 0;
-    for (int d = PITH_CPU; d <= PITH_META; d++)
-        if (strcmp(text, pith_device_name((pith_device)d)) == 0) {
-            *out = (pith_device)d;
-            return 1;
-        }
-    return 0;
-}
-
 PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, size_t i,
                                 tensor_wrap_fn wrap, void *ctx)
 {
@@ -104,8 +91,8 @@ PyObject *stack_value_to_python(pith_module_state *st, const pith_stack *stack, 
         return PyUnicode_FromString(pith_stack_get_string(stack, i));
     case PITH_VALUE_DTYPE:
         return dtype_object(st, pith_stack_get_dtype(stack, i));
-    case PITH_VALUE_DEVICE: /* pith's Python API names devices by string */
-        return PyUnicode_FromString(pith_device_name(pith_stack_get_device(stack, i)));
+    case PITH_VALUE_DEVICE:
+        return device_object(st, pith_stack_get_device(stack, i));
     case PITH_VALUE_INT_LIST: {
         const int64_t *v = pith_stack_get_int_list(stack, i, &n);
         PyObject *list = PyList_New((Py_ssize_t)n);

@@ -19,9 +19,10 @@
  * PyTorch asks a wrapper subclass for its metadata by calling __torch_dispatch__ with
  * torch.ops.aten.sym_size.default, sym_stride, is_contiguous and torch.ops.prim.device. pith
  * does the same with four operators that exist for this: pith::size(Tensor self) -> int[],
- * pith::stride, pith::is_contiguous -> bool and pith::device -> str (a pith device is a
- * string in Python). dim() and numel() derive from sizes (the interpreter table has no
- * entries of their own), so with the "sizes" policy they reach the handler as
+ * pith::stride, pith::is_contiguous -> bool and pith::device -> str (the device's name; a
+ * handler may answer with a str or a pith.device, pydispatch_device). dim() and numel()
+ * derive from sizes (the interpreter table has no entries of their own), so with the
+ * "sizes" policy they reach the handler as
  * pith.ops.pith.size too, where PyTorch calls aten.dim and aten.sym_numel. The kernels
  * (CPU and Meta) read the metadata of an alias, which carries no policy, so a handler that
  * passes the call through — to its inner tensor, or to the wrapper itself under no_dispatch()

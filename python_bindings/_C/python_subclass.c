@@ -206,20 +206,14 @@ static int int_sequence(PyObject *obj, int64_t *v, const char *what)
     return (int)n;
 }
 
-/* device=None | 'cpu' | 'meta' into *meta; -1 with an exception. */
-static int device_parse(PyObject *device, bool *meta)
+/* device=None, a CPU or a Meta device into *meta; -1 with an exception. */
+static int device_parse(pith_module_state *st, PyObject *device, bool *meta)
 {
-    *meta = false;
-    if (!device || device == Py_None)
-        return 0;
     pith_device named;
-    int found = device_by_name(device, &named);
-    if (found > 0)
-        *meta = named == PITH_META;
-    else if (found == 0)
-        PyErr_Format(PyExc_NotImplementedError, "_make_wrapper_subclass(): device=%R is not "
-                     "supported: pith has the 'cpu' and 'meta' devices", device);
-    return found > 0 ? 0 : -1;
+    if (device_argument(st, device, true, "_make_wrapper_subclass", &named) < 0)
+        return -1;
+    *meta = named == PITH_META;
+    return 0;
 }
 
 /* Tensor._make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None,
@@ -273,7 +267,7 @@ static PyObject *make_wrapper_subclass(PyObject *unused, PyObject *const *args,
     if (a[4] && a[4] != Py_None && dtype_from_object(st, a[4], &dtype) < 0)
         return NULL;
     bool meta;
-    if (device_parse(a[5], &meta) < 0)
+    if (device_parse(st, a[5], &meta) < 0)
         return NULL;
     if (a[7] && PyObject_IsTrue(a[7]) < 0)
         return NULL;
@@ -438,7 +432,7 @@ pith_status pydispatch_device(const pith_tensor *self, pith_device *out)
             return error_keep();
     }
     pith_status s = PITH_OK;
-    int named = ret && ret != Py_None ? device_by_name(ret, out) : 0;
+    int named = ret && ret != Py_None ? device_of_answer(st, ret, out) : 0;
     if (!ret || ret == Py_None) {
         pith_tensor *alias = wrapper & WRAPPER_CPU ? NULL : plain_alias(self);
         *out = wrapper & WRAPPER_CPU ? PITH_CPU : alias ? pith_tensor_device(alias) : PITH_CPU;
@@ -447,12 +441,13 @@ pith_status pydispatch_device(const pith_tensor *self, pith_device *out)
         pith_release(alias);
     } else if (named > 0) {
         /* *out is set */
-    } else if (named == 0 && PyUnicode_Check(ret)) {
+    } else if (PyUnicode_Check(ret) || PyObject_TypeCheck(ret, st->device_type)) {
         PyErr_Format(PyExc_ValueError, "device returned %R; pith has the 'cpu' and 'meta' "
                      "devices", ret);
         s = error_keep();
     } else {
-        s = PyErr_Occurred() ? error_keep() : invalid_answer(st, "device", ret, "str");
+        s = PyErr_Occurred() ? error_keep() : invalid_answer(st, "device", ret,
+                                                                 "pith.device or str");
     }
     Py_XDECREF(ret);
     return s;

@@ -31,6 +31,8 @@ typedef struct {
     PyTypeObject *generator_type; /* pith.Generator (generator.c) */
     PyObject *default_generator;  /* pith.default_generator */
     PyObject *strided;            /* pith.strided, the one layout (set by _set_strided) */
+    PyTypeObject *device_type; /* pith.device */
+    PyObject *devices[2];      /* pith.device('cpu') and pith.device('meta') */
     PyObject *dtypes[PITH_NUM_DTYPES];
     PyObject *value_error;       /* pith.PithError(ValueError, RuntimeError) */
     PyObject *type_error;        /* pith.PithTypeError(TypeError, RuntimeError) */
@@ -118,11 +120,31 @@ int generator_type_init(PyObject *module, pith_module_state *st);
 int generator_check(pith_module_state *st, PyObject *obj);
 pith_generator *generator_from_object(PyObject *obj); /* borrowed */
 PyObject *generator_wrap(pith_module_state *st, pith_generator *g); /* retains g */
+/* device.c: pith.device; See Note [Device arguments]. */
+int device_type_init(PyObject *module, pith_module_state *st);
+/* The pith.device of a pith tensor's device (new reference). */
+PyObject *device_object(pith_module_state *st, pith_device device);
+/* Reads a device argument (a str, a pith.device, a torch.device; an int raises PyTorch's
+ * accelerator error) into a device type of device.c and an index (-1 for none). 0, or -1
+ * with PyTorch's exception. */
+int device_read(pith_module_state *st, PyObject *obj, int *type, int *index);
+/* Whether device_read takes `obj` for a device (of any kind: it may still refuse it). */
+bool device_like(pith_module_state *st, PyObject *obj);
+/* A device= argument (NULL and None are the CPU) as a pith device: the CPU, or Meta when
+ * `meta_ok`; the other devices raise, naming `fn` when it is not NULL. 0 or -1. */
+int device_argument(pith_module_state *st, PyObject *obj, bool meta_ok, const char *fn,
+                    pith_device *out);
+/* A device that a __pith_dispatch__ handler answered: 1 with *out set for a CPU or Meta
+ * device, 0 (no exception) for anything else. */
+int device_of_answer(pith_module_state *st, PyObject *obj, pith_device *out);
+
+/* grad_mode.c: is_grad_enabled & co. and Tensor.is_inference. */
+extern PyMethodDef grad_mode_module_methods[];
+extern PyMethodDef grad_mode_tensor_methods[];
 
 /* tensor.c */
 int tensor_type_init(PyObject *module, pith_module_state *st);
-/* What Tensor.device returns for `device`. */
-PyObject *device_object(pith_module_state *st, pith_device device);
+
 /* Wraps `t`, stealing the reference; returns the one wrapper of `t` in this interpreter.
  * NULL `t` raises the C library's last error. See Note [Tensor wrapper]. */
 PyObject *tensor_wrap(pith_module_state *st, pith_tensor *t);
@@ -198,11 +220,8 @@ void stash_forget(const pith_tensor *t);
 /* ops.c: boxed values and Python. The pushes take a list or tuple and return -1 with an exception
  * (a TypeError for an item of the wrong type); a Tensor?[] (allow_none) takes None entries.
  * stack_value_to_python converts value i, each tensor through `wrap`, which steals it;
- * devices become their names. */
+ * devices become pith.device objects. */
 int push_python_int_list(pith_module_state *st, pith_stack *stack, PyObject *seq);
-/* A device name ('cpu', 'meta') into *out: 1; 0 (no exception) for anything else; -1 with
- * an exception for a str that is not valid text (or holds a NUL). */
-int device_by_name(PyObject *v, pith_device *out);
 /* A str argument as C text: NULL with a ValueError when it holds a NUL, which C would take
  * for its end ('tanh\0junk' is not 'tanh'). */
 const char *str_argument_text(PyObject *v);

@@ -463,17 +463,11 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure)
     return ndim < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLong(ndim);
 }
 
-PyObject *device_object(pith_module_state *st, pith_device device)
-{
-    (void)st;
-    return PyUnicode_FromString(pith_device_name(device));
-}
-
 static PyObject *tensor_get_device(PyObject *self, void *closure)
 {
+    TENSOR_STATE(self);
     pith_clear_error();
     pith_device device = pith_tensor_device(tensor_of(self));
-    pith_module_state *st = state_of_type(Py_TYPE(self));
     if (pith_last_status() != PITH_OK)
         return error_raise(st);
     return device_object(st, device);
@@ -606,7 +600,7 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", tensor_get_shape, NULL, "The sizes, as a pith.Size.", NULL},
     {"dtype", tensor_get_dtype, NULL, "The element type.", NULL},
     {"ndim", tensor_get_ndim, NULL, "The number of dims.", NULL},
-    {"device", tensor_get_device, NULL, "'cpu' or 'meta'.", NULL},
+    {"device", tensor_get_device, NULL, "The pith.device: cpu, or meta.", NULL},
     {"T", tensor_get_T, NULL, "The tensor with its dims reversed (a view).", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL},
@@ -706,6 +700,7 @@ int tensor_type_init(PyObject *module, pith_module_state *st)
         type_add_methods(st->tensor_type, conversions_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, interop_tensor_methods) < 0 ||
         type_add_methods(st->tensor_type, pydispatch_tensor_methods) < 0 ||
+        type_add_methods(st->tensor_type, grad_mode_tensor_methods) < 0 ||
         PyModule_AddType(module, st->tensor_type) < 0)
         return -1;
     PyObject *meta = (PyObject *)Py_TYPE(st->tensor_type);

@@ -34,6 +34,7 @@ from . import (
     cos as cos,
     default_generator as default_generator,
     detach as detach,
+    device as device,
     div as div,
     dtype as dtype,
     embedding as embedding,
@@ -66,6 +67,8 @@ from . import (
     int32 as int32,
     int64 as int64,
     int8 as int8,
+    is_grad_enabled as is_grad_enabled,
+    is_inference_mode_enabled as is_inference_mode_enabled,
     layer_norm as layer_norm,
     le as le,
     linear as linear,
@@ -139,4 +142,5 @@ from . import (
 
 def _tensor_bytes(t: Tensor, /) -> bytes: ...
 def _live_tensors() -> int: ...
+def _cpu_device(device: Any, fn: str, /) -> device | None: ...
 def __getattr__(name: str) -> Any: ...

@@ -26,6 +26,18 @@ from . import _api
 
 _ops.install_methods(globals())
 _api.install(globals())
+# Devices, grad mode and the process settings (docs/python.md "Devices and grad mode").
+from ._C import device  # noqa: F401,E402
+from ._grad_mode import (  # noqa: F401,E402
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
+from ._flags import (  # noqa: F401,E402
+    are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
+    get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_default_device, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
 from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
 
@@ -40,14 +52,14 @@ short = int16
 __version__ = "0.1.0"
 
 
-_LAZY = {"nn": None, "serialization": None, "safetensors": None,  # submodules
+# Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
+# import-time budget (docs/python.md). A name maps to the submodule it is (None) or lives in.
+_LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None,
+         "serialization": None, "safetensors": None,
          "save": "serialization", "load": "serialization"}
 
 
 def __getattr__(name):
-    # pith.nn, the checkpoint modules and pith.save/pith.load are imported on first use
-    # (PEP 562), as `import pith.nn` would: `import pith` stays within its import-time
-    # budget (docs/python.md).
     if name in _LAZY:
         import importlib
         module = importlib.import_module(f"pith.{_LAZY[name] or name}")

@@ -1,6 +1,6 @@
 """Tensor methods and pith functions that are not a single op: dtype conversions (`to`,
-`float()` ...), the `*_like` factories, and the autograd
-attributes, which say that autograd is not available yet.
+`float()`, `type()` ...), devices (`cpu()`, `cuda()`, `is_cuda` ...), the `*_like`
+factories, and the autograd attributes, which say that autograd is not available yet.
 
 `to` is also the Python implementation behind the short C path of x.to(dtype)
 (python_bindings/_C/conversions.c): it is registered with _C._set_generic.
@@ -15,10 +15,9 @@ Tensor = _C.Tensor
 _NO_AUTOGRAD = "autograd is not available in pith yet"
 
 
-def _check_device(device, name):
-    if device is not None and str(device) != "cpu":
-        raise NotImplementedError(f"{name}(): device={device!r} is not supported: pith tensors "
-                                  f"live on the CPU")
+# The device= of the Python layer: None or a CPU device (a str, a pith.device, a
+# torch.device); the others raise. See Note [Device arguments] (python_bindings/_C/device.c).
+_check_device = _C._cpu_device
 
 
 def _convert(self, dtype, copy):
@@ -51,15 +50,21 @@ def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, str) or a is None:
+        elif a is None or isinstance(a, (str, _C.device, builtins.int)) or _is_torch_device(a):
             device = a
         else:
             raise TypeError(f"to() received an invalid combination of arguments: "
                             f"{type(a).__name__}")
-    _check_device(device, "to")
+    device = _check_device(device, "to")
     if not isinstance(copy, builtins.bool):
         raise TypeError("to(): copy must be a bool")
-    return _convert(self, dtype, copy)
+    # PyTorch compares the device asked for with the tensor's, which has no index: 'cpu:0'
+    # makes a copy, 'cpu' returns the tensor itself.
+    return _convert(self, dtype, copy or (device is not None and device.index is not None))
+
+
+def _is_torch_device(obj):
+    return type(obj).__module__ == "torch" and type(obj).__name__ == "device"
 
 
 def _conversion(name, dtype):
@@ -138,8 +143,108 @@ def zero_(self):
     return fill_(self, 0)
 
 
+def _require_tensor(fn, name, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
 def type_as(self, other):
+    _require_tensor("type_as", "other", other)
     return self.to(other.dtype)
+
+
+def view_as(self, other):
+    """self.view(other.size())."""
+    _require_tensor("view_as", "other", other)
+    return self.view(other.size())
+
+
+def as_subclass(self, cls):
+    """A `cls` instance over self's data (a view sharing its memory), as PyTorch's."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    return Tensor._make_subclass(cls, self)
+
+
+def is_tensor(obj, /):
+    """Whether obj is a pith.Tensor (or a subclass instance)."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """Whether input's dtype is a floating-point dtype."""
+    _require_tensor("is_floating_point", "input", input)
+    return input.dtype.is_floating_point
+
+
+# ---- devices ----
+
+def cpu(self, memory_format=None):
+    """The tensor itself: pith tensors live on the CPU (a meta tensor has no data to copy)."""
+    if memory_format is not None:
+        raise NotImplementedError("cpu(): memory_format is not supported")
+    if self.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return self
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """Raises as PyTorch built without CUDA does: pith tensors live on the CPU."""
+    target = _C.device("cuda") if device is None else _C.device(device)
+    if target.type != "cuda":
+        raise RuntimeError("Invalid device, must be cuda device")
+    return _check_device(target, "cuda")
+
+
+def get_device(self):
+    """-1: the index PyTorch gives for a tensor on the CPU (or meta)."""
+    return -1
+
+
+# PyTorch's legacy tensor type names (x.type()), by dtype.
+_TYPE_NAMES = {
+    _C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",
+    _C.bfloat16: "BFloat16Tensor", _C.int64: "LongTensor", _C.int32: "IntTensor",
+    _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor",
+    _C.bool: "BoolTensor",
+}
+_DTYPES_BY_TYPE_NAME = {name: dtype for dtype, name in _TYPE_NAMES.items()}
+
+
+def _type_dtype(dtype):
+    """The dtype that a type() argument names: a pith.dtype, or 'torch.FloatTensor' (or
+    'pith.FloatTensor')."""
+    if isinstance(dtype, _C.dtype):
+        return dtype
+    if isinstance(dtype, str):
+        prefix, _, name = dtype.rpartition(".")
+        if prefix in ("torch.cuda", "pith.cuda") and name in _DTYPES_BY_TYPE_NAME:
+            _check_device("cuda", "type")
+        if prefix in ("torch", "pith") and name in _DTYPES_BY_TYPE_NAME:
+            return _DTYPES_BY_TYPE_NAME[name]
+        raise ValueError(f"invalid type: {dtype!r}")
+    if isinstance(dtype, type):
+        name = dtype.__name__ if dtype.__module__ == "builtins" else \
+            f"{dtype.__module__}.{dtype.__qualname__}"
+        raise ValueError(f"invalid type: {name!r}")
+    raise TypeError("dtype must be a type, str, or dtype object")
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """type(): the legacy type name, 'torch.FloatTensor' (the name PyTorch programs compare
+    with); type(dtype): the tensor converted, as to(dtype), where dtype is a pith.dtype or
+    such a name ('torch.' or 'pith.')."""
+    if kwargs:
+        raise TypeError(f"type() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if dtype is None:
+        device = self.device.type
+        return f"torch.{'' if device == 'cpu' else device + '.'}{_TYPE_NAMES[self.dtype]}"
+    return _convert(self, _type_dtype(dtype), False)
+
+
+type_.__name__ = type_.__qualname__ = "type"
 
 
 def element_size(self):
@@ -217,6 +322,18 @@ def install(namespace):
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
     Tensor.type_as = type_as
+    Tensor.view_as = view_as
+    Tensor.as_subclass = as_subclass
+    Tensor.is_floating_point = is_floating_point
+    Tensor.type = type_
+    Tensor.cpu = cpu
+    Tensor.cuda = cuda
+    Tensor.get_device = get_device
+    Tensor.is_cuda = property(lambda self: False, doc="False: pith tensors live on the CPU.")
+    Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
+    Tensor.is_meta = property(lambda self: self.device.type == "meta")
+    namespace["is_tensor"] = is_tensor
+    namespace["is_floating_point"] = is_floating_point
     Tensor.element_size = element_size
     Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
     Tensor.itemsize = property(lambda self: self.dtype.itemsize)

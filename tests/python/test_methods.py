@@ -257,10 +257,12 @@ def test_to_forms():
     assert x.to(dtype=pith.int64).dtype == pith.int64
     assert x.to("cpu") is x
     assert x.to(pith.ones(1, dtype=pith.float64)).dtype == pith.float64
-    with pytest.raises(NotImplementedError, match="CPU"):
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
         x.to("cuda")
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match="accelerator"):  # an int is an accelerator index
         x.to(3)
+    with pytest.raises(TypeError):
+        x.to(3.5)
 
 
 # ---- *_like and factories ----------------------------------------------------------------
@@ -282,8 +284,10 @@ def test_full_like_and_randint_like():
 
 
 def test_factories_refuse_other_devices():
-    with pytest.raises(NotImplementedError, match="CPU"):
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
         pith.zeros(2, device="cuda")
+    with pytest.raises(NotImplementedError, match="CPU"):
+        pith.zeros(2, device="mps")
     assert pith.zeros(2, device="cpu").shape == (2,)
 
 

@@ -424,7 +424,7 @@ def test_a_wrapper_under_no_dispatch_reaches_the_meta_kernels():
     with no_dispatch():
         r = x.sum(1)
     assert type(r) is pith.Tensor
-    assert r.device == "meta"
+    assert r.device == pith.device("meta")
     assert tuple(r.shape) == (2,)
 
 
@@ -468,13 +468,13 @@ def test_make_wrapper_subclass_propagates_metadata():
     assert w.stride() == x.stride()
     assert w.dtype == x.dtype
     assert w.is_contiguous() is False
-    assert w.device == "cpu"
+    assert w.device == pith.device("cpu")
     assert w.dim() == 2 and w.numel() == 20
 
 
 def test_make_wrapper_subclass_on_meta_reports_meta():
     w = pith.Tensor._make_wrapper_subclass(LoggingTensor, (2,), device="meta")
-    assert w.device == "meta"
+    assert w.device == pith.device("meta")
 
 
 def test_make_wrapper_subclass_refuses_a_class_without_a_handler():
@@ -488,7 +488,8 @@ def test_make_wrapper_subclass_refuses_a_class_without_a_handler():
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"strides": (1,)}, ValueError, "1 strides for 2 sizes"),
     ({"storage_offset": 3}, NotImplementedError, "storage_offset"),
-    ({"device": "cuda"}, NotImplementedError, "cuda"),
+    ({"device": "cuda"}, AssertionError, "not compiled with CUDA"),
+    ({"device": "mps"}, NotImplementedError, "mps"),
     ({"dispatch_sizes_strides_policy": "shapes"}, ValueError, "'strides' or 'sizes'"),
     ({"dtype": "float32"}, TypeError, "dtype must be a pith.dtype"),
     ({"bogus": 1}, TypeError, "unexpected keyword argument 'bogus'"),
@@ -629,22 +630,23 @@ def test_a_metadata_answer_of_the_wrong_type_raises(policy, call, answer, match)
         call(cls(pith.ones(3, 3)))
 
 
-def test_dispatch_device_asks_the_handler_for_the_device():
-    cls = metadata_subclass({pith.ops.pith.device.default: "meta"}, dispatch_device=True)
+@pytest.mark.parametrize("answer", ["meta", pith.device("meta")])
+def test_dispatch_device_asks_the_handler_for_the_device(answer):
+    cls = metadata_subclass({pith.ops.pith.device.default: answer}, dispatch_device=True)
     x = cls(pith.ones(2))
-    assert x.device == "meta"
+    assert x.device == pith.device("meta")
     assert cls.calls == [pith.ops.pith.device.default]
 
 
 def test_dispatch_device_none_means_the_wrappers_device():
     cls = metadata_subclass({pith.ops.pith.device.default: None}, dispatch_device=True)
-    assert cls(pith.ones(2)).device == "cpu"
+    assert cls(pith.ones(2)).device == pith.device("cpu")
 
 
 def test_a_wrapper_reports_its_device_without_asking():
     cls = metadata_subclass({})
     x = cls(pith.ones(2))
-    assert x.device == "cpu"
+    assert x.device == pith.device("cpu")
     assert cls.calls == []
 
 
@@ -719,7 +721,7 @@ def test_a_mode_sees_the_factories(factory, expected):
 
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
-def test_a_device_argument_reaches_a_mode_as_its_name(device):
+def test_a_device_argument_reaches_a_mode_as_a_pith_device(device):
     seen = []
 
     class Records(DispatchMode):
@@ -729,8 +731,9 @@ def test_a_device_argument_reaches_a_mode_as_its_name(device):
 
     with Records():
         made = pith.ops.pith.zeros([2], device=device)
-    assert seen == [{"device": device}]
-    assert made.device == device
+    assert seen == [{"device": pith.device(device)}]
+    assert type(seen[0]["device"]) is pith.device
+    assert made.device == pith.device(device)
 
 
 def test_a_mode_sees_ops_on_large_tensors():

@@ -223,6 +223,29 @@ state = model.state_dict()
 model.load_state_dict(state)
 model.eval()
 
+device = pith.device("cuda" if pith.cuda.is_available() else "cpu")
+on_device: pith.Tensor = pith.zeros(2, device=device).to(device).cpu()
+kind_name: str = on_device.type()
+with pith.no_grad():
+    out = model(x)
+with pith.inference_mode():
+    inferred: bool = model(x).is_inference()
+
+
+@pith.no_grad()
+def predict(input: pith.Tensor) -> pith.Tensor:
+    return input * 2
+
+
+@pith.inference_mode
+def infer(input: pith.Tensor) -> pith.Tensor:
+    return input + 1
+
+
+predicted: pith.Tensor = predict(x) + infer(x)
+enabled: bool = pith.is_grad_enabled() and pith.backends.mps.is_available()
+pith.backends.cudnn.benchmark = True
+
 
 class Net(nn.Module):
     def __init__(self) -> None:

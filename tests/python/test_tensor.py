@@ -203,13 +203,21 @@ def test_ops_namespace_objects():
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 def test_ops_factories_take_a_device_by_name(device):
     made = pith.ops.pith.zeros([2, 3], dtype=pith.int32, device=device)
-    assert made.device == device and made.shape == (2, 3) and made.dtype == pith.int32
+    assert made.device == pith.device(device) and made.shape == (2, 3)
+    assert made.dtype == pith.int32
+    assert pith.ops.pith.zeros([2], device=pith.device(device)).device.type == device
 
 
-@pytest.mark.parametrize("device, error", [("cuda", NotImplementedError), ("", ValueError),
-                                           ("foo", ValueError), (0, TypeError)])
-def test_ops_factories_refuse_another_device(device, error):
-    with pytest.raises(error, match="device"):
+@pytest.mark.parametrize("device, error, match", [
+    ("cuda", AssertionError, "not compiled with CUDA"),
+    ("mps", NotImplementedError, "'cpu' and 'meta' devices"),
+    ("", RuntimeError, "Device string must not be empty"),
+    ("gpu", RuntimeError, "Expected one of cpu, cuda"),
+    (0, RuntimeError, "Cannot access accelerator device"),
+    (1.5, TypeError, "device"),
+])
+def test_ops_factories_refuse_another_device(device, error, match):
+    with pytest.raises(error, match=match):
         pith.ops.pith.zeros([2], device=device)
 
 
