@@ -139,7 +139,8 @@ static int module_exec(PyObject *module)
 {
     pith_module_state *st = state_of_module(module);
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
-        generator_type_init(module, st) < 0 || tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
+        generator_type_init(module, st) < 0 || device_type_init(module, st) < 0 ||
+        tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
@@ -158,6 +159,9 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->generator_type);
     Py_VISIT(st->default_generator);
     Py_VISIT(st->strided);
+    Py_VISIT(st->device_type);
+    Py_VISIT(st->devices[0]);
+    Py_VISIT(st->devices[1]);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_VISIT(st->dtypes[d]);
     Py_VISIT(st->value_error);
@@ -178,6 +182,9 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->generator_type);
     Py_CLEAR(st->default_generator);
     Py_CLEAR(st->strided);
+    Py_CLEAR(st->device_type);
+    Py_CLEAR(st->devices[0]);
+    Py_CLEAR(st->devices[1]);
     for (int d = 0; d < PITH_NUM_DTYPES; d++)
         Py_CLEAR(st->dtypes[d]);
     Py_CLEAR(st->value_error);
