@@ -244,7 +244,7 @@ def _prepare(tensors, metadata):
         if not isinstance(t, _C.Tensor):
             raise TypeError(f"pith.safetensors: `{name}` is a {type(t).__name__}, not a "
                             f"pith.Tensor")
-        if t.device != "cpu":
+        if t.device.type != "cpu":
             raise NotImplementedError(f"pith.safetensors: `{name}` is a {t.device} tensor, "
                                       f"which has no data to save")
         if not t.is_contiguous():

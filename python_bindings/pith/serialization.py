@@ -248,7 +248,7 @@ def _parameter_class_if_loaded():
 
 def _reduce_tensor(t, storages):
     """torch.Tensor.__reduce_ex__ and Parameter.__reduce_ex__, for a pith tensor."""
-    if t.device == "meta":
+    if t.device.type == "meta":
         rebuild = _rebuild_meta_tensor_no_storage
         args = (t.dtype, tuple(t.shape), tuple(t.stride()), False)
     else:
@@ -270,7 +270,7 @@ def _reduce_tensor(t, storages):
 
 
 def _check_has_data(t):
-    if t.device != "cpu":
+    if t.device.type != "cpu":
         raise RuntimeError(f"pith.save: a {t.device} tensor has no data to save")
     if getattr(type(t), "__pith_dispatch__", None) is not None:
         # Its storage is reached through its handler (a wrapper subclass has no data of
@@ -749,7 +749,7 @@ def _load_legacy(file, restore, unpickling):
         if numel != storage.numel():
             raise RuntimeError(f"pith.load: storage {key} holds {numel} elements, the "
                                f"checkpoint says {storage.numel()}")
-        if numel and storage.device == "cpu":
+        if numel and storage.device.type == "cpu":
             _read_into(file, storage, numel * storage.element_size(), f"storage {key}")
             if sys.byteorder != "little":
                 storage.copy_(_byteswapped(storage))

@@ -296,9 +296,10 @@ def test_every_device_argument_refuses_other_devices_alike(name, device, error, 
         ENTRY_POINTS[name](device)
 
 
-FACTORIES_WITHOUT_META = sorted(set(ENTRY_POINTS) - {"ops zeros", "wrapper subclass",
-                                                     "empty_strided", "eye", "linspace",
-                                                     "randint"})
+# The op table's factories (bound by the binder) make meta tensors, as PyTorch's do.
+OP_FACTORIES = {"ops zeros", "zeros", "ones", "empty", "rand", "randn", "full", "arange",
+                "empty_strided", "eye", "linspace", "randint"}
+FACTORIES_WITHOUT_META = sorted(set(ENTRY_POINTS) - OP_FACTORIES - {"wrapper subclass"})
 
 
 @pytest.mark.parametrize("name", FACTORIES_WITHOUT_META)
@@ -307,7 +308,7 @@ def test_the_python_factories_make_no_meta_tensors(name):
         ENTRY_POINTS[name]("meta")
 
 
-@pytest.mark.parametrize("name", ["ops zeros", "wrapper subclass", "empty_strided"])
+@pytest.mark.parametrize("name", sorted(OP_FACTORIES | {"wrapper subclass"}))
 def test_operators_make_meta_tensors(name):
     made = ENTRY_POINTS[name](pith.device("meta"))
     assert made.device == pith.device("meta") and made.is_meta and not made.is_cpu
