@@ -346,6 +346,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     weights = scores.softmax(-1)
     weights.masked_fill_((scores == -math.inf).all(-1, keepdim=True), 0)
     if dropout_p > 0.0:
+        if dropout_p > 1.0:  # PyTorch's C++ dropout raises RuntimeError, not ValueError
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                               f"{dropout_p}")
         weights = dropout(weights, dropout_p, inplace=True)
     out = weights.matmul(value)
     return out if out.dtype == dtype else out.to(dtype)

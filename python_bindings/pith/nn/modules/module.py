@@ -218,8 +218,9 @@ class Module:
             return result
         except Exception:
             for hooks, always, with_kwargs, kind in (
-                    (_global_forward_hooks, _global_forward_hooks_always_called, {},
-                     "global module forward hook"),
+                    # (PyTorch calls a global with_kwargs hook without the kwargs here.)
+                    (_global_forward_hooks, _global_forward_hooks_always_called,
+                     _global_forward_hooks_with_kwargs, "global module forward hook"),
                     (self._forward_hooks, self._forward_hooks_always_called,
                      self._forward_hooks_with_kwargs, "module forward hook")):
                 for hook_id, hook in list(hooks.items()):
