@@ -7,6 +7,8 @@ Tolerances: float32 activations within rtol 1e-6 / atol 1e-6 of PyTorch's (2e-6 
 elu and softplus, whose exp/log1p differ in the last bits), float64 within 1e-12,
 float16/bfloat16 within conftest's TOLERANCE of the dtype."""
 import copy
+import inspect
+import pickle
 import warnings
 
 import numpy as np
@@ -451,6 +453,24 @@ def test_a_handle_does_not_keep_the_module_alive():
     handle.remove()
 
 
+def add_one(module, args, output):
+    return output + 1
+
+
+def test_a_handle_pickled_with_its_module_removes_the_restored_hook():
+    module = nn.Identity()
+    handle = module.register_forward_hook(add_one, always_call=True)
+    restored, restored_handle = pickle.loads(pickle.dumps((module, handle)))
+    assert restored(pith.zeros(1)).tolist() == [1.0]
+    restored_handle.remove()
+    assert restored(pith.zeros(1)).tolist() == [0.0]
+    assert not restored._forward_hooks_always_called
+    assert module(pith.zeros(1)).tolist() == [1.0]  # the original keeps its hook
+    lone = pickle.loads(pickle.dumps(handle))  # without its dicts: removes nothing
+    lone.remove()
+    assert module(pith.zeros(1)).tolist() == [1.0]
+
+
 def test_deepcopy_keeps_the_hooks_and_old_pickles_get_empty_hook_dicts():
     module = module_under_hooks(pith)
     module.register_forward_hook(lambda m, args, out: out + 1)
@@ -516,3 +536,47 @@ def test_global_always_call_hook_with_kwargs_gets_the_kwargs_when_forward_raises
     finally:
         handle.remove()
     assert log == [{"scale": "x"}]
+
+
+# ---- signatures ------------------------------------------------------------------------------
+
+def parameters_of(function):
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+FUNCTIONS = ["leaky_relu", "elu", "hardtanh", "relu6", "binary_cross_entropy",
+             "binary_cross_entropy_with_logits", "mse_loss", "l1_loss", "nll_loss",
+             "cross_entropy"]
+CLASSES = ["LeakyReLU", "ELU", "Hardtanh", "ReLU6", "Softplus", "LogSigmoid", "Flatten",
+           "Unflatten", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+           "BCEWithLogitsLoss", "DataParallel"]
+METHODS = ["register_forward_hook", "register_forward_pre_hook", "zero_grad",
+           "requires_grad_"]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_functional_signature_matches_torch(name):
+    torch = fresh_torch()
+    assert parameters_of(getattr(F, name)) == parameters_of(getattr(torch.nn.functional, name))
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_module_constructor_signature_matches_torch(name):
+    torch = fresh_torch()
+    assert (parameters_of(getattr(nn, name).__init__)
+            == parameters_of(getattr(torch.nn, name).__init__))
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_module_method_signature_matches_torch(name):
+    torch = fresh_torch()
+    assert (parameters_of(getattr(nn.Module, name))
+            == parameters_of(getattr(torch.nn.Module, name)))
+
+
+@pytest.mark.parametrize("name", ["register_module_forward_hook",
+                                  "register_module_forward_pre_hook"])
+def test_global_hook_signature_matches_torch(name):
+    torch = fresh_torch()
+    assert (parameters_of(getattr(nn.modules.module, name))
+            == parameters_of(getattr(torch.nn.modules.module, name)))

@@ -115,27 +115,32 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
 
 
+def _add_hook(hooks, hook, flags=(), prepend=False):
+    """Adds hook to the dict `hooks` under a new handle's id, and the id to each dict of the
+    (dict, flag) pairs `flags` whose flag is set; the handle removes it from all of them."""
+    handle = RemovableHandle(hooks, extra_dict=[table for table, _ in flags])
+    hooks[handle.id] = hook
+    for table, flag in flags:
+        if flag:
+            table[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 def register_module_forward_pre_hook(hook):
     """Registers hook(module, args) -> None or new args, called before every module's
     forward and before the module's own pre-hooks. Meant for debugging and profiling."""
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     """Registers hook(module, args, output) (or hook(module, args, kwargs, output) with
     with_kwargs) -> None or a new output, called after every module's forward and before
     the module's own forward hooks; with always_call also when forward raises."""
-    handle = RemovableHandle(_global_forward_hooks,
-                             extra_dict=[_global_forward_hooks_with_kwargs,
-                                         _global_forward_hooks_always_called])
-    _global_forward_hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    return handle
+    return _add_hook(_global_forward_hooks, hook,
+                     [(_global_forward_hooks_with_kwargs, with_kwargs),
+                      (_global_forward_hooks_always_called, always_call)])
 
 
 # The per-module hook dicts, which Module.__init__ creates and __setstate__ restores.
@@ -208,13 +213,9 @@ class Module:
                 if (hook_id in self._forward_hooks_always_called
                         or hook_id in _global_forward_hooks_always_called):
                     called.add(hook_id)
-                if (hook_id in self._forward_hooks_with_kwargs
-                        or hook_id in _global_forward_hooks_with_kwargs):
-                    new = hook(self, args, kwargs, result)
-                else:
-                    new = hook(self, args, result)
-                if new is not None:
-                    result = new
+                with_kwargs = (hook_id in self._forward_hooks_with_kwargs
+                               or hook_id in _global_forward_hooks_with_kwargs)
+                result = self._run_forward_hook(hook, with_kwargs, args, kwargs, result)
             return result
         except Exception:
             for hooks, always, with_kwargs, kind in (
@@ -227,47 +228,33 @@ class Module:
                     if hook_id not in always or hook_id in called:
                         continue
                     try:
-                        if hook_id in with_kwargs:
-                            new = hook(self, args, kwargs, result)
-                        else:
-                            new = hook(self, args, result)
-                        if new is not None:
-                            result = new
+                        result = self._run_forward_hook(hook, hook_id in with_kwargs, args,
+                                                        kwargs, result)
                     except Exception as e:
                         warnings.warn(f"{kind} with ``always_call=True`` raised an exception "
                                       "that was silenced as another error was raised in "
                                       f"forward: {e}", stacklevel=2)
             raise
 
+    def _run_forward_hook(self, hook, with_kwargs, args, kwargs, result):
+        new = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+        return result if new is None else new
+
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Registers hook(module, args) -> None or new args (with_kwargs: hook(module, args,
         kwargs) -> None or (new_args, new_kwargs)), called before forward; prepend puts it
         before this module's other pre-hooks (global ones still run first)."""
-        handle = RemovableHandle(self._forward_pre_hooks,
-                                 extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._forward_pre_hooks, hook,
+                         [(self._forward_pre_hooks_with_kwargs, with_kwargs)], prepend)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
         """Registers hook(module, args, output) (with_kwargs: hook(module, args, kwargs,
         output)) -> None or a new output, called after forward; prepend puts it before this
         module's other hooks; always_call runs it also when forward (or a hook) raises."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs,
-                                             self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._forward_hooks, hook,
+                         [(self._forward_hooks_with_kwargs, with_kwargs),
+                          (self._forward_hooks_always_called, always_call)], prepend)
 
     # ---- registration ----------------------------------------------------------------
 
