@@ -301,3 +301,19 @@ class DLTensor(ctypes.Structure):
 class DLManagedTensor(ctypes.Structure):
     _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                 ("deleter", ctypes.c_void_p)]
+
+
+# ---- errors against torch ----------------------------------------------------------------
+
+def assert_raises_like_torch(call, error, fragment):
+    """call(lib) raises `error` with `fragment` in its message for lib = pith and, when torch
+    is installed, for lib = torch too, so that the expectation is PyTorch's. The fragment is
+    written with pith's names ("pith.Size" reads "torch.Size" for torch) and compared
+    ignoring case: pith's op messages read "mul: the size ..." where PyTorch's read "The
+    size ..."."""
+    libraries = [pith] + [lib for lib in [torch_or_none()] if lib is not None]
+    for lib in libraries:
+        with pytest.raises(error) as info:
+            call(lib)
+        expected = fragment if lib is pith else fragment.replace("pith.", "torch.")
+        assert expected.lower() in str(info.value).lower(), f"{lib.__name__}: {info.value}"

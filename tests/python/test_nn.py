@@ -1019,8 +1019,10 @@ def test_cross_entropy_accepts_uint8_targets():
 def test_cross_entropy_legacy_reduce_arguments():
     logits, target = pith.rand(3, 4), pith.tensor([0, 1, 2])
     total = F.cross_entropy(logits, target, reduction="sum").item()
-    assert F.cross_entropy(logits, target, size_average=False).item() == total
-    assert tuple(F.cross_entropy(logits, target, reduce=False).shape) == (3,)
+    with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
+        assert F.cross_entropy(logits, target, size_average=False).item() == total
+    with pytest.warns(UserWarning, match="please use reduction='none' instead"):
+        assert tuple(F.cross_entropy(logits, target, reduce=False).shape) == (3,)
 
 
 @pytest.mark.parametrize("call,error,message", [

@@ -117,7 +117,7 @@ def test_every_public_name_of_pith_nn_is_declared():
     assert not missing, f"add to pith/nn/__init__.pyi: {sorted(missing)}"
 
 
-@pytest.mark.parametrize("module", ["functional", "init"])
+@pytest.mark.parametrize("module", ["functional", "init", "parallel"])
 def test_every_public_function_of_nn_submodules_is_declared(module):
     runtime = getattr(pith.nn, module)
     names = {n for n in public(dir(runtime))
@@ -222,6 +222,14 @@ weights: list[nn.Parameter] = list(model.parameters())
 state = model.state_dict()
 model.load_state_dict(state)
 model.eval()
+model.requires_grad_(False).zero_grad()
+handle = model.register_forward_hook(lambda module, args, output: None, always_call=True)
+handle.remove()
+criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+loss2: pith.Tensor = criterion(out, pith.tensor([0, 1])) + F.mse_loss(out, out)
+attended: pith.Tensor = F.scaled_dot_product_attention(x, x, x, is_causal=True, scale=0.5)
+wrapped = nn.DataParallel(model)
+inner: nn.Sequential = wrapped.module
 
 device = pith.device("cuda" if pith.cuda.is_available() else "cpu")
 on_device: pith.Tensor = pith.zeros(2, device=device).to(device).cpu()

@@ -1,13 +1,19 @@
 """pith.nn: modules and functional ops in the shape of torch.nn, written in Python over
 pith's operators. There is no autograd yet: modules run forward passes, and Parameter's
 requires_grad is accepted but reads False."""
-from . import functional, init
+from . import functional, init, parallel
 from .modules import (
-    GELU, Dropout, Embedding, Identity, LayerNorm, Linear, Module, ModuleDict, ModuleList,
-    ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
+    ELU, GELU, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,
+    Hardtanh, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, Module, ModuleDict,
+    ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU, Softmax, Softplus,
+    Tanh, Unflatten,
 )
+from .parallel import DataParallel
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "Parameter", "Module", "Identity", "Linear", "ReLU", "GELU",
+__all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", "Linear",
+           "ReLU", "ReLU6", "LeakyReLU", "ELU", "Hardtanh", "Softplus", "LogSigmoid", "GELU",
            "SiLU", "Tanh", "Sigmoid", "Softmax", "LayerNorm", "Embedding", "Dropout",
-           "Sequential", "ModuleList", "ModuleDict"]
+           "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "L1Loss",
+           "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+           "DataParallel"]

@@ -1,18 +1,22 @@
 """pith.nn.functional: the functional forms of the nn layers, as torch.nn.functional (names,
 keyword names, defaults, exception types), written over pith's operators.
 
-linear, gelu, layer_norm, embedding, softmax and log_softmax are single pith ops; dropout,
-nll_loss and cross_entropy are compositions of them.
+linear, gelu, layer_norm, embedding, softmax and log_softmax are single pith ops; the other
+activations, dropout, the losses and scaled_dot_product_attention are compositions of them.
 """
 import math
+import numbers
 import warnings
 
 import pith as _pith  # partly initialised when pith imports nn; looked up at call time
 
 from .. import _C
 
-__all__ = ["relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "layer_norm",
-           "linear", "embedding", "dropout", "nll_loss", "cross_entropy"]
+__all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "hardtanh",
+           "hardtanh_", "softplus", "logsigmoid", "gelu", "silu", "tanh", "sigmoid", "softmax",
+           "log_softmax", "layer_norm", "linear", "embedding", "dropout",
+           "scaled_dot_product_attention", "nll_loss", "cross_entropy", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "mse_loss", "l1_loss"]
 
 # PyTorch's names of dtypes, for messages that quote them ("but got Int").
 _TORCH_DTYPE_NAMES = {
@@ -28,9 +32,106 @@ def _dtype_name(dtype):
 
 
 # ---- activations -------------------------------------------------------------------------
+#
+# The activations that are not single pith ops are compositions of them, computed at float32
+# precision for float16/bfloat16 inputs (as PyTorch's CPU kernels do) and rounded once.
+# inplace=True writes the result into the input and returns it.
+
+def _check_float_kernel(input, kernel):
+    # PyTorch's message for a floating-point kernel given an integer or bool tensor.
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dtype_name(input.dtype)}'")
+
+
+def _upcast(input):
+    """input at float32 precision when it is float16/bfloat16 (else itself)."""
+    return input.to(_C.float32) if input.dtype in (_C.float16, _C.bfloat16) else input
+
+
+def _result(input, value, inplace):
+    """value in input's dtype: written into input when inplace."""
+    if inplace:
+        return input.copy_(value)
+    return value if value.dtype == input.dtype else value.to(input.dtype)
+
 
 def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x."""
+    _check_float_kernel(input, "leaky_relu_cpu")
+    x = _upcast(input)
+    return _result(input, _C.where(x > 0, x, x * negative_slope), inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def _expm1_nonpositive(x):
+    """exp(x) - 1 for x <= 0 without cancellation near 0: Kahan's (u - 1) * x / log(u) with
+    u = exp(x), exact where u rounds to 1 (then the result is x) or to 0 (then -1)."""
+    u = x.exp()
+    um1 = u - 1
+    value = um1 * x / u.log()
+    return _C.where(u == 1, x, _C.where(um1 == -1, um1, value))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    _check_float_kernel(input, "elu_cpu")
+    x = _upcast(input)
+    negative = _expm1_nonpositive(x.clamp(max=0)) * alpha
+    return _result(input, _C.where(x > 0, x, negative), inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """input clamped to [min_val, max_val]; integer inputs keep their dtype."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype == _C.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return _result(input, input.clamp(min_val, max_val), inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    _check_float_kernel(input, "softplus_cpu")
+    x = _upcast(input)
+    scaled = x * beta
+    smooth = scaled.clamp(max=threshold).exp().log1p() / beta
+    return _result(input, _C.where(scaled > threshold, x, smooth), False)
+
+
+def _log_sigmoid(x):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow, no log of 0.
+    return x.clamp(max=0) - (-x.abs()).exp().log1p()
+
+
+def logsigmoid(input):
+    """log(1 / (1 + exp(-x))), computed without overflow."""
+    _check_float_kernel(input, "log_sigmoid_cpu")
+    return _result(input, _log_sigmoid(_upcast(input)), False)
 
 
 def gelu(input, approximate="none"):
@@ -125,25 +226,179 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * keep / (1 - p)
 
 
+# ---- attention -----------------------------------------------------------------------------
+
+# The names PyTorch's C++ messages give dtypes ("query.dtype: float").
+_CPP_DTYPE_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+}
+
+
+def _cpp_dtype_name(dtype):
+    name = str(dtype).rpartition(".")[2]
+    return _CPP_DTYPE_NAMES.get(name, name)
+
+
+def _argument_type_error(function, name, position, expected, value):
+    where = f" (position {position})" if position else ""
+    return TypeError(f"{function}(): argument '{name}'{where} must be {expected}, not "
+                     f"{type(value).__name__}")
+
+
+def _is_float_argument(value):
+    # What PyTorch's binder takes for a float: a real number or a 0-dim tensor.
+    if isinstance(value, _C.Tensor):
+        return value.dim() == 0
+    return isinstance(value, numbers.Real)
+
+
+def _check_attention_arguments(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                               enable_gqa):
+    # The binder's TypeErrors of torch's scaled_dot_product_attention, then its
+    # validate_sdpa_input checks, in PyTorch's order.
+    name = "scaled_dot_product_attention"
+    for position, (arg, tensor) in enumerate((("query", query), ("key", key),
+                                              ("value", value)), 1):
+        if not isinstance(tensor, _C.Tensor):
+            raise _argument_type_error(name, arg, position, "Tensor", tensor)
+    if attn_mask is not None and not isinstance(attn_mask, _C.Tensor):
+        raise _argument_type_error(name, "attn_mask", 0, "Tensor", attn_mask)
+    for arg, number in (("dropout_p", dropout_p), ("scale", scale)):
+        if number is not None and not _is_float_argument(number):
+            raise _argument_type_error(name, arg, 0, "float", number)
+    for arg, flag in (("is_causal", is_causal), ("enable_gqa", enable_gqa)):
+        if not isinstance(flag, bool):
+            raise _argument_type_error(name, arg, 0, "bool", flag)
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_cpp_dtype_name(query.dtype)} key.dtype: "
+                           f"{_cpp_dtype_name(key.dtype)} and value.dtype: "
+                           f"{_cpp_dtype_name(value.dtype)} instead.")
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 "
+                           f"dimensional, but got query.dim: {query.dim()} key.dim: "
+                           f"{key.dim()} and value.dim: {value.dim()} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (_C.bool, _C.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_cpp_dtype_name(attn_mask.dtype)}"
+                           f" and  query.dtype: {_cpp_dtype_name(query.dtype)} instead.")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if not query.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Float but found "
+                           f"{_dtype_name(query.dtype)}")
+
+
+def _repeat_heads(tensor, repeats):
+    """tensor.repeat_interleave(repeats, dim=-3), as a view and one copy."""
+    if repeats == 1:
+        return tensor
+    shape = tuple(tensor.shape)
+    expanded = tensor.unsqueeze(-3).expand(shape[:-2] + (repeats,) + shape[-2:])
+    return expanded.reshape(shape[:-3] + (shape[-3] * repeats,) + shape[-2:])
+
+
+def _group_query_heads(query, key, value):
+    # PyTorch's enable_gqa: key and value heads (dim -3) repeat to query's head count.
+    q_heads, k_heads, v_heads = query.size(-3), key.size(-3), value.size(-3)
+    if q_heads == k_heads == v_heads:
+        return key, value
+    if k_heads == 0 or v_heads == 0 or q_heads % k_heads or q_heads % v_heads:
+        raise RuntimeError("Number of heads in key and value must divide the number of "
+                           "heads in query")
+    return _repeat_heads(key, q_heads // k_heads), _repeat_heads(value, q_heads // v_heads)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, *, scale=None, enable_gqa=False):
+    """softmax(query @ key.T * scale + bias) @ value over the last two dims, with batch
+    dims broadcast as matmul does: query (..., L, E), key (..., S, E), value (..., S, Ev).
+
+    attn_mask is a bool mask (True attends) or an additive float mask, broadcast to
+    (..., L, S); is_causal masks as torch does, with the top-left aligned lower triangle of
+    an (L, S) matrix. scale defaults to 1/sqrt(E). Rows that attend nothing give 0 (PyTorch's
+    safe softmax). dropout_p > 0 drops attention weights with pith's generator. float16 and
+    bfloat16 are computed at float32 precision and rounded once."""
+    _check_attention_arguments(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                               enable_gqa)
+    dropout_p = float(dropout_p)
+    if enable_gqa:
+        key, value = _group_query_heads(query, key, value)
+    dtype = query.dtype
+    query, key, value = _upcast(query), _upcast(key), _upcast(value)
+    length, source_length, embed = query.size(-2), key.size(-2), query.size(-1)
+    if scale is None:
+        scale = 1 / math.sqrt(embed) if embed else math.inf
+    scale = float(scale)
+    scores = query.matmul(key.transpose(-2, -1))
+    if embed:  # with E == 0 the scores are 0 whatever the scale, as in PyTorch
+        scores.mul_(scale)
+    if is_causal:
+        attn_mask = _C.ones((length, source_length), dtype=_C.bool).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == _C.bool:  # PyTorch's convert_boolean_attn_mask
+            attn_mask = _C.zeros(tuple(attn_mask.shape), dtype=scores.dtype).masked_fill(
+                attn_mask.logical_not(), -math.inf)
+        scores.add_(attn_mask)  # in place: the mask broadcasts into the scores' shape
+    weights = scores.softmax(-1)
+    weights.masked_fill_((scores == -math.inf).all(-1, keepdim=True), 0)
+    if dropout_p > 0.0:
+        if dropout_p > 1.0:  # PyTorch's C++ dropout raises RuntimeError, not ValueError
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                               f"{dropout_p}")
+        weights = dropout(weights, dropout_p, inplace=True)
+    out = weights.matmul(value)
+    return out if out.dtype == dtype else out.to(dtype)
+
+
 # ---- losses --------------------------------------------------------------------------------
 
-_REDUCTIONS = ("none", "mean", "sum")
+def _reduction_enum(reduction):
+    """PyTorch's _Reduction.get_enum: the reduction's canonical name, or ValueError."""
+    if reduction in ("none", "mean", "sum"):
+        return reduction
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=3)
+        return "mean"
+    raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def _legacy_reduction(size_average, reduce):
+    """PyTorch's _Reduction.legacy_get_string: the reduction the deprecated size_average and
+    reduce arguments ask for (None reads True), with PyTorch's warning."""
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
-        return "mean"
-    return "sum" if reduce else "none"
+        reduction = "mean"
+    else:
+        reduction = "sum" if reduce else "none"
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    return reduction
 
 
 def _check_reduction(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
+    return _reduction_enum(reduction)
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _check_loss_dtypes(input, weight, kernel):
+    # PyTorch's kernels: a floating input, and a weight of input's dtype.
+    _check_float_kernel(input, kernel)
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(input.dtype)} but found "
+                           f"{_dtype_name(weight.dtype)}")
 
 
 def _class_dim_and_weight(input, weight):
@@ -220,10 +475,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """The negative log likelihood loss of log-probabilities `input` and class indices."""
     reduction = _check_reduction(size_average, reduce, reduction)
     class_dim, n_classes = _class_dim_and_weight(input, weight)
+    kernel = "nll_loss_out_frame" if input.dim() <= 2 else "nll_loss2d_forward_out_frame"
     input, target = _check_class_target(input, target)
+    _check_loss_dtypes(input, weight, kernel)
     class_dim = 0 if input.dim() == 1 else 1
     losses, w, ignored = _nll(input, target, weight, ignore_index, class_dim, n_classes)
     return _reduce_weighted(losses, w, ignored, reduction)
+
+
+def _log_softmax_kernel(input):
+    # The name PyTorch's messages give its log_softmax over the class dim.
+    return "log_softmax_lastdim_kernel_impl" if input.dim() <= 2 else "log_softmax_kernel_impl"
 
 
 def _weight_along(weight, input, class_dim):
@@ -245,6 +507,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _cross_entropy_probabilities(input, target, weight, reduction,
                                             label_smoothing, class_dim, n_classes)
     input, target = _check_class_target(input, target)
+    _check_loss_dtypes(input, weight, _log_softmax_kernel(input))
     class_dim = 0 if input.dim() == 1 else 1
     log_probs = input.log_softmax(class_dim)
     losses, w, ignored = _nll(log_probs, target, weight, ignore_index, class_dim, n_classes)
@@ -265,6 +528,7 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
     if not target.dtype.is_floating_point:
         raise RuntimeError(f"Expected floating point type for target with class "
                            f"probabilities, got {_dtype_name(target.dtype)}")
+    _check_float_kernel(input, _log_softmax_kernel(input))
     log_probs = input.log_softmax(class_dim)
     if label_smoothing > 0.0:
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -278,3 +542,141 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
     if input.numel() == 0:
         return products.sum() * math.nan
     return -products.sum() / (input.numel() / n_classes)
+
+
+def _broadcast_shapes(*shapes):
+    """torch.broadcast_shapes, with its message."""
+    result = [1] * max(len(shape) for shape in shapes)
+    for index, shape in enumerate(shapes):
+        for dim in range(-1, -1 - len(shape), -1):
+            size = shape[dim]
+            if size == 1 or size == result[dim]:
+                continue
+            if result[dim] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {size} at "
+                                   f"{dim}! Mismatching argument at index {index} had "
+                                   f"{shape!r}; but expected shape should be broadcastable "
+                                   f"to {result}")
+            result[dim] = size
+    return tuple(result)
+
+
+def _first_index(mask):
+    """The flat index of the first True of a non-empty bool tensor."""
+    return mask.flatten().to(_C.int32).argmax().item()
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(target * log(input) + (1 - target) * log(1 - input)) of probabilities `input`,
+    each log clamped at -100 as PyTorch does; `weight` broadcasts to target's shape."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the "
+                         f"input size ({input.size()}) is deprecated. Please ensure they have "
+                         "the same size.")
+    if weight is not None:
+        weight = weight.expand(_broadcast_shapes(target.size(), weight.size()))
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_dtype_name(target.dtype)} but expected "
+                           f"{_dtype_name(input.dtype)}")
+    _check_float_kernel(input, "binary_cross_entropy")
+    x, t = _upcast(input), _upcast(target)
+    # PyTorch checks element by element: the first bad value names input or target.
+    bad_input = ~((x >= 0) & (x <= 1))
+    bad_target = ~((t >= 0) & (t <= 1))
+    bad = bad_input | bad_target
+    if bad.any():
+        which = "input" if bad_input.flatten()[_first_index(bad)].item() else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+    loss = (t - 1) * (-x).log1p().clamp(min=-100) - t * x.log().clamp(min=-100)
+    loss = _result(input, loss, False)
+    if weight is not None:
+        loss.mul_(weight)
+    return _apply_reduction(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(input), target) in the stable form PyTorch uses:
+    (1 - target) * input - (1 + (pos_weight - 1) * target) * logsigmoid(input), times
+    weight. The result has target's dtype; weight and pos_weight broadcast into it."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    log_sigmoid = logsigmoid(input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1).mul(target).add_(1)
+        log_sigmoid.mul_(log_weight)
+    loss = (1 - target).mul_(input).sub_(log_sigmoid)
+    if weight is not None:
+        loss.mul_(weight)
+    return _apply_reduction(loss, reduction)
+
+
+def _target_size_warning(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
+                      f"size ({input.size()}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _check_broadcastable(a, b):
+    """Shapes a and b broadcast together, or the message of torch.broadcast_tensors."""
+    ndim = max(len(a), len(b))
+    a, b = (1,) * (ndim - len(a)) + tuple(a), (1,) * (ndim - len(b)) + tuple(b)
+    for dim, (size_a, size_b) in enumerate(zip(a, b)):
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of "
+                               f"tensor b ({size_b}) at non-singleton dimension {dim}")
+
+
+def _pointwise_loss(input, target, size_average, reduce, reduction, weight, error, kernel):
+    """mse_loss and l1_loss: error(input - target) after PyTorch's checks, in its order:
+    the size warning, the broadcast, then either the weighted form (weight of input's size;
+    'mean' divides by weight.sum()) or the reduction name and the kernel's dtype check
+    (`kernel`, the name in its message, or None for no check)."""
+    _target_size_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _check_broadcastable(input.shape, target.shape)
+    if weight is not None:
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        weighted = error(input - target) * weight
+        if reduction == "none":
+            return weighted
+        if reduction == "sum":
+            return weighted.sum()
+        if reduction == "mean":
+            return weighted.sum() / weight.sum()
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
+                         "'mean', 'sum'.")
+    reduction = _reduction_enum(reduction)
+    if kernel is not None:
+        dtype = _promoted_dtype(input, target)
+        if not dtype.is_floating_point:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                      f"'{_dtype_name(dtype)}'")
+    return _apply_reduction(error(input - target), reduction)
+
+
+def _promoted_dtype(a, b):
+    # The dtype PyTorch's promotion gives a op b: read from a one-element op of the same
+    # kinds (a 0-dim tensor ranks below a dimensioned one).
+    def probe(t):
+        return _C.zeros(() if t.dim() == 0 else (1,), dtype=t.dtype)
+    return (probe(a) + probe(b)).dtype
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """(input - target) ** 2, broadcast (with a warning when the sizes differ) and reduced."""
+    return _pointwise_loss(input, target, size_average, reduce, reduction, weight,
+                           lambda difference: difference * difference, "mse_cpu")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, broadcast (with a warning when the sizes differ) and reduced."""
+    return _pointwise_loss(input, target, size_average, reduce, reduction, weight,
+                           lambda difference: difference.abs(), None)

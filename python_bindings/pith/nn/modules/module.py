@@ -1,8 +1,11 @@
-"""pith.nn.Module: parameter, buffer and submodule registration, iteration, state_dict and
-repr, with PyTorch's semantics (names, order, messages). Hooks, devices and autograd
-(zero_grad, requires_grad_) are not here.
+"""pith.nn.Module: parameter, buffer and submodule registration, iteration, state_dict,
+repr, and forward hooks (per module and global), with PyTorch's semantics (names, order,
+messages). zero_grad and requires_grad_ follow pith's autograd placeholders (pith._api).
+Backward hooks and devices are not here.
 """
 import itertools
+import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -12,7 +15,8 @@ from ..parameter import Parameter
 
 Tensor = _C.Tensor
 
-__all__ = ["Module"]
+__all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
+           "register_module_forward_hook"]
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -64,6 +68,86 @@ def _to_tensor(value):
     return pith.as_tensor(value)
 
 
+# ---- hooks ------------------------------------------------------------------------------------
+
+class RemovableHandle:
+    """The handle a hook registration returns (torch.utils.hooks.RemovableHandle):
+    remove() takes the hook out of the dicts it was added to; a context manager that
+    removes it on exit. It holds the dicts weakly, so it does not keep a module alive."""
+
+    id: int
+    next_id: int = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        extra = extra_dict if isinstance(extra_dict, list) else [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra if d is not None)
+
+    def remove(self):
+        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
+            hooks = ref()
+            if hooks is not None and self.id in hooks:
+                del hooks[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state):
+        # A dict that was not pickled with the handle becomes a dead reference.
+        self.hooks_dict_ref = weakref.ref(OrderedDict() if state[0] is None else state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2] if d is not None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, type, value, tb):
+        self.remove()
+
+
+# Hooks of every module, before each module's own (register_module_forward_*_hook).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+
+
+def _add_hook(hooks, hook, flags=(), prepend=False):
+    """Adds hook to the dict `hooks` under a new handle's id, and the id to each dict of the
+    (dict, flag) pairs `flags` whose flag is set; the handle removes it from all of them."""
+    handle = RemovableHandle(hooks, extra_dict=[table for table, _ in flags])
+    hooks[handle.id] = hook
+    for table, flag in flags:
+        if flag:
+            table[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """Registers hook(module, args) -> None or new args, called before every module's
+    forward and before the module's own pre-hooks. Meant for debugging and profiling."""
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """Registers hook(module, args, output) (or hook(module, args, kwargs, output) with
+    with_kwargs) -> None or a new output, called after every module's forward and before
+    the module's own forward hooks; with always_call also when forward raises."""
+    return _add_hook(_global_forward_hooks, hook,
+                     [(_global_forward_hooks_with_kwargs, with_kwargs),
+                      (_global_forward_hooks_always_called, always_call)])
+
+
+# The per-module hook dicts, which Module.__init__ creates and __setstate__ restores.
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+               "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+
+
 class Module:
     """Base class of all neural network modules, as torch.nn.Module.
 
@@ -88,13 +172,89 @@ class Module:
         set_attr("_buffers", {})
         set_attr("_non_persistent_buffers_set", set())
         set_attr("_modules", {})
+        for name in _HOOK_DICTS:
+            set_attr(name, OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """forward between the forward pre-hooks and hooks, global ones first, as PyTorch's
+        Module._call_impl: a pre-hook returning non-None replaces the args (a non-tuple is
+        wrapped in one; with_kwargs, an (args, kwargs) pair), a hook returning non-None
+        replaces the output. If anything raises, the always_call hooks not yet run are
+        called (their own errors become warnings) and the error propagates."""
+        result = None
+        called = set()
+        try:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple "
+                                               f"of (new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(),
+                                  *self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
+                    called.add(hook_id)
+                with_kwargs = (hook_id in self._forward_hooks_with_kwargs
+                               or hook_id in _global_forward_hooks_with_kwargs)
+                result = self._run_forward_hook(hook, with_kwargs, args, kwargs, result)
+            return result
+        except Exception:
+            for hooks, always, with_kwargs, kind in (
+                    # (PyTorch calls a global with_kwargs hook without the kwargs here.)
+                    (_global_forward_hooks, _global_forward_hooks_always_called,
+                     _global_forward_hooks_with_kwargs, "global module forward hook"),
+                    (self._forward_hooks, self._forward_hooks_always_called,
+                     self._forward_hooks_with_kwargs, "module forward hook")):
+                for hook_id, hook in list(hooks.items()):
+                    if hook_id not in always or hook_id in called:
+                        continue
+                    try:
+                        result = self._run_forward_hook(hook, hook_id in with_kwargs, args,
+                                                        kwargs, result)
+                    except Exception as e:
+                        warnings.warn(f"{kind} with ``always_call=True`` raised an exception "
+                                      "that was silenced as another error was raised in "
+                                      f"forward: {e}", stacklevel=2)
+            raise
+
+    def _run_forward_hook(self, hook, with_kwargs, args, kwargs, result):
+        new = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+        return result if new is None else new
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Registers hook(module, args) -> None or new args (with_kwargs: hook(module, args,
+        kwargs) -> None or (new_args, new_kwargs)), called before forward; prepend puts it
+        before this module's other pre-hooks (global ones still run first)."""
+        return _add_hook(self._forward_pre_hooks, hook,
+                         [(self._forward_pre_hooks_with_kwargs, with_kwargs)], prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """Registers hook(module, args, output) (with_kwargs: hook(module, args, kwargs,
+        output)) -> None or a new output, called after forward; prepend puts it before this
+        module's other hooks; always_call runs it also when forward (or a hook) raises."""
+        return _add_hook(self._forward_hooks, hook,
+                         [(self._forward_hooks_with_kwargs, with_kwargs),
+                          (self._forward_hooks_always_called, always_call)], prepend)
 
     # ---- registration ----------------------------------------------------------------
 
@@ -240,6 +400,9 @@ class Module:
         self.__dict__.update(state)
         if "_non_persistent_buffers_set" not in self.__dict__:
             self._non_persistent_buffers_set = set()
+        for name in _HOOK_DICTS:  # modules pickled before pith had hooks
+            if name not in self.__dict__:
+                super().__setattr__(name, OrderedDict())
 
     def __dir__(self):
         keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
@@ -318,6 +481,29 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """requires_grad_(False) sets every parameter's requires_grad to False (what it
+        always reads in pith) and returns self. requires_grad_(True) raises
+        NotImplementedError, as Tensor.requires_grad_(True) does: autograd is not available
+        in pith yet. (PyTorch sets the flag parameter by parameter.)"""
+        if requires_grad:
+            raise NotImplementedError("requires_grad_(True): autograd is not available in "
+                                      "pith yet")
+        for param in self.parameters():
+            param.requires_grad_(False)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Resets the parameters' gradients: sets them to None, or with set_to_none=False
+        zeroes them in place. Without autograd, pith's parameters have no gradient (grad
+        reads None), so there is nothing to reset."""
+        for param in self.parameters():
+            if param.grad is not None:
+                if set_to_none:
+                    param.grad = None
+                else:
+                    param.grad.zero_()
 
     def apply(self, fn):
         """Calls fn on every submodule (children first), then on self; returns self."""
