@@ -351,7 +351,8 @@ static pith_status sort_prepare(const char *op, const pith_tensor *x, int64_t di
         return pith_set_error(PITH_ERR_TYPE, "%s: topk does not support bool dtypes on CPU", op);
     if (k > len)
         return pith_set_error(PITH_ERR_VALUE, "%s: selected index k out of range", op);
-    s->k = k < 0 ? len : k;
+    /* A 0-dim result holds its one element even for k = 0, as in PyTorch. */
+    s->k = k < 0 || x->ndim == 0 ? len : k;
     s->ndim = x->ndim;
     memcpy(s->sizes, x->sizes, (size_t)x->ndim * sizeof *s->sizes);
     if (x->ndim)
