@@ -50,6 +50,20 @@ typedef struct {
                          int nthreads)                                                      \
     {                                                                                       \
         int64_t len = s->len, inner = s->inner;                                             \
+        if (inner == 1) { /* lines along the fastest dim: one running value each */         \
+            PITH_PARALLEL_FOR(o, s->outer, nthreads, {                                      \
+                const T *x = (const T *)xs + o * len;                                       \
+                T *y = (T *)ys + o * len;                                                   \
+                A acc = (A)(prod ? 1 : 0);                                                  \
+                if (prod)                                                                   \
+                    for (int64_t j = 0; j < len; j++)                                       \
+                        y[j] = STORE(acc *= (A)LOAD(x[j]));                                 \
+                else                                                                        \
+                    for (int64_t j = 0; j < len; j++)                                       \
+                        y[j] = STORE(acc += (A)LOAD(x[j]));                                 \
+            });                                                                             \
+            return;                                                                         \
+        }                                                                                   \
         int64_t blocks = (inner + SC_BLOCK - 1) / SC_BLOCK;                                 \
         PITH_PARALLEL_FOR(b, s->outer * blocks, nthreads, {                                 \
             int64_t i0 = (b % blocks) * SC_BLOCK;                                           \
