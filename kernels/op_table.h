@@ -102,7 +102,8 @@
     PITH_FORALL_OPS_COPYING_(_)                                                             \
     PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                                   \
     PITH_FORALL_OPS_NORMALISATION_(_)                                                       \
-    PITH_FORALL_OPS_FACTORIES_(_)
+    PITH_FORALL_OPS_FACTORIES_(_)                                                           \
+    PITH_FORALL_OPS_SORTING_(_)
 
 /* ---- elementwise (kernels/elementwise*.c) ---- */
 #define PITH_UNARY_ROWS_FOR_(n_) PITH_UNARY_ROWS_(PITH_ROW_, n_)
@@ -350,6 +351,61 @@
       (INT, low), (INT, high), (INT_LIST, size), PITH_RANDOM_ARGS)                          \
     _(randperm, "randperm(int n, " PITH_RANDOM_KW, BACKEND, (INT, n), PITH_RANDOM_ARGS)
 
+/* ---- sorting, scans and sampling (kernels/sorting.c, kernels/scan.c,
+ * kernels/multinomial.c) ---- */
+#define PITH_SORT_OUTS_ "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+/* The three rows of one scan: <name>, <name>_out, <name>_ (in place). */
+#define PITH_SCAN_ROWS_(r_, n_)                                                             \
+    r_(n_, #n_ "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", BACKEND,      \
+       (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))                                      \
+    r_(n_##_out,                                                                            \
+       #n_ ".out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", \
+       BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype), (TENSOR, out))              \
+    r_(n_##_, #n_ "_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",   \
+       BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))
+#define PITH_FORALL_OPS_SORTING_(_)                                                         \
+    _(sort,                                                                                 \
+      "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", \
+      BACKEND, (TENSOR, self), (INT, dim), (BOOL, descending))                              \
+    _(sort_stable,                                                                          \
+      "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", \
+      BACKEND, (TENSOR, self), (OPT_BOOL, stable), (INT, dim), (BOOL, descending))          \
+    _(sort_values,                                                                          \
+      "sort.values(Tensor self, int dim=-1, bool descending=False, *, " PITH_SORT_OUTS_,    \
+      BACKEND, (TENSOR, self), (INT, dim), (BOOL, descending), (TENSOR, values),            \
+      (TENSOR, indices))                                                                    \
+    _(sort_values_stable,                                                                   \
+      "sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, " \
+      PITH_SORT_OUTS_,                                                                      \
+      BACKEND, (TENSOR, self), (OPT_BOOL, stable), (INT, dim), (BOOL, descending),          \
+      (TENSOR, values), (TENSOR, indices))                                                  \
+    _(argsort, "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", BACKEND, \
+      (TENSOR, self), (INT, dim), (BOOL, descending))                                       \
+    _(argsort_stable,                                                                       \
+      "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", \
+      BACKEND, (TENSOR, self), (BOOL, stable), (INT, dim), (BOOL, descending))              \
+    _(argsort_stable_out,                                                                   \
+      "argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (BOOL, stable), (INT, dim), (BOOL, descending), (TENSOR, out)) \
+    _(topk,                                                                                 \
+      "topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", \
+      BACKEND, (TENSOR, self), (INT, k), (INT, dim), (BOOL, largest), (BOOL, sorted))       \
+    _(topk_values,                                                                          \
+      "topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, " \
+      PITH_SORT_OUTS_,                                                                      \
+      BACKEND, (TENSOR, self), (INT, k), (INT, dim), (BOOL, largest), (BOOL, sorted),       \
+      (TENSOR, values), (TENSOR, indices))                                                  \
+    PITH_SCAN_ROWS_(_, cumsum)                                                              \
+    PITH_SCAN_ROWS_(_, cumprod)                                                             \
+    _(multinomial,                                                                          \
+      "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", \
+      BACKEND, (TENSOR, self), (INT, num_samples), (BOOL, replacement),                     \
+      (OPT_GENERATOR, generator))                                                           \
+    _(multinomial_out,                                                                      \
+      "multinomial.out(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT, num_samples), (BOOL, replacement),                     \
+      (OPT_GENERATOR, generator), (TENSOR, out))
+
 /* Note [The Python surface of the op table]
  * Which op names Python shows, where, and which of their Tensor arguments take Python
  * numbers. A row is
@@ -416,7 +472,9 @@
     _(empty, FUNCTION, NONE) _(empty_strided, FUNCTION, NONE) _(zeros, FUNCTION, NONE)      \
     _(ones, FUNCTION, NONE) _(full, FUNCTION, NONE) _(arange, FUNCTION, NONE)               \
     _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, FUNCTION, NONE)              \
-    _(randn, FUNCTION, NONE) _(randint, FUNCTION, NONE) _(randperm, FUNCTION, NONE)
+    _(randn, FUNCTION, NONE) _(randint, FUNCTION, NONE) _(randperm, FUNCTION, NONE)         \
+    _(sort, BOTH, NONE) _(argsort, BOTH, NONE) _(topk, BOTH, NONE) _(cumsum, BOTH, NONE)    \
+    _(cumprod, BOTH, NONE) _(multinomial, BOTH, NONE)
 
 /* Python's operators on tensors: _(slot, name) makes Py_nb_<slot> call pith_<name> and
  * Py_nb_inplace_<slot> call pith_<name>_ (python_bindings/_C/tensor_number.c), straight to

@@ -488,8 +488,10 @@ def has_varargs_form(op):
 
 
 def op_overloads(packet):
+    """The overloads but the out= ones (whose written tensors are keyword-only: `out`, or
+    sort.values' `values` and `indices`)."""
     return [op for op in packet._overloads.values()
-            if not any(a.name == "out" for a in op.arguments)]
+            if not any(a.kwarg_only and a.mutable for a in op.arguments)]
 
 
 def render_def(name, params, returns, indent, overload):

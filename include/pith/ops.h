@@ -172,6 +172,23 @@ PITH_API pith_tensor *pith_randn(int ndim, const int64_t *sizes, pith_dtype dtyp
 PITH_API pith_tensor *pith_randint(int64_t low, int64_t high, int ndim, const int64_t *sizes,
                                    pith_dtype dtype);
 
+/* ---- sorting, scans and sampling ---- */
+/* Sorts along `dim`, always stably, NaN as the largest value (first when descending). On
+ * success *values and *indices (int64) are new references; on error both are untouched. */
+PITH_API pith_status pith_sort(const pith_tensor *x, int dim, bool descending,
+                               pith_tensor **values, pith_tensor **indices);
+PITH_API pith_tensor *pith_argsort(const pith_tensor *x, int dim, bool descending);
+/* The k largest (or smallest) along `dim`, in sorted order; of equal values the first. */
+PITH_API pith_status pith_topk(const pith_tensor *x, int64_t k, int dim, bool largest,
+                               pith_tensor **values, pith_tensor **indices);
+/* Integer and bool inputs give int64, as PyTorch. */
+PITH_API pith_tensor *pith_cumsum(const pith_tensor *x, int dim);
+PITH_API pith_tensor *pith_cumprod(const pith_tensor *x, int dim);
+/* int64 category indices drawn from the rows of `probs` (1-D or 2-D, floating);
+ * `generator` NULL is the default generator. */
+PITH_API pith_tensor *pith_multinomial(const pith_tensor *probs, int64_t num_samples,
+                                       bool replacement, pith_generator *generator);
+
 #ifdef __cplusplus
 }
 #endif

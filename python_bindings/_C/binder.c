@@ -707,9 +707,10 @@ PyObject *overload_invoke(pith_module_state *st, const overload_object *ov,
             else
                 PyTuple_SET_ITEM(result, (Py_ssize_t)i, item);
         }
-        if (result && as_function && ov->return_type)
-            Py_SETREF(result, PyObject_CallObject(ov->return_type, result));
     }
+    /* Named results (max.dim's, sort.values' out= tensors) come back as a named tuple. */
+    if (result && n > 1 && as_function && ov->return_type)
+        Py_SETREF(result, PyObject_CallObject(ov->return_type, result));
 done:
     stack_give_back(st, stack);
     return result;
