@@ -269,5 +269,6 @@ PITH_API const char *pith_version(void);
 #endif
 
 #include "pith/ops.h"
+#include "pith/ops_shape.h"
 
 #endif /* PITH_PITH_H */

@@ -21,6 +21,19 @@ static const surface_row surface[] = {PITH_FORALL_PYTHON_SURFACE(PITH_PYTHON_ROW
 #undef PITH_PYTHON_ROW_
 #define SURFACE_ROWS ((Py_ssize_t)(sizeof surface / sizeof *surface))
 
+#define PITH_TENSOR_VARARGS_NAME_(n) #n,
+static const char *const tensor_varargs[] = {PITH_FORALL_PYTHON_TENSOR_VARARGS(PITH_TENSOR_VARARGS_NAME_)};
+#undef PITH_TENSOR_VARARGS_NAME_
+
+/* Whether pith.<name> takes its tensors as varargs: See Note [Tensors as varargs]. */
+static bool takes_tensor_varargs(const char *name)
+{
+    for (size_t i = 0; i < sizeof tensor_varargs / sizeof *tensor_varargs; i++)
+        if (strcmp(tensor_varargs[i], name) == 0)
+            return true;
+    return false;
+}
+
 static bool surface_has(const char *name)
 {
     for (Py_ssize_t i = 0; i < SURFACE_ROWS; i++)
@@ -63,9 +76,13 @@ int surface_install(PyObject *module, pith_module_state *st)
             }
             continue;
         }
-        if ((row->variants == VARIANT_BOTH || row->variants == VARIANT_FUNCTION) &&
-            install(module, function_new(st, row->name, MODE_FUNCTION, row->numbers)) < 0)
-            return -1;
+        if (row->variants == VARIANT_BOTH || row->variants == VARIANT_FUNCTION) {
+            PyObject *fn = function_new(st, row->name, MODE_FUNCTION, row->numbers);
+            if (fn)
+                ((function_object *)fn)->tensor_varargs = takes_tensor_varargs(row->name);
+            if (install(module, fn) < 0)
+                return -1;
+        }
         if (row->variants == VARIANT_FUNCTION)
             continue;
         if (install(tensor, function_new(st, row->name, MODE_METHOD, row->numbers)) < 0)
