@@ -135,15 +135,19 @@ static pith_tensor *term_as_batch(const einsum_term *term, const int *order, int
     return status == PITH_OK ? v[0].u.t : NULL;
 }
 
-/* PyTorch's bmm refuses two dtypes and bool, where pith's bmm is more lenient: einsum
- * keeps PyTorch's errors. */
+/* PyTorch's bmm refuses two dtypes, and bool unless a product is empty, where pith's bmm
+ * takes bool: einsum keeps PyTorch's errors. Its message names the kernel that refuses
+ * bool: its own loop for small products, addmm's otherwise. */
 static pith_status bmm_dtypes_check(const pith_tensor *a, const pith_tensor *b)
 {
+    if (a->dtype == PITH_BOOL && a->numel > 0 && b->numel > 0) {
+        bool small = a->sizes[1] * a->sizes[2] * b->sizes[2] < 400; /* sizes of tensors: fits */
+        return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'",
+                              small ? "bmm" : "addmm_impl_cpu_");
+    }
     if (a->dtype != b->dtype)
         return pith_set_error(PITH_ERR_VALUE, "expected scalar type %s but found %s",
                               reduce_torch_dtype_name(a->dtype), reduce_torch_dtype_name(b->dtype));
-    if (a->dtype == PITH_BOOL)
-        return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "\"bmm\" not implemented for 'Bool'");
     return PITH_OK;
 }
 

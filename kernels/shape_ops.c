@@ -406,11 +406,24 @@ static pith_status repeats_check(const pith_tensor *repeats)
     return PITH_OK;
 }
 
-/* The result's size from the repeats' values: negative counts and a sum that differs
- * from `output_size` are errors. */
+/* PyTorch allocates the result before it looks at the repeats when given its size. */
+static pith_status output_size_check(pith_opt_int output_size)
+{
+    if (output_size.present && output_size.value < 0)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "Trying to create tensor with negative dimension %lld: [%lld]",
+                              (long long)output_size.value, (long long)output_size.value);
+    return PITH_OK;
+}
+
+/* The result's size from the repeats' values: negative counts (which PyTorch does not
+ * check when given output_size, and then fills wrongly) and a sum that differs from
+ * `output_size` are errors. */
 static pith_status repeats_total(const int64_t *counts, int64_t n, pith_opt_int output_size,
                                  int64_t *total)
 {
+    if (output_size_check(output_size) != PITH_OK)
+        return pith_last_status();
     *total = 0;
     for (int64_t i = 0; i < n; i++) {
         if (counts[i] < 0)
@@ -477,6 +490,8 @@ pith_status repeat_interleave_Tensor_meta(pith_keyset ks, pith_value *ret,
     int64_t n = repeats->sizes[0];
     if (n == 0)
         return ret_tensor(ret, tensor_new(1, &n, repeats->dtype, PITH_META));
+    if (output_size_check(output_size) != PITH_OK)
+        return pith_last_status();
     if (!output_size.present)
         return pith_set_error(PITH_ERR_NOT_IMPLEMENTED,
                               "repeat_interleave: cannot repeat_interleave a meta tensor without "
