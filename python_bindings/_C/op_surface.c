@@ -114,6 +114,25 @@ static PyObject *module_surface(PyObject *module, PyObject *unused)
     return list;
 }
 
+/* _tensor_varargs() -> (names): the functions of Note [Tensors as varargs], for the stub
+ * generator. */
+static PyObject *module_tensor_varargs(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    Py_ssize_t n = (Py_ssize_t)(sizeof tensor_varargs / sizeof *tensor_varargs);
+    PyObject *names = PyTuple_New(n);
+    for (Py_ssize_t i = 0; names && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(tensor_varargs[i]);
+        if (!name) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    return names;
+}
+
 /* _elementwise_ops() -> (unary names, binary names): pith/ops.h's lists, which the
  * property tests check their NumPy references against. */
 static PyObject *module_elementwise_ops(PyObject *module, PyObject *unused)
@@ -217,6 +236,8 @@ static PyObject *module_dispatch_spec(PyObject *module, PyObject *name)
 PyMethodDef surface_module_methods[] = {
     {"_surface", module_surface, METH_NOARGS,
      "[(name, variants)]: the op table's Python surface."},
+    {"_tensor_varargs", module_tensor_varargs, METH_NOARGS,
+     "(names): the functions that take their tensors as varargs too."},
     {"_elementwise_ops", module_elementwise_ops, METH_NOARGS,
      "(unary, binary): the names of the elementwise ops (pith/ops.h)."},
     {"_dispatch_spec", module_dispatch_spec, METH_O,
