@@ -339,7 +339,7 @@
       COMPOSITE, (TENSOR, self), (TENSOR, repeats), (OPT_INT, dim), (OPT_INT, output_size)) \
     _(repeat_interleave_self_int,                                                           \
       "repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor", \
-      COMPOSITE, (TENSOR, self), (INT, repeats), (OPT_INT, dim), (OPT_INT, output_size))    \
+      BACKEND, (TENSOR, self), (INT, repeats), (OPT_INT, dim), (OPT_INT, output_size))    \
     _(outer, "outer(Tensor self, Tensor vec2) -> Tensor", COMPOSITE, (TENSOR, self),        \
       (TENSOR, vec2))                                                                       \
     _(ger, "ger(Tensor self, Tensor vec2) -> Tensor", COMPOSITE, (TENSOR, self),            \

@@ -1,7 +1,7 @@
 /* shape_ops.c — ops that rearrange or replicate a tensor's elements into a new tensor:
- * roll, flip and repeat (CPU and Meta kernels over one block copier), repeat_interleave
- * (the Tensor kernel, and the self_Tensor and self_int composites over it and over views,
- * as PyTorch's are), outer and ger (a composite over mul), and meshgrid (expanded views).
+ * roll, flip, repeat and repeat_interleave by an int (CPU and Meta kernels over one block
+ * copier), repeat_interleave by counts (the Tensor kernel and PyTorch's self_Tensor
+ * composite over it), outer and ger (a composite over mul), and meshgrid (expanded views).
  * einsum lives in einsum.c.
  *
  * Checks and messages follow PyTorch 2.13; every check runs before data is touched and
@@ -18,12 +18,12 @@
 /* ---- the block copier ---- */
 
 /* Note [Block copies]
- * roll, flip and repeat write each element of a new tensor from one element of the input
- * through a strided map: a block of up to BLOCK_MAX_DIMS dims with, per dim, a size, a
- * destination stride and a source stride (in elements). Source strides may be negative
- * (flip walks a dim backwards) or zero (repeat reads one element many times), which no
- * tensor view can express, and repeat needs twice a tensor's dims (each dim split into
- * its repeat count and its size), so the map is not a pair of tensors handed to copy_.
+ * roll, flip, repeat and repeat_interleave (by an int) write each element of a new tensor from
+ * one element of the input through a strided map: a block of up to BLOCK_MAX_DIMS dims with,
+ * per dim, a size, a destination stride and a source stride (in elements). Source strides
+ * may be negative (flip walks a dim backwards) or zero (repeat reads one element many times),
+ * which no tensor view can express, and repeat needs twice a tensor's dims (each dim split
+ * into its repeat count and its size), so the map is not a pair of tensors handed to copy_.
  * The copy is a plain byte copy (the dtype is kept), split by rows between threads. */
 #define BLOCK_MAX_DIMS (2 * PITH_MAX_DIMS)
 
@@ -556,52 +556,85 @@ pith_status repeat_interleave_self_Tensor_composite(pith_keyset ks, pith_value *
     return status;
 }
 
-/* PyTorch's composite: every element along `dim` (of the flattened self when dim is None)
- * `repeats` times, as input.unsqueeze(dim + 1).expand(...).contiguous().flatten(dim, dim + 1).
- * The dim is wrapped against self's dims in both cases, as in PyTorch. */
-pith_status repeat_interleave_self_int_composite(pith_keyset ks, pith_value *ret,
-                                                 const pith_tensor *self, int64_t repeats,
-                                                 pith_opt_int dim, pith_opt_int output_size)
+/* repeat_interleave.self_int: every element along `dim` (of the flattened self when dim
+ * is None) `repeats` times. PyTorch's composite expands a view and copies it; here one
+ * block copy does it. The checks are PyTorch's, in its order; the dim is wrapped against
+ * self's dims in both cases, and a 0-dim self with a dim fails as PyTorch's unsqueeze of
+ * it does. */
+typedef struct {
+    int ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    int dim;      /* the dim whose elements repeat, -1 for the flattened self */
+} interleave_plan;
+
+static pith_status interleave_plan_make(const pith_tensor *self, int64_t repeats,
+                                        pith_opt_int dim, pith_opt_int output_size,
+                                        interleave_plan *p)
 {
     int d = dim_wrap(dim.present ? dim.value : 0, self->ndim);
     if (d < 0)
         return pith_last_status();
     if (repeats < 0)
         return pith_set_error(PITH_ERR_VALUE, "Repeats must be non-negative");
-    pith_tensor *input = interleave_input(self, dim), *expanded = NULL, *copy = NULL;
-    pith_value v[1];
-    pith_status status = input ? pith_call_unsqueeze(v, input, d + 1) : pith_last_status();
-    if (status == PITH_OK) {
-        pith_tensor *unsqueezed = v[0].u.t;
-        int64_t sizes[PITH_MAX_DIMS];
-        memcpy(sizes, unsqueezed->sizes, sizeof(int64_t) * (size_t)unsqueezed->ndim);
-        sizes[d + 1] = repeats;
-        status = pith_call_expand(v, unsqueezed,
-                                  (pith_int_list){sizes, (size_t)unsqueezed->ndim}, false);
-        pith_release(unsqueezed);
-        expanded = status == PITH_OK ? v[0].u.t : NULL;
+    if (dim.present && self->ndim == 0)
+        return pith_set_error(PITH_ERR_INDEX,
+                              "Dimension out of range (expected to be in range of [-1, 0], but "
+                              "got %d)",
+                              d + 1);
+    int64_t along = dim.present ? self->sizes[d] : self->numel, total;
+    if (__builtin_mul_overflow(along, repeats, &total))
+        return pith_set_error(PITH_ERR_VALUE, "repeat_interleave: the result's size overflows "
+                                              "int64");
+    if (output_size.present && output_size.value != total)
+        return pith_set_error(PITH_ERR_VALUE,
+                              "repeat_interleave: Invalid output_size, expected %lld but got %lld",
+                              (long long)total, (long long)output_size.value);
+    p->dim = dim.present ? d : -1;
+    p->ndim = dim.present ? self->ndim : 1;
+    if (dim.present)
+        memcpy(p->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    p->sizes[dim.present ? d : 0] = total;
+    return PITH_OK;
+}
+
+pith_status repeat_interleave_self_int_cpu(pith_keyset ks, pith_value *ret,
+                                           const pith_tensor *self, int64_t repeats,
+                                           pith_opt_int dim, pith_opt_int output_size)
+{
+    interleave_plan p;
+    if (interleave_plan_make(self, repeats, dim, output_size, &p) != PITH_OK)
+        return pith_last_status();
+    pith_tensor *out = tensor_new(p.ndim, p.sizes, self->dtype, self->device);
+    if (!out || out->numel == 0)
+        return ret_tensor(ret, out);
+    /* out seen as self's dims with a repeat index (reading nothing new) after p.dim, or
+     * after the last dim for the flattened self */
+    block_map m = {0};
+    int64_t step = 1, steps[PITH_MAX_DIMS];
+    for (int d = self->ndim - 1; d >= 0 && p.dim < 0; d--) { /* row-major over self, times r */
+        steps[d] = step * repeats;
+        step *= self->sizes[d];
     }
-    if (status == PITH_OK && output_size.present) {
-        int64_t expected;
-        if (__builtin_mul_overflow(expanded->sizes[d], repeats, &expected))
-            status = pith_set_error(PITH_ERR_VALUE, "repeat_interleave: the result's size "
-                                                    "overflows int64");
-        else if (expected != output_size.value)
-            status = pith_set_error(PITH_ERR_VALUE,
-                                    "repeat_interleave: Invalid output_size, expected %lld but "
-                                    "got %lld",
-                                    (long long)expected, (long long)output_size.value);
+    for (int d = 0; d < self->ndim; d++) {
+        int64_t dst = p.dim < 0 ? steps[d] : d == p.dim ? repeats * out->strides[d] : out->strides[d];
+        block_add_dim(&m, self->sizes[d], dst, self->strides[d]);
+        if (d == p.dim)
+            block_add_dim(&m, repeats, out->strides[d], 0);
     }
-    if (status == PITH_OK) {
-        status = pith_call_contiguous(v, expanded);
-        copy = status == PITH_OK ? v[0].u.t : NULL;
-    }
-    if (status == PITH_OK)
-        status = pith_call_flatten(ret, copy, d, d + 1);
-    pith_release(copy);
-    pith_release(expanded);
-    pith_release(input);
-    return status;
+    if (p.dim < 0)
+        block_add_dim(&m, repeats, 1, 0);
+    block_copy(m, tensor_data(out), tensor_data(self), pith_dtype_size(self->dtype));
+    return ret_tensor(ret, out);
+}
+
+pith_status repeat_interleave_self_int_meta(pith_keyset ks, pith_value *ret,
+                                            const pith_tensor *self, int64_t repeats,
+                                            pith_opt_int dim, pith_opt_int output_size)
+{
+    interleave_plan p;
+    if (interleave_plan_make(self, repeats, dim, output_size, &p) != PITH_OK)
+        return pith_last_status();
+    return ret_tensor(ret, tensor_new(p.ndim, p.sizes, self->dtype, PITH_META));
 }
 
 /* ---- outer, ger ---- */
