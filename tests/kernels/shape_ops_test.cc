@@ -229,6 +229,46 @@ TEST_F(ShapeOpsTest, RepeatErrorsAreTorchs)
     EXPECT_TRUE(HasError(PITH_ERR_VALUE, "overflows int64"));
 }
 
+// Above the grain size the copies split between threads (rows of the block map).
+TEST_F(ShapeOpsTest, LargeCopiesMatchTheReference)
+{
+    int saved = pith_get_num_threads();
+    pith_set_num_threads(2);
+    const Shape sizes = {300, 7, 40}; // 84000 elements
+    Tensor base = Iota({40, 7, 300}, PITH_INT32);
+    const int order[] = {2, 1, 0};
+    Tensor x(pith_permute(base.get(), 3, order));
+    Values_ in = Values(x.get());
+    const int64_t shifts[] = {101, -3};
+    const int roll_dims[] = {0, 2};
+    Tensor r(pith_roll(x.get(), 2, shifts, 2, roll_dims));
+    ASSERT_NE(r, nullptr) << pith_last_error();
+    EXPECT_EQ(Values(r.get()), Expected(sizes, in, [](const Shape &i) {
+                  return Shape{(i[0] + 300 - 101) % 300, i[1], (i[2] + 3) % 40};
+              }));
+    const int flip_dims[] = {0, 1};
+    Tensor f(pith_flip(x.get(), 2, flip_dims));
+    ASSERT_NE(f, nullptr) << pith_last_error();
+    EXPECT_EQ(Values(f.get()), Expected(sizes, in, [](const Shape &i) {
+                  return Shape{299 - i[0], 6 - i[1], i[2]};
+              }));
+    const int64_t repeats[] = {1, 2, 1};
+    Tensor t(pith_repeat(x.get(), 3, repeats));
+    ASSERT_NE(t, nullptr) << pith_last_error();
+    Values_ want;
+    for (const Shape &i : Indices({300, 14, 40}))
+        want.push_back(in[Flat(sizes, {i[0], i[1] % 7, i[2]})]);
+    EXPECT_EQ(Values(t.get()), want);
+    const int dim = 1;
+    Tensor ri(pith_repeat_interleave(x.get(), 2, &dim, nullptr));
+    ASSERT_NE(ri, nullptr) << pith_last_error();
+    want.clear();
+    for (const Shape &i : Indices({300, 14, 40}))
+        want.push_back(in[Flat(sizes, {i[0], i[1] / 2, i[2]})]);
+    EXPECT_EQ(Values(ri.get()), want);
+    pith_set_num_threads(saved);
+}
+
 // ---- repeat_interleave ----
 
 TEST_F(ShapeOpsTest, RepeatInterleaveByAnIntAlongADimAndFlattened)

@@ -610,3 +610,24 @@ def test_random_einsums_match_torch(case):
     rtol, atol = einsum_tolerance(equation, ts, ["float64"])
     assert_same_outcome(lambda: pith.einsum(equation, *[to_pith(a, "float64") for a in arrays]),
                         lambda: torch.einsum(equation, *ts), rtol=rtol, atol=atol)
+
+
+# ---- the ops through __pith_dispatch__ ----------------------------------------------------
+
+def test_a_mode_sees_varargs_tensors_as_one_list():
+    from pith.utils import DispatchMode
+    seen = []
+
+    class Recording(DispatchMode):
+        def __pith_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((func.name, [len(a) if isinstance(a, (list, tuple)) else a
+                                     for a in args if not isinstance(a, pith.Tensor)]))
+            return func(*args, **(kwargs or {}))
+
+    a, b, u, v = pith.ones(2, 3), pith.ones(3, 4), pith.arange(2), pith.arange(3)
+    with Recording():
+        product = pith.einsum("ij,jk", a, b)
+        grids = pith.meshgrid(u, v, indexing="xy")
+    assert product.tolist() == (a @ b).tolist()
+    assert [g.shape for g in grids] == [(3, 2), (3, 2)]
+    assert seen == [("pith::einsum", ["ij,jk", 2]), ("pith::meshgrid.indexing", [2])]
