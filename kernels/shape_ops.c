@@ -48,10 +48,24 @@ static int64_t mul_wrap(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-/* Drops dims of size one and merges each dim into the one before it where both strides
- * continue it, so that the innermost dim is as long as it can be. */
+/* Orders the dims by destination stride, largest first, so that the writes walk the new
+ * tensor in memory order (any order is correct: every destination element is written
+ * once); then drops dims of size one and merges each dim into the one before it where both
+ * strides continue it, so that the innermost dim is as long as it can be. */
 static void block_coalesce(block_map *m)
 {
+    for (int d = 1; d < m->ndim; d++) { /* insertion sort, stable */
+        int64_t size = m->sizes[d], dst = m->dst[d], src = m->src[d];
+        int k = d;
+        for (; k > 0 && m->dst[k - 1] < dst; k--) {
+            m->sizes[k] = m->sizes[k - 1];
+            m->dst[k] = m->dst[k - 1];
+            m->src[k] = m->src[k - 1];
+        }
+        m->sizes[k] = size;
+        m->dst[k] = dst;
+        m->src[k] = src;
+    }
     int n = 0;
     for (int d = 0; d < m->ndim; d++) {
         if (m->sizes[d] == 1)
