@@ -103,7 +103,8 @@
     PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                                   \
     PITH_FORALL_OPS_NORMALISATION_(_)                                                       \
     PITH_FORALL_OPS_FACTORIES_(_)                                                           \
-    PITH_FORALL_OPS_SORTING_(_)
+    PITH_FORALL_OPS_SORTING_(_)                                                             \
+    PITH_FORALL_OPS_SHAPE_(_)
 
 /* ---- elementwise (kernels/elementwise*.c) ---- */
 #define PITH_UNARY_ROWS_FOR_(n_) PITH_UNARY_ROWS_(PITH_ROW_, n_)
@@ -406,6 +407,33 @@
       BACKEND, (TENSOR, self), (INT, num_samples), (BOOL, replacement),                     \
       (OPT_GENERATOR, generator), (TENSOR, out))
 
+/* ---- rearranging and replicating (kernels/shape_ops.c, kernels/einsum.c) ---- */
+#define PITH_FORALL_OPS_SHAPE_(_)                                                           \
+    _(roll, "roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", BACKEND,          \
+      (TENSOR, self), (INT_LIST, shifts), (INT_LIST, dims))                                 \
+    _(flip, "flip(Tensor self, int[] dims) -> Tensor", BACKEND, (TENSOR, self),             \
+      (INT_LIST, dims))                                                                     \
+    _(repeat, "repeat(Tensor self, int[] repeats) -> Tensor", BACKEND, (TENSOR, self),      \
+      (INT_LIST, repeats))                                                                  \
+    _(repeat_interleave_Tensor,                                                             \
+      "repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor",       \
+      BACKEND, (TENSOR, repeats), (OPT_INT, output_size))                                   \
+    _(repeat_interleave_self_Tensor,                                                        \
+      "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor", \
+      COMPOSITE, (TENSOR, self), (TENSOR, repeats), (OPT_INT, dim), (OPT_INT, output_size)) \
+    _(repeat_interleave_self_int,                                                           \
+      "repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor", \
+      BACKEND, (TENSOR, self), (INT, repeats), (OPT_INT, dim), (OPT_INT, output_size))    \
+    _(outer, "outer(Tensor self, Tensor vec2) -> Tensor", COMPOSITE, (TENSOR, self),        \
+      (TENSOR, vec2))                                                                       \
+    _(ger, "ger(Tensor self, Tensor vec2) -> Tensor", COMPOSITE, (TENSOR, self),            \
+      (TENSOR, vec2))                                                                       \
+    _(meshgrid, "meshgrid(Tensor[] tensors) -> Tensor[]", COMPOSITE, (TENSOR_LIST, tensors)) \
+    _(meshgrid_indexing, "meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", \
+      COMPOSITE, (TENSOR_LIST, tensors), (STR, indexing))                                   \
+    _(einsum, "einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",      \
+      COMPOSITE, (STR, equation), (TENSOR_LIST, tensors), (OPT_INT_LIST, path))
+
 /* Note [The Python surface of the op table]
  * Which op names Python shows, where, and which of their Tensor arguments take Python
  * numbers. A row is
@@ -474,7 +502,21 @@
     _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, FUNCTION, NONE)              \
     _(randn, FUNCTION, NONE) _(randint, FUNCTION, NONE) _(randperm, FUNCTION, NONE)         \
     _(sort, BOTH, NONE) _(argsort, BOTH, NONE) _(topk, BOTH, NONE) _(cumsum, BOTH, NONE)    \
-    _(cumprod, BOTH, NONE) _(multinomial, BOTH, NONE)
+    _(cumprod, BOTH, NONE) _(multinomial, BOTH, NONE)                                      \
+    _(roll, BOTH, NONE) _(flip, BOTH, NONE) _(repeat, METHOD, NONE)                         \
+    _(repeat_interleave, BOTH, NONE) _(outer, BOTH, NONE) _(ger, BOTH, NONE)                \
+    _(meshgrid, FUNCTION, NONE) _(einsum, FUNCTION, NONE)
+
+/* Note [Tensors as varargs]
+ * The functions named here take the tensors of their Tensor[] parameter (the last
+ * positional one) either as one list or tuple or as separate positional arguments, as
+ * torch.functional's `*tensors` wrappers do: einsum(eq, a, b) is einsum(eq, [a, b]) and
+ * meshgrid(a, b) is meshgrid([a, b]). The binder's rule (bind_match, python_bindings/_C/
+ * binder.c): when such a function's call has at least as many positional arguments as
+ * come before the list, the arguments from the list's position on are the list, unless
+ * there is exactly one and it is a list or tuple (or none, and the list is given by
+ * keyword). Other Tensor[] functions (cat, stack) take one list only, as in PyTorch. */
+#define PITH_FORALL_PYTHON_TENSOR_VARARGS(_) _(meshgrid) _(einsum)
 
 /* Python's operators on tensors: _(slot, name) makes Py_nb_<slot> call pith_<name> and
  * Py_nb_inplace_<slot> call pith_<name>_ (python_bindings/_C/tensor_number.c), straight to

@@ -18,6 +18,7 @@ import argparse
 import ast
 import inspect
 import os
+import re
 import sys
 import textwrap
 
@@ -416,17 +417,22 @@ _TYPES = {
     "float": "_float", "float[]": "Sequence[_float]", "bool": "_bool", "str": "builtins.str",
     "Scalar": "Number", "ScalarType": "_dtype", "Device": "_device",
 }
-_DIM_NAMES = {"dim", "dims"}
 _TENSOR_ONLY_OTHER = {"matmul"}  # ops whose `other` is not a weak scalar
 
 
-def stub_type(arg, op_name=""):
+def has_list_size(op, arg):
+    """Whether the schema gives `arg` a list size (int[1] dim): then one int binds it, as
+    in PyTorch (the binder's is_int_list)."""
+    return re.search(r"\bint\[\d+\]\??\s+" + re.escape(arg.name) + r"\b", op.schema) is not None
+
+
+def stub_type(arg, op_name="", op=None):
     base = arg.type.rstrip("?")
     optional = arg.type.endswith("?")
     text = _TYPES.get(base, "Any")
     if base == "Tensor" and arg.name == "other" and op_name not in _TENSOR_ONLY_OTHER:
         text = "_TensorOrNumber"
-    if base == "int[]" and arg.name in _DIM_NAMES:
+    if base == "int[]" and op is not None and has_list_size(op, arg):
         text = "_int | _size"
     if optional and text != "Any":
         text += " | None"
@@ -449,7 +455,8 @@ def stub_return(schema):
 
 def signature_of(op, method, varargs=False):
     """The parameter list of one overload, as a method (receiver dropped) or a function;
-    with varargs, its last positional int[] argument becomes `*name: int`."""
+    with varargs, its last positional int[] argument becomes `*name: int`, or its Tensor[]
+    one `*name: Tensor` (See Note [Tensors as varargs])."""
     args = list(op.arguments)
     params = []
     if method:
@@ -463,13 +470,13 @@ def signature_of(op, method, varargs=False):
     for i, arg in enumerate(args):
         name = "input" if (not method and arg.name == "self") else arg.name
         if varargs and i == last_positional:
-            params.append(f"*{name}: _int")
+            params.append(f"*{name}: {'Tensor' if arg.type == 'Tensor[]' else '_int'}")
             keyword_only = True
             continue
         if arg.kwarg_only and not keyword_only:
             params.append("*")
             keyword_only = True
-        text = f"{name}: {stub_type(arg, op.name.partition('::')[2].partition('.')[0])}"
+        text = f"{name}: {stub_type(arg, op.name.partition('::')[2].partition('.')[0], op)}"
         if arg.default is not _no_default():
             text += " = ..."
         params.append(text)
@@ -482,16 +489,26 @@ def _no_default():
 
 
 def has_varargs_form(op):
-    """pith binds x.view(2, 3) as x.view((2, 3)): see OpOverload.bind in _ops.py."""
+    """pith binds x.view(2, 3) as x.view((2, 3)) when the int[] is the method's one
+    positional argument besides self (bind_match, python_bindings/_C/binder.c)."""
     positional = [a for a in op.arguments if not a.kwarg_only]
-    return len(positional) >= 2 and positional[-1].type == "int[]"
+    return len(positional) == 2 and positional[-1].type == "int[]"
 
 
-def op_overloads(packet):
-    """The overloads but the out= ones (whose written tensors are keyword-only: `out`, or
-    sort.values' `values` and `indices`)."""
+def has_tensor_varargs_form(name, op):
+    """meshgrid(a, b) and einsum(eq, a, b): See Note [Tensors as varargs]."""
+    from pith import _C
+    positional = [a for a in op.arguments if not a.kwarg_only]
+    return name in _C._tensor_varargs() and positional and positional[-1].type == "Tensor[]"
+
+
+def op_overloads(packet, method=False):
+    """The overloads a function or method binds: not the out= ones (whose written tensors
+    are keyword-only: `out`, or sort.values' `values` and `indices`), and for a method only
+    those with a `self` (as the binder's function_new)."""
     return [op for op in packet._overloads.values()
-            if not any(a.kwarg_only and a.mutable for a in op.arguments)]
+            if not any(a.kwarg_only and a.mutable for a in op.arguments)
+            and (not method or any(a.name == "self" for a in op.arguments))]
 
 
 def render_def(name, params, returns, indent, overload):
@@ -504,10 +521,10 @@ def render_def(name, params, returns, indent, overload):
 
 def declarations_from_op(name, packet, method, indent):
     forms = []
-    for op in op_overloads(packet):
+    for op in op_overloads(packet, method):
         returns = stub_return(op.schema)
         forms.append((signature_of(op, method), returns))
-        if method and has_varargs_form(op):
+        if (method and has_varargs_form(op)) or (not method and has_tensor_varargs_form(name, op)):
             forms.append((signature_of(op, method, varargs=True), returns))
     lines = []
     for params, returns in forms:
@@ -584,7 +601,7 @@ def tensor_method_lines(pith, header):
         attr = inspect.getattr_static(pith.Tensor, name)
         if isinstance(attr, property) or inspect.isgetsetdescriptor(attr):
             lines += ["    @property", f"    def {name}(self) -> Any: ..."]
-        elif name in packets and op_overloads(packets[name]):
+        elif name in packets and op_overloads(packets[name], True):
             lines += declarations_from_op(name, packets[name], True, "    ")
         else:
             lines += declarations_from_python(name, attr, True, "    ")

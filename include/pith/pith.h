@@ -273,5 +273,6 @@ PITH_API const char *pith_version(void);
 
 #include "pith/grad_mode.h"
 #include "pith/ops.h"
+#include "pith/ops_shape.h"
 
 #endif /* PITH_PITH_H */

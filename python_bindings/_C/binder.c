@@ -241,6 +241,24 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
         b->slots[first] = call->args[0];
         nargs = 0;
     }
+    if (call->tensor_varargs && b->varargs_index < 0 && npositional > 0 &&
+        ov->params[positional[npositional - 1]].type == PITH_TYPE_TENSOR_LIST) {
+        /* einsum(eq, a, b), meshgrid(a, b): See Note [Tensors as varargs] (op_table.h) */
+        int at = npositional - 1, list = positional[at];
+        bool one_list = nargs == at + 1 && is_sequence(call->args[at]);
+        bool by_keyword = false;
+        for (Py_ssize_t k = 0; nargs == at && call->kwnames &&
+                               k < PyTuple_GET_SIZE(call->kwnames); k++)
+            by_keyword = by_keyword ||
+                         param_by_name(ov, PyTuple_GET_ITEM(call->kwnames, k)) == list;
+        if (nargs >= at && !one_list && !by_keyword) {
+            b->varargs = call->args + at;
+            b->nvarargs = nargs - at;
+            b->varargs_index = list;
+            b->slots[list] = nargs > at ? call->args[at] : st->binder.no_default;
+            nargs = at;
+        }
+    }
     if (nargs > npositional) {
         why->code = FAIL_TOO_MANY;
         why->index = npositional;
@@ -311,8 +329,9 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
             continue;
         }
         if (i == b->varargs_index) {
+            bool tensors = p->type == PITH_TYPE_TENSOR_LIST;
             for (Py_ssize_t k = 0; k < b->nvarargs; k++)
-                if (!is_int_like(st, b->varargs[k])) {
+                if (tensors ? !tensor_check(st, b->varargs[k]) : !is_int_like(st, b->varargs[k])) {
                     why->code = FAIL_TYPE;
                     why->index = i;
                     why->value = b->varargs[k];
@@ -397,17 +416,24 @@ static int push_float_list(pith_module_state *st, pith_stack *stack, PyObject *v
     return rc;
 }
 
-static int push_tensor_list(pith_module_state *st, pith_stack *stack, PyObject *seq)
+/* A Tensor[] or Tensor?[] from `n` items (a list's, or the varargs of Note [Tensors as
+ * varargs]); *work grows to the largest tensor's numel, or becomes -1 when a tensor may
+ * reach Python. */
+static int push_tensor_items(pith_module_state *st, pith_stack *stack, PyObject *const *items,
+                             Py_ssize_t n, int64_t *work)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     const pith_tensor *small[16], **v = small;
     if (n > 16 && !(v = PyMem_Malloc((size_t)n * sizeof *v))) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *item = items[i];
         v[i] = item == Py_None ? NULL : tensor_of(item); /* borrowed from the caller's list */
+        if (v[i] && pith_tensor_has_python_key(v[i]))
+            *work = -1; /* may run Python: keep the GIL */
+        else if (v[i] && *work >= 0 && pith_numel(v[i]) > *work)
+            *work = pith_numel(v[i]);
     }
     int rc = pith_stack_push_tensor_list(stack, v, (size_t)n) == PITH_OK ? 0 : push_failed(st);
     if (v != small)
@@ -509,14 +535,8 @@ static int push_slot(pith_module_state *st, pith_stack *stack, const overload_ob
         }
     case PITH_TYPE_TENSOR_LIST:
     case PITH_TYPE_LIST_OPT_TENSOR:
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
-            PyObject *item = PySequence_Fast_GET_ITEM(v, i);
-            if (item != Py_None && pith_tensor_has_python_key(tensor_of(item)))
-                *work = -1;
-            else if (item != Py_None && *work >= 0 && pith_numel(tensor_of(item)) > *work)
-                *work = pith_numel(tensor_of(item));
-        }
-        return push_tensor_list(st, stack, v);
+        return push_tensor_items(st, stack, PySequence_Fast_ITEMS(v), PySequence_Fast_GET_SIZE(v),
+                                 work);
     case PITH_TYPE_INT:
     case PITH_TYPE_OPT_INT: {
         int64_t i;
@@ -602,7 +622,9 @@ int bind_push(pith_module_state *st, const overload_object *ov, const bound_args
         const bind_param *p = &ov->params[i];
         PyObject *v = b->slots[i];
         int rc;
-        if (i == b->varargs_index)
+        if (i == b->varargs_index && p->type == PITH_TYPE_TENSOR_LIST)
+            rc = push_tensor_items(st, stack, b->varargs, b->nvarargs, work);
+        else if (i == b->varargs_index)
             rc = push_int_list(st, stack, b->varargs, b->nvarargs);
         else if (v)
             rc = push_slot(st, stack, ov, b, p, v, work);

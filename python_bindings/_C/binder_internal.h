@@ -65,6 +65,7 @@ typedef struct {
     PyObject *name; /* "add" */
     int mode;       /* MODE_FUNCTION or MODE_METHOD */
     int numbers;    /* NUMBERS_* */
+    bool tensor_varargs; /* See Note [Tensors as varargs] (kernels/op_table.h) */
     bool factory;   /* takes requires_grad=, pin_memory=, layout=: Note [Python-only
                        arguments] (op_objects.c) */
     PyObject *as_tuple; /* nonzero's as_tuple=True: this Function (nonzero_numpy), or NULL */
@@ -79,12 +80,15 @@ typedef struct {
     Py_ssize_t nargs;
     PyObject *kwnames;
     int mode, numbers;
+    bool tensor_varargs; /* See Note [Tensors as varargs] (kernels/op_table.h) */
 } bind_call;
 
 /* The arguments of a call in their parameters' slots (borrowed; NULL for absent). */
 typedef struct {
     PyObject *slots[BINDER_MAX_PARAMS];
-    PyObject *const *varargs; /* x.view(2, 3): the ints of the varargs int list */
+    /* x.view(2, 3): the ints of the varargs int list; meshgrid(a, b): the tensors of the
+     * varargs tensor list (See Note [Tensors as varargs], kernels/op_table.h) */
+    PyObject *const *varargs;
     Py_ssize_t nvarargs;
     int varargs_index;
 } bound_args;

@@ -497,7 +497,8 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
 {
     function_object *fn = (function_object *)self;
     pith_module_state *st = state_of_object(self);
-    bind_call call = {NULL, args, PyVectorcall_NARGS(nargsf), kwnames, fn->mode, fn->numbers};
+    bind_call call = {NULL,      args,        PyVectorcall_NARGS(nargsf), kwnames,
+                      fn->mode, fn->numbers, fn->tensor_varargs};
     if (fn->mode == MODE_METHOD) {
         if (call.nargs < 1 || !tensor_check(st, args[0])) {
             PyErr_Format(PyExc_TypeError, "descriptor '%U' for 'pith.Tensor' objects needs a "
@@ -766,6 +767,7 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     fn->vectorcall = function_vectorcall;
     fn->mode = mode;
     fn->numbers = numbers;
+    fn->tensor_varargs = false;
     fn->nplain = fn->nout = 0;
     fn->factory = false;
     fn->as_tuple = NULL;

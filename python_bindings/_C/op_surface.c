@@ -21,6 +21,19 @@ static const surface_row surface[] = {PITH_FORALL_PYTHON_SURFACE(PITH_PYTHON_ROW
 #undef PITH_PYTHON_ROW_
 #define SURFACE_ROWS ((Py_ssize_t)(sizeof surface / sizeof *surface))
 
+#define PITH_TENSOR_VARARGS_NAME_(n) #n,
+static const char *const tensor_varargs[] = {PITH_FORALL_PYTHON_TENSOR_VARARGS(PITH_TENSOR_VARARGS_NAME_)};
+#undef PITH_TENSOR_VARARGS_NAME_
+
+/* Whether pith.<name> takes its tensors as varargs: See Note [Tensors as varargs]. */
+static bool takes_tensor_varargs(const char *name)
+{
+    for (size_t i = 0; i < sizeof tensor_varargs / sizeof *tensor_varargs; i++)
+        if (strcmp(tensor_varargs[i], name) == 0)
+            return true;
+    return false;
+}
+
 static bool surface_has(const char *name)
 {
     for (Py_ssize_t i = 0; i < SURFACE_ROWS; i++)
@@ -63,9 +76,13 @@ int surface_install(PyObject *module, pith_module_state *st)
             }
             continue;
         }
-        if ((row->variants == VARIANT_BOTH || row->variants == VARIANT_FUNCTION) &&
-            install(module, function_new(st, row->name, MODE_FUNCTION, row->numbers)) < 0)
-            return -1;
+        if (row->variants == VARIANT_BOTH || row->variants == VARIANT_FUNCTION) {
+            PyObject *fn = function_new(st, row->name, MODE_FUNCTION, row->numbers);
+            if (fn)
+                ((function_object *)fn)->tensor_varargs = takes_tensor_varargs(row->name);
+            if (install(module, fn) < 0)
+                return -1;
+        }
         if (row->variants == VARIANT_FUNCTION)
             continue;
         if (install(tensor, function_new(st, row->name, MODE_METHOD, row->numbers)) < 0)
@@ -95,6 +112,25 @@ static PyObject *module_surface(PyObject *module, PyObject *unused)
             PyList_SET_ITEM(list, i, row);
     }
     return list;
+}
+
+/* _tensor_varargs() -> (names): the functions of Note [Tensors as varargs], for the stub
+ * generator. */
+static PyObject *module_tensor_varargs(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    Py_ssize_t n = (Py_ssize_t)(sizeof tensor_varargs / sizeof *tensor_varargs);
+    PyObject *names = PyTuple_New(n);
+    for (Py_ssize_t i = 0; names && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(tensor_varargs[i]);
+        if (!name) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    return names;
 }
 
 /* _elementwise_ops() -> (unary names, binary names): pith/ops.h's lists, which the
@@ -200,6 +236,8 @@ static PyObject *module_dispatch_spec(PyObject *module, PyObject *name)
 PyMethodDef surface_module_methods[] = {
     {"_surface", module_surface, METH_NOARGS,
      "[(name, variants)]: the op table's Python surface."},
+    {"_tensor_varargs", module_tensor_varargs, METH_NOARGS,
+     "(names): the functions that take their tensors as varargs too."},
     {"_elementwise_ops", module_elementwise_ops, METH_NOARGS,
      "(unary, binary): the names of the elementwise ops (pith/ops.h)."},
     {"_dispatch_spec", module_dispatch_spec, METH_O,

@@ -186,6 +186,82 @@ void add_binary_cases(std::vector<Case> &v)
     v.push_back({"sub_.Tensor", ERR, {T(i64, {2}), T(i64, {2}), D(0.5)}});
 }
 
+// roll, flip, repeat, repeat_interleave, outer, ger, meshgrid, einsum (kernels/shape_ops.c,
+// kernels/einsum.c).
+void add_shape_cases(std::vector<Case> &v)
+{
+    const std::vector<Case> cases = {
+        {"roll", OK, {F({2, 3}), L({1}), L({0})}},
+        {"roll", OK, {F({2, 3}, {1, 2}), L({-7}), L({})}},  // flat, of a strided input
+        {"roll", OK, {T(i64, {2, 3}), L({1, 2}), L({0, -1})}},
+        {"roll", OK, {F({3, 0}, {1, 3}), L({1}), L({5})}},  // empty: layout kept, dims unchecked
+        {"roll", OK, {T(b8, {}), L({1}), L({})}},
+        {"roll", ERR, {F({2, 3}), L({}), L({})}},
+        {"roll", ERR, {F({2, 3}), L({1, 2}), L({0})}},
+        {"roll", ERR, {F({2, 3}), L({1}), L({2})}},
+        {"roll", ERR, {F({}), L({1}), L({0})}},
+        {"flip", OK, {F({2, 3}, {1, 2}), L({0})}},  // dense: strides kept
+        {"flip", OK, {T(f16, {}), L({})}},
+        {"flip", OK, {F({2, 3}, {0, 1}), L({1, 0})}},  // expanded: contiguous
+        {"flip", OK, {T(i32, {0, 3}), L({-1})}},
+        {"flip", ERR, {F({2, 3}), L({0, -2})}},
+        {"flip", ERR, {F({2, 3}), L({2})}},
+        {"repeat", OK, {F({2, 3}), L({2, 1, 2})}},
+        {"repeat", OK, {T(bf16, {}), L({})}},
+        {"repeat", OK, {F({2, 3}, {1, 2}), L({0, 2})}},
+        {"repeat", ERR, {F({2, 3}), L({2})}},
+        {"repeat", ERR, {F({2, 3}), L({-1, 1})}},
+        {"repeat_interleave.Tensor", DATA, {Idx({3}, 3), None()}},
+        {"repeat_interleave.Tensor", OK, {Idx({3}, 3), I(3)}},
+        {"repeat_interleave.Tensor", OK, {IdxT(i32, {0}, 1), None()}},
+        {"repeat_interleave.Tensor", ERR, {F({3}), None()}},
+        {"repeat_interleave.Tensor", ERR, {Idx({2, 2}, 3), None()}},
+        {"repeat_interleave.Tensor", ERR, {Idx({3}, 3), I(-1)}},
+        {"repeat_interleave.self_Tensor", OK, {F({2, 3}), Idx({2}, 3), I(0), I(1)}},
+        {"repeat_interleave.self_Tensor", OK, {T(i64, {2, 3}, {1, 2}), Idx({}, 3), I(1), I(0)}},
+        {"repeat_interleave.self_Tensor", DATA, {F({2, 3}), Idx({2}, 3), I(0), None()}},
+        {"repeat_interleave.self_Tensor", ERR, {F({2, 3}), Idx({3}, 3), I(0), None()}},
+        {"repeat_interleave.self_Tensor", ERR, {F({2, 3}), Idx({2, 2}, 3), None(), None()}},
+        {"repeat_interleave.self_Tensor", ERR, {F({}), Idx({1}, 3), I(0), I(1)}},
+        {"repeat_interleave.self_int", OK, {F({2, 3}), I(2), None(), None()}},
+        {"repeat_interleave.self_int", OK, {F({2, 3}, {1, 2}), I(3), I(1), I(9)}},
+        {"repeat_interleave.self_int", OK, {T(b8, {}), I(2), None(), None()}},
+        {"repeat_interleave.self_int", ERR, {F({2, 3}), I(-1), None(), None()}},
+        {"repeat_interleave.self_int", ERR, {F({2, 3}), I(2), I(2), None()}},
+        {"repeat_interleave.self_int", ERR, {F({2, 3}), I(2), None(), I(5)}},
+        {"outer", OK, {F({2}), T(i64, {3})}},
+        {"outer", OK, {T(b8, {0}), T(b8, {2})}},
+        {"outer", OK, {F({3}, {2}), F({2})}},
+        {"outer", ERR, {F({2, 2}), F({2})}},
+        {"outer", ERR, {F({2}), F({})}},
+        {"ger", OK, {T(i32, {2}), T(u8, {3})}},
+        {"ger", ERR, {F({}), F({2})}},
+        {"meshgrid", OK, {TL({F({2}), F({3})})}},
+        {"meshgrid", OK, {TL({F({}), F({0}), F({4}, {2})})}},
+        {"meshgrid", ERR, {TL({})}},
+        {"meshgrid", ERR, {TL({F({2}), T(i64, {2})})}},
+        {"meshgrid", ERR, {TL({F({2, 2})})}},
+        {"meshgrid.indexing", OK, {TL({F({2}), F({3}), F({})}), S("xy")}},
+        {"meshgrid.indexing", OK, {TL({T(i64, {3}, {2})}), S("ij")}},
+        {"meshgrid.indexing", ERR, {TL({F({2})}), S("IJ")}},
+        {"meshgrid.indexing", ERR, {TL({F({2}), F({2, 1})}), S("xy")}},
+        {"einsum", OK, {S("ij,jk->ik"), TL({F({2, 3}), F({3, 4})}), None()}},
+        {"einsum", OK, {S("ii"), TL({F({3, 3})}), None()}},
+        {"einsum", OK, {S("ij->ji"), TL({F({2, 3}, {1, 2})}), None()}},  // a view
+        {"einsum", OK, {S("...ij,...jk"), TL({F({5, 1, 2, 3}), F({6, 3, 4})}), None()}},
+        {"einsum", OK, {S("ij,jk,kl->il"), TL({F({2, 3}), F({3, 4}), F({4, 5})}), L({1, 2, 0, 1})}},
+        {"einsum", OK, {S("ij,k->i"), TL({T(i32, {2, 3}), T(i32, {4})}), None()}},
+        {"einsum", OK, {S("i,i->i"), TL({F({3}), T(f64, {1})}), None()}},
+        {"einsum", ERR, {S("ij,jk->ik"), TL({F({2, 3})}), None()}},
+        {"einsum", ERR, {S("ij,jk"), TL({F({2, 3}), F({2, 3})}), None()}},
+        {"einsum", ERR, {S("i.j"), TL({F({2, 3})}), None()}},
+        {"einsum", ERR, {S("ij,jk"), TL({F({2, 3}), T(f64, {3, 4})}), None()}},
+        {"einsum", ERR, {S("ij,jk,kl"), TL({F({2, 3}), F({3, 4}), F({4, 5})}), L({0, 1})}},
+        {"einsum", ERR, {S("ij"), TL({}), None()}},
+    };
+    v.insert(v.end(), cases.begin(), cases.end());
+}
+
 const std::vector<Case> &hand_written_cases()
 {
     static const std::vector<Case> cases = {
@@ -747,6 +823,7 @@ const std::vector<Case> &all_cases()
         std::vector<Case> v;
         add_unary_cases(v);
         add_binary_cases(v);
+        add_shape_cases(v);
         const std::vector<Case> &h = hand_written_cases();
         v.insert(v.end(), h.begin(), h.end());
         return v;
