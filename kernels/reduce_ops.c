@@ -387,16 +387,16 @@ static pith_status reduce_into_out(pith_value *ret, const char *name, pith_statu
     if (status != PITH_OK)
         return status;
     pith_tensor *r = result[0].u.t;
-    if (r->dtype != out->dtype) {
-        value_clear(&result[0]);
-        return pith_set_error(PITH_ERR_TYPE,
-                              "%s: Expected out tensor to have dtype %s, but got %s instead",
-                              name, pith_dtype_name(r->dtype), pith_dtype_name(out->dtype));
-    }
-    if (r->device != out->device) {
-        value_clear(&result[0]);
+    pith_dtype r_dtype = r->dtype;
+    pith_device r_device = r->device;
+    if (r_dtype != out->dtype || r_device != out->device) {
+        value_clear(&result[0]); /* r is gone: only the copies above are read */
+        if (r_dtype != out->dtype)
+            return pith_set_error(PITH_ERR_TYPE,
+                                  "%s: Expected out tensor to have dtype %s, but got %s instead",
+                                  name, pith_dtype_name(r_dtype), pith_dtype_name(out->dtype));
         return pith_set_error(PITH_ERR_VALUE, "%s: Expected out tensor on device %s, but got %s",
-                              name, pith_device_name(r->device), pith_device_name(out->device));
+                              name, pith_device_name(r_device), pith_device_name(out->device));
     }
     status = tensor_resize_out(out, r->ndim, r->sizes);
     if (status == PITH_OK && out->device == PITH_CPU)
