@@ -569,7 +569,7 @@ def test_einsum_beyond_the_dims_of_a_tensor_is_not_implemented():
 def test_einsum_on_meta_gives_the_shape():
     a, b = pith.empty(5, 2, 3, device="meta"), pith.empty(3, 4, device="meta")
     r = pith.einsum("...ij,jk->...ik", a, b)
-    assert r.device == "meta" and r.shape == (5, 2, 4)
+    assert r.device.type == "meta" and r.shape == (5, 2, 4)
 
 
 # Random equations over a small alphabet, against torch: the same result or the same
