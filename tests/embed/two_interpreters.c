@@ -35,14 +35,19 @@ int main(void)
               embed_interpreter_id(b),
           "B's table is named %s, its ID is %lld", name, (long long)embed_interpreter_id(b));
 
-    /* Back to A: its tensors, its dtype default and its module are its own. */
+    /* Back to A: its tensors and its module are its own. The default dtype is the C core's,
+     * process-wide as PyTorch's (docs/embedding.md), so B's float64 is A's too. */
     PyThreadState_Swap(a);
     embed_run("ra2 = (a @ a.T)[0, 1].item()\n"
-              "da = str(pith.get_default_dtype())\n");
+              "da = str(pith.get_default_dtype())\n"
+              "fa = str(pith.zeros(1).dtype)\n"
+              "pith.set_default_dtype(pith.float32)\n");
     CHECK(embed_eval_double("ra2") == 0 * 3 + 1 * 4 + 2 * 5, "A: (a @ a.T)[0, 1] = %g",
           embed_eval_double("ra2"));
-    CHECK(strcmp(embed_eval_str("da", name, sizeof name), "pith.float32") == 0,
-          "B's set_default_dtype leaked into A: %s", name);
+    CHECK(strcmp(embed_eval_str("da", name, sizeof name), "pith.float64") == 0,
+          "B's set_default_dtype is not the process's default dtype in A: %s", name);
+    CHECK(strcmp(embed_eval_str("fa", name, sizeof name), "pith.float64") == 0,
+          "A's zeros do not follow the process's default dtype: %s", name);
     CHECK(strtoll(embed_eval_str("pith._C._interpreter_name()", name, sizeof name), NULL, 10) ==
               embed_interpreter_id(a),
           "A's table is named %s, its ID is %lld", name, (long long)embed_interpreter_id(a));
