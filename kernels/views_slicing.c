@@ -123,18 +123,21 @@ pith_status narrow_composite(pith_keyset ks, pith_value *ret, const pith_tensor 
     return ret_view(ret, self, &g);
 }
 
-/* `n` consecutive views along dim `d`: piece i starts at i * size and holds `size`
- * elements, except the last, which holds `last`. */
+/* `n` consecutive views along dim `d`: piece i holds sizes[i] elements when `sizes` is
+ * given (split_with_sizes), else `size`, except the last, which holds `last`. */
 static pith_status views_split(pith_value *ret, const pith_tensor *self, int d, size_t n,
-                               int64_t size, int64_t last)
+                               int64_t size, int64_t last, const int64_t *sizes)
 {
     pith_tensor **list = calloc(n ? n : 1, sizeof *list);
     if (!list)
         return pith_set_error(PITH_ERR_NOMEM, "split: cannot allocate %zu results", n);
+    int64_t start = 0;
     for (size_t i = 0; i < n; i++) {
+        int64_t length = sizes ? sizes[i] : i + 1 < n ? size : last;
         view_geometry g;
         geometry_of(self, &g);
-        geometry_narrow(&g, d, (int64_t)i * size, i + 1 < n ? size : last, 1);
+        geometry_narrow(&g, d, start, length, 1);
+        start += length;
         list[i] = tensor_view(self, g.ndim, g.sizes, g.strides, g.offset);
         if (!list[i]) {
             tensor_list_release(list, i);
@@ -165,7 +168,7 @@ pith_status split_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     /* At least one piece, even when split_size exceeds the dim (PyTorch keeps that). */
     int64_t n = split_size == 0 || dim_size == 0 ? 1 : (dim_size - 1) / split_size + 1;
     int64_t last = dim_size - split_size * (n - 1);
-    return views_split(ret, self, d, (size_t)n, split_size, last);
+    return views_split(ret, self, d, (size_t)n, split_size, last, NULL);
 }
 
 /* PyTorch's split_with_sizes: views of the given sizes, which must be non-negative and sum
@@ -196,24 +199,7 @@ pith_status split_with_sizes_composite(pith_keyset ks, pith_value *ret, const pi
                               "of %zu values summing to %s%lld",
                               (long long)dim_size, (long long)dim, split_sizes.n,
                               total > dim_size ? "more than " : "", (long long)total);
-    size_t n = split_sizes.n;
-    pith_tensor **list = calloc(n ? n : 1, sizeof *list);
-    if (!list)
-        return pith_set_error(PITH_ERR_NOMEM, "split_with_sizes: cannot allocate %zu results",
-                              n);
-    int64_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        view_geometry g;
-        geometry_of(self, &g);
-        geometry_narrow(&g, d, start, split_sizes.data[i], 1);
-        start += split_sizes.data[i];
-        list[i] = tensor_view(self, g.ndim, g.sizes, g.strides, g.offset);
-        if (!list[i]) {
-            tensor_list_release(list, i);
-            return pith_last_status();
-        }
-    }
-    return ret_tensor_list(ret, list, n);
+    return views_split(ret, self, d, split_sizes.n, 0, 0, split_sizes.data);
 }
 
 pith_status split_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
@@ -238,10 +224,11 @@ pith_status chunk_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     /* Each chunk holds ceil(size / chunks), so there may be fewer than `chunks`; an empty
      * dim still gives `chunks` empty pieces (PyTorch's split_with_sizes path). */
     if (dim_size == 0)
-        return views_split(ret, self, d, (size_t)chunks, 0, 0);
+        return views_split(ret, self, d, (size_t)chunks, 0, 0, NULL);
     int64_t split_size = (dim_size - 1) / chunks + 1;
     int64_t n = (dim_size - 1) / split_size + 1;
-    return views_split(ret, self, d, (size_t)n, split_size, dim_size - split_size * (n - 1));
+    return views_split(ret, self, d, (size_t)n, split_size, dim_size - split_size * (n - 1),
+                       NULL);
 }
 
 pith_status unbind_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
