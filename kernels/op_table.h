@@ -350,7 +350,13 @@
       (INT_LIST, size), PITH_RANDOM_ARGS)                                                   \
     _(randint, "randint.low(int low, int high, int[] size, " PITH_RANDOM_KW, BACKEND,      \
       (INT, low), (INT, high), (INT_LIST, size), PITH_RANDOM_ARGS)                          \
-    _(randperm, "randperm(int n, " PITH_RANDOM_KW, BACKEND, (INT, n), PITH_RANDOM_ARGS)
+    _(randperm, "randperm(int n, " PITH_RANDOM_KW, BACKEND, (INT, n), PITH_RANDOM_ARGS)      \
+    _(uniform_,                                                                             \
+      "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (FLOAT, from), (FLOAT, to), (OPT_GENERATOR, generator))      \
+    _(normal_,                                                                              \
+      "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (FLOAT, mean), (FLOAT, std), (OPT_GENERATOR, generator))
 
 /* ---- sorting, scans and sampling (kernels/sorting.c, kernels/scan.c,
  * kernels/multinomial.c) ---- */
@@ -501,6 +507,7 @@
     _(ones, FUNCTION, NONE) _(full, FUNCTION, NONE) _(arange, FUNCTION, NONE)               \
     _(linspace, FUNCTION, NONE) _(eye, FUNCTION, NONE) _(rand, FUNCTION, NONE)              \
     _(randn, FUNCTION, NONE) _(randint, FUNCTION, NONE) _(randperm, FUNCTION, NONE)         \
+    _(uniform_, METHOD, NONE) _(normal_, METHOD, NONE)                                      \
     _(sort, BOTH, NONE) _(argsort, BOTH, NONE) _(topk, BOTH, NONE) _(cumsum, BOTH, NONE)    \
     _(cumprod, BOTH, NONE) _(multinomial, BOTH, NONE)                                      \
     _(roll, BOTH, NONE) _(flip, BOTH, NONE) _(repeat, METHOD, NONE)                         \

@@ -1,4 +1,5 @@
-/* random.c — the random generator and the random factories rand, randn and randint.
+/* random.c — the random generator, the random factories rand, randn, randint and
+ * randperm, and the in-place fills uniform_ and normal_.
  *
  * Note [Counter-based random numbers]
  * The generator is Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as
@@ -25,6 +26,7 @@
 #include "core/dtype.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "kernels/elementwise.h"
 #include "kernels/factories.h"
 #include "kernels/random.h"
 
@@ -372,4 +374,123 @@ pith_status randperm_meta(pith_keyset ks, pith_value *ret, int64_t n, pith_gener
                           pith_opt_dtype dtype, pith_opt_device device)
 {
     return randperm_make(ret, n, gen, dtype, device, true);
+}
+
+/* ---- uniform_ and normal_: fill a floating tensor in place ---- */
+
+/* Note [Filling in place at random]
+ * uniform_(from, to) and normal_(mean, std) draw exactly what rand and randn draw for a
+ * tensor of self's shape and dtype (the same blocks, element i from block i / per_block
+ * in row-major order), then map each value: from + (to - from) * u, mean + std * z, in
+ * double, rounded once to the dtype. A contiguous self is written directly; any other
+ * layout is filled through a contiguous scratch tensor and copy_, so element i in
+ * row-major order is the same number whatever self's strides. Meta tensors reserve
+ * nothing and only check the arguments (Note [Counter-based random numbers]). */
+typedef struct {
+    double scale, shift;
+    block_writer base; /* uniform_write or normal_write */
+} affine_ctx;
+
+static void affine_write(const uint32_t w[4], int count, char *out, pith_dtype dtype,
+                         const void *ctx)
+{
+    const affine_ctx *a = ctx;
+    /* Draw at double precision into a scratch block, then map and round once. */
+    double v[4];
+    pith_dtype draw = dtype == PITH_FLOAT64 ? PITH_FLOAT64 : PITH_FLOAT32;
+    if (draw == PITH_FLOAT64) {
+        a->base(w, count, (char *)v, PITH_FLOAT64, NULL);
+    } else {
+        float f[4];
+        a->base(w, count, (char *)f, PITH_FLOAT32, NULL);
+        for (int k = 0; k < count; k++)
+            v[k] = f[k];
+    }
+    size_t itemsize = pith_dtype_size(dtype);
+    for (int k = 0; k < count; k++)
+        element_store_double(dtype, out + (size_t)k * itemsize, a->shift + a->scale * v[k]);
+}
+
+static pith_status fill_random(const char *op, const pith_tensor *self, pith_generator *gen,
+                               const affine_ctx *ctx, pith_value *ret)
+{
+    if (!dtype_is_floating(self->dtype))
+        return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "%s: not implemented for dtype %s",
+                              op, pith_dtype_name(self->dtype));
+    if (self->device == PITH_META) {
+        tensor_bump_version(self);
+        return ret_self(ret, self);
+    }
+    for (int d = 0; d < self->ndim; d++)
+        if (self->sizes[d] > 1 && self->strides[d] == 0)
+            return pith_set_error(PITH_ERR_VALUE,
+                                  "%s: unsupported operation: more than one element of the "
+                                  "written-to tensor refers to a single memory location. "
+                                  "Please clone() the tensor before performing the operation.",
+                                  op);
+    int per_block = floating_per_block(self->dtype);
+    if (self->contiguous) {
+        random_generate(gen, (pith_tensor *)self, per_block, affine_write, ctx);
+    } else {
+        pith_tensor *scratch = tensor_new(self->ndim, self->sizes, self->dtype, PITH_CPU);
+        if (!scratch)
+            return pith_last_status();
+        random_generate(gen, scratch, per_block, affine_write, ctx);
+        pith_status status = elementwise_copy(op, (pith_tensor *)self, scratch);
+        pith_release(scratch);
+        if (status != PITH_OK)
+            return status;
+    }
+    tensor_bump_version(self);
+    return ret_self(ret, self);
+}
+
+static pith_status uniform_impl(pith_value *ret, const pith_tensor *self, double from,
+                                double to, pith_generator *gen)
+{
+    if (!(from <= to))
+        return pith_set_error(PITH_ERR_VALUE,
+                              "uniform_ expects to return a [from, to) range, but found "
+                              "from=%g > to=%g", from, to);
+    if (isfinite(from) && isfinite(to) && !isfinite(to - from))
+        return pith_set_error(PITH_ERR_VALUE,
+                              "uniform_ expects to-from <= std::numeric_limits<%s>::max(), "
+                              "but found to=%g and from=%g which result in to-from to exceed "
+                              "the limit", pith_dtype_name(self->dtype), to, from);
+    affine_ctx ctx = {to - from, from, uniform_write};
+    return fill_random("uniform_", self, gen, &ctx, ret);
+}
+
+pith_status uniform__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from,
+                         double to, pith_generator *generator)
+{
+    return uniform_impl(ret, self, from, to, generator);
+}
+
+pith_status uniform__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from,
+                          double to, pith_generator *generator)
+{
+    return uniform_impl(ret, self, from, to, generator);
+}
+
+static pith_status normal_impl(pith_value *ret, const pith_tensor *self, double mean,
+                               double std, pith_generator *gen)
+{
+    if (!(std >= 0.0))
+        return pith_set_error(PITH_ERR_VALUE, "normal expects std >= 0.0, but found std %g",
+                              std);
+    affine_ctx ctx = {std, mean, normal_write};
+    return fill_random("normal_", self, gen, &ctx, ret);
+}
+
+pith_status normal__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean,
+                        double std, pith_generator *generator)
+{
+    return normal_impl(ret, self, mean, std, generator);
+}
+
+pith_status normal__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean,
+                         double std, pith_generator *generator)
+{
+    return normal_impl(ret, self, mean, std, generator);
 }

@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import EllipsisType, TracebackType
 from typing import Any, Literal, SupportsIndex, TypeVar, overload
 
-from . import accelerator as accelerator, backends as backends, cuda as cuda
+from . import accelerator as accelerator, amp as amp, backends as backends, cuda as cuda
+from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
 from . import library as library, nn as nn, utils as utils
 from . import safetensors as safetensors, serialization as serialization
 

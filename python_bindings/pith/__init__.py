@@ -40,6 +40,8 @@ from ._flags import (  # noqa: F401,E402
 )
 from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
 from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
+from . import _einops  # noqa: E402
+_einops.install()  # einops finds pith's backend (Note [Registering the einops backend])
 
 # PyTorch's aliases.
 float = float32  # noqa: A001
@@ -54,7 +56,8 @@ __version__ = "0.1.0"
 
 # Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
 # import-time budget (docs/python.md). A name maps to the submodule it is (None) or lives in.
-_LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None,
+_LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
+         "autocast": "amp", "is_autocast_enabled": "amp",
          "serialization": None, "safetensors": None,
          "save": "serialization", "load": "serialization"}
 

@@ -1,7 +1,8 @@
 """pith.nn.init: in-place initialisers, named as in torch.nn.init.
 
-They draw from pith's generator (pith.manual_seed), so the values differ from PyTorch's for
-the same seed; the distributions are the same.
+They draw from pith's generators (pith.manual_seed, or the `generator=` given) through
+Tensor.uniform_ and Tensor.normal_, so the values differ from PyTorch's for the same seed;
+the distributions are the same.
 """
 import math
 
@@ -14,26 +15,14 @@ def _fill_from(tensor, values):
     return tensor
 
 
-def _random_dtype(tensor):
-    # Draw in the tensor's dtype when it is a float; otherwise in the default dtype, and
-    # copy_ converts.
-    return tensor.dtype if tensor.dtype.is_floating_point else _C.get_default_dtype()
-
-
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fills `tensor` with values drawn from U(a, b)."""
-    if generator is not None:
-        raise NotImplementedError("uniform_(): generator= is not supported")
-    values = _C.rand(tuple(tensor.shape), dtype=_random_dtype(tensor))
-    return _fill_from(tensor, values * (b - a) + a)
+    """Fills `tensor` with values drawn from U(a, b) (Tensor.uniform_)."""
+    return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fills `tensor` with values drawn from N(mean, std**2)."""
-    if generator is not None:
-        raise NotImplementedError("normal_(): generator= is not supported")
-    values = _C.randn(tuple(tensor.shape), dtype=_random_dtype(tensor))
-    return _fill_from(tensor, values * std + mean)
+    """Fills `tensor` with values drawn from N(mean, std**2) (Tensor.normal_)."""
+    return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
@@ -80,14 +69,65 @@ def calculate_gain(nonlinearity, param=None):
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """Fills `tensor` from U(-bound, bound), bound = gain * sqrt(3 / fan), as PyTorch."""
-    if 0 in tuple(tensor.shape):
-        return tensor
+def _kaiming_std(tensor, a, mode, nonlinearity):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """Fills `tensor` from U(-bound, bound), bound = gain * sqrt(3 / fan), as PyTorch."""
+    if 0 in tuple(tensor.shape):
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """Fills `tensor` from N(0, std**2), std = gain / sqrt(fan), as PyTorch."""
+    if 0 in tuple(tensor.shape):
+        return tensor
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """Fills `tensor` from U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """Fills `tensor` from N(0, std**2), std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fills `tensor` from N(mean, std**2) truncated to [a, b].
+
+    Draws by rejection (values outside [a, b] are drawn again), which gives exactly the
+    truncated distribution; PyTorch draws by the inverse CDF, so the values differ, as all
+    of pith's random values do. A range holding under 1% of the mass would take many
+    rounds and is refused."""
+    def cdf(x):
+        return 0.5 * (1.0 + math.erf((x - mean) / (std * math.sqrt(2.0))))
+    if not a <= b:
+        raise ValueError(f"trunc_normal_: a ({a}) must not exceed b ({b})")
+    if std <= 0 or cdf(b) - cdf(a) < 0.01:
+        raise NotImplementedError(
+            f"trunc_normal_: the range [{a}, {b}] holds under 1% of N({mean}, {std}**2)'s "
+            "mass; pith draws by rejection, which needs a range that is not in the far tail")
+    from .. import no_grad, where
+    with no_grad():
+        normal_(tensor, mean, std, generator)
+        while True:
+            outside = (tensor < a) | (tensor > b)
+            if not outside.any():
+                return tensor
+            fresh = _C.empty(tuple(tensor.shape), dtype=tensor.dtype).normal_(
+                mean, std, generator=generator)
+            _fill_from(tensor, where(outside, fresh, tensor))

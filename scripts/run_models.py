@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Runs every model program of tests/models on pith (compared with torch when torch is
+installed), prints a line per program and "N passed, M failed", and exits non-zero when
+any failed. Usage: python scripts/run_models.py [-k SUBSTRING] [--no-torch]"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "models"))
+
+import harness  # noqa: E402
+import programs  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="run only programs whose name contains this")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="run on pith alone, even when torch is installed")
+    args = parser.parse_args()
+    with_torch = harness.torch_available() and not args.no_torch
+    passed = failed = 0
+    for program in programs.ALL:
+        if args.k not in program.name:
+            continue
+        result = harness.run(program, with_torch=with_torch)
+        status = "PASS" if result.ok else "FAIL"
+        print(f"{status}  {result.program}: {result.detail} ({result.seconds:.2f} s)",
+              flush=True)
+        passed += result.ok
+        failed += not result.ok
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

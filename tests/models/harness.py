@@ -1,0 +1,185 @@
+"""Runs the model programs of tests/models on pith, and on torch when it is installed.
+
+A program is either an installed package's module (other people's code, from PyPI) with a
+recipe of ours that builds a model from it and makes its inputs (`programs.PACKAGES`), or a
+tutorial-style script of ours in `programs/` that defines `build()` and `run(model)`.
+Both are written against torch and imported through `_loader` (Note [Loading torch
+programs on pith]). Each runs the same way:
+1. build the model on pith, and on torch when torch is installed;
+2. with torch: copy torch's `state_dict` into the pith model with `strict=True`, so the
+   two hold the same weights under the same keys;
+3. run both on the same inputs (made with NumPy) and compare every output, tensors with
+   the program's tolerance and everything else exactly.
+Without torch, the pith model runs and its outputs are checked to be finite.
+"""
+import dataclasses
+import math
+import os
+import time
+import traceback
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+import _loader
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM_DIR = os.path.join(HERE, "programs")
+
+
+def torch_available():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclasses.dataclass
+class Program:
+    name: str
+    # An installed module (dotted) and the recipe: build(module, fw) -> model and
+    # inputs(fw, rng) -> tuple of forward arguments; or a script in programs/ (file).
+    module: Optional[str] = None
+    build: Optional[Callable[[Any, Any], Any]] = None
+    inputs: Optional[Callable[[Any, np.random.Generator], tuple]] = None
+    call: Optional[Callable[[Any, tuple], Any]] = None  # default: model(*inputs)
+    file: Optional[str] = None
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    source: str = ""  # where the program comes from (the package and its version)
+
+    def load(self, framework):
+        if self.file is not None:
+            return _loader.load_file(os.path.join(PROGRAM_DIR, self.file), framework)
+        return _loader.load(self.module, framework)
+
+
+@dataclasses.dataclass
+class Result:
+    program: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def _to_numpy(value):
+    """The NumPy array of a pith or torch tensor, or None for anything else."""
+    kind = type(value).__module__.split(".")[0]
+    if kind in ("torch", "pith") and hasattr(value, "numpy") and hasattr(value, "dtype"):
+        value = value.detach().cpu()
+        if str(value.dtype).endswith("bfloat16"):
+            value = value.float()
+        return value.numpy()
+    return None
+
+
+def _compare(path, got, want, rtol, atol, worst):
+    """Compares pith's output `got` with torch's `want`; raises AssertionError on a
+    mismatch. worst collects the largest absolute difference seen."""
+    a, b = _to_numpy(got), _to_numpy(want)
+    if (a is None) != (b is None):
+        raise AssertionError(f"{path}: pith gave {type(got).__name__}, torch "
+                             f"{type(want).__name__}")
+    if a is not None:
+        if a.shape != b.shape:
+            raise AssertionError(f"{path}: shape {a.shape} != torch's {b.shape}")
+        if str(a.dtype) != str(b.dtype):
+            raise AssertionError(f"{path}: dtype {a.dtype} != torch's {b.dtype}")
+        if a.dtype.kind in "fc":
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=path)
+            if a.size:
+                diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+                worst[0] = max(worst[0], diff)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=path)
+        return
+    if isinstance(want, dict):
+        if sorted(got) != sorted(want):
+            raise AssertionError(f"{path}: keys {sorted(got)} != torch's {sorted(want)}")
+        for key in want:
+            _compare(f"{path}[{key!r}]", got[key], want[key], rtol, atol, worst)
+        return
+    if isinstance(want, (tuple, list)):
+        if len(got) != len(want):
+            raise AssertionError(f"{path}: length {len(got)} != torch's {len(want)}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            _compare(f"{path}[{i}]", g, w, rtol, atol, worst)
+        return
+    if isinstance(want, float):
+        if not math.isclose(got, want, rel_tol=rtol, abs_tol=atol):
+            raise AssertionError(f"{path}: {got!r} != torch's {want!r}")
+        return
+    if got != want:
+        raise AssertionError(f"{path}: {got!r} != torch's {want!r}")
+
+
+def _check_finite(path, value):
+    a = _to_numpy(value)
+    if a is not None:
+        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            raise AssertionError(f"{path}: not finite")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(f"{path}[{key!r}]", item)
+    elif isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            _check_finite(f"{path}[{i}]", item)
+
+
+def copy_state(pith_model, torch_model):
+    """Loads torch_model's state_dict into pith_model (strict: the same keys)."""
+    import pith
+    state = {key: pith.from_numpy(np.ascontiguousarray(_to_numpy(value)))
+             for key, value in torch_model.state_dict().items()}
+    pith_model.load_state_dict(state, strict=True)
+
+
+def _build_and_run(program, framework, fw, torch_model=None):
+    module = program.load(framework)
+    if program.file is not None:
+        model = module.build()
+        if torch_model is not None:
+            copy_state(model, torch_model)
+        return model, module.run(model)
+    model = program.build(module, fw)
+    if torch_model is not None:
+        copy_state(model, torch_model)
+    model.eval()
+    args = program.inputs(fw, np.random.default_rng(0))
+    with fw.no_grad():
+        if program.call is not None:
+            out = program.call(model, args)
+        else:
+            out = model(*args)
+    return model, out
+
+
+def run(program, with_torch=None):
+    """Runs one program; returns a Result (never raises for the program's own failures)."""
+    import pith
+    if with_torch is None:
+        with_torch = torch_available()
+    start = time.perf_counter()
+    try:
+        if with_torch:
+            import torch
+            torch.manual_seed(0)
+            torch_model, want = _build_and_run(program, "torch", torch)
+            pith.manual_seed(0)
+            _, got = _build_and_run(program, "pith", pith, torch_model)
+            worst = [0.0]
+            _compare("output", got, want, program.rtol, program.atol, worst)
+            detail = f"matches torch (max abs diff {worst[0]:.1e})"
+        else:
+            pith.manual_seed(0)
+            _, got = _build_and_run(program, "pith", pith)
+            _check_finite("output", got)
+            detail = "ran (torch not installed: not compared)"
+        return Result(program.name, True, detail, time.perf_counter() - start)
+    except Exception as e:  # a failure of the program on pith is what this reports
+        frames = traceback.extract_tb(e.__traceback__)
+        where = frames[-1] if frames else None
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        return Result(program.name, False, f"{type(e).__name__}: {e}{at}",
+                      time.perf_counter() - start)
