@@ -447,24 +447,31 @@ static pith_status triangle_check(const char *op, const pith_tensor *self)
 }
 
 /* Keeps the elements of every matrix (the last two dims) with j - i <= k (lower) or
- * j - i >= k (upper), and zeroes the rest. j - i cannot overflow, unlike i + k. */
+ * j - i >= k (upper), and zeroes the rest: into a new tensor, or in self (tril_, triu_,
+ * which write only the zeros). j - i cannot overflow, unlike i + k. */
 static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *self,
-                            int64_t k, bool lower)
+                            int64_t k, bool lower, bool in_place)
 {
     if (triangle_check(op, self) != PITH_OK)
         return pith_last_status();
-    pith_tensor *out = tensor_new(self->ndim, self->sizes, self->dtype, self->device);
-    if (!out || out->numel == 0)
-        return ret_tensor(ret, out);
+    pith_tensor *out = NULL;
+    if (!in_place) {
+        out = tensor_new(self->ndim, self->sizes, self->dtype, self->device);
+        if (!out || out->numel == 0)
+            return ret_tensor(ret, out);
+    } else if (self->device == PITH_META || self->numel == 0) {
+        tensor_bump_version(self);
+        return ret_self(ret, self);
+    }
     int nd = self->ndim;
     int64_t rows = self->sizes[nd - 2], cols = self->sizes[nd - 1];
     int64_t row_stride = self->strides[nd - 2], col_stride = self->strides[nd - 1];
-    int64_t lines = out->numel / cols;
+    int64_t lines = self->numel / cols;
     size_t itemsize = pith_dtype_size(self->dtype);
     const char *src = tensor_data(self);
-    char *dst = tensor_data(out);
+    char *dst = in_place ? (char *)src : tensor_data(out);
     static const unsigned char zero[8];
-    int threads = parallel_threads_for(out->numel);
+    int threads = parallel_threads_for(self->numel);
     PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(lines, &begin, &end);
@@ -473,6 +480,13 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
             for (int d = nd - 3; d >= 0; d--) {
                 base += (batch % self->sizes[d]) * self->strides[d];
                 batch /= self->sizes[d];
+            }
+            if (in_place) {
+                for (int64_t j = 0; j < cols; j++)
+                    if (!(lower ? j - i <= k : j - i >= k))
+                        element_copy(dst + (base + j * col_stride) * (int64_t)itemsize,
+                                     (const char *)zero, itemsize);
+                continue;
             }
             char *to = dst + (size_t)(line * cols) * itemsize;
             for (int64_t j = 0; j < cols; j++) {
@@ -484,17 +498,42 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
             }
         }
     });
+    if (in_place) {
+        tensor_bump_version(self);
+        return ret_self(ret, self);
+    }
     return ret_tensor(ret, out);
 }
 
 pith_status tril_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
-    return triangle(ret, "tril", self, diagonal, true);
+    return triangle(ret, "tril", self, diagonal, true, false);
 }
 
 pith_status triu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
-    return triangle(ret, "triu", self, diagonal, false);
+    return triangle(ret, "triu", self, diagonal, false, false);
+}
+
+/* tril_ and triu_ on CPU and Meta (triangle returns self at once for a meta tensor). */
+pith_status tril__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "tril_", self, diagonal, true, true);
+}
+
+pith_status triu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "triu_", self, diagonal, false, true);
+}
+
+pith_status tril__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "tril_", self, diagonal, true, true);
+}
+
+pith_status triu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triangle(ret, "triu_", self, diagonal, false, true);
 }
 
 pith_status tril_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)

@@ -206,6 +206,7 @@
 #define EW_UNARY_SAME(tag, name, expr) EW_UNARY_LOOP(name##_##tag, tag, tag, , expr)
 #define EW_BINARY_SAME(tag, name, expr) EW_BINARY_LOOP(name##_##tag, tag, tag, , expr)
 #define EW_BINARY_TO_BOOL(tag, name, expr) EW_BINARY_LOOP(name##_##tag, tag, b, , expr)
+#define EW_UNARY_TO_BOOL(tag, name, expr) EW_UNARY_LOOP(name##_##tag, tag, b, , expr)
 
 /* A table entry of the per-dtype loop table `name`_loops: [PITH_FLOAT32] = name_f32. */
 #define EW_LOOP_ENTRY(tag, name) [EW_DTYPE_##tag] = name##_##tag,

@@ -1,5 +1,7 @@
 /* elementwise_misc.c — the elementwise ops outside the unary/binary lists: gelu (exact or
- * tanh), clamp / clamp_ with Scalar bounds, and where. */
+ * tanh), clamp / clamp_ with Scalar bounds, where, and the float classifiers isnan,
+ * isinf, isposinf, isneginf and isfinite. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/elementwise_loops.h"
@@ -261,3 +263,29 @@ pith_status min_other_composite(pith_keyset ks, pith_value *ret, const pith_tens
     (void)ks;
     return pith_call_minimum(ret, self, other);
 }
+
+/* ---- isnan, isinf, isposinf, isneginf, isfinite: bool results for every dtype ---- */
+
+/* Each reads its input in its own dtype (16-bit floats widened to float, which keeps NaN
+ * and the infinities) and returns bool; integers and bool are never NaN or infinite. */
+#define FLOAT_CLASSIFIER(name, float_expr, int_value)                                       \
+    EW_TAGS_FLOAT(EW_UNARY_TO_BOOL, name, float_expr)                                       \
+    EW_TAGS_INT(EW_UNARY_TO_BOOL, name, int_value)                                          \
+    EW_UNARY_TO_BOOL(b, name, int_value)                                                    \
+    static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
+        EW_TAGS_ALL(EW_LOOP_ENTRY, name)};                                                  \
+    static const unary_def name##_def = {#name, RULE_TO_BOOL, name##_loops, NULL};         \
+    pith_status name##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)        \
+    {                                                                                       \
+        return unary_run(&name##_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, false);      \
+    }                                                                                       \
+    pith_status name##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)       \
+    {                                                                                       \
+        return unary_run(&name##_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, true);       \
+    }
+
+FLOAT_CLASSIFIER(isnan, a != a, false)
+FLOAT_CLASSIFIER(isinf, a == (T)INFINITY || a == -(T)INFINITY, false)
+FLOAT_CLASSIFIER(isposinf, a == (T)INFINITY, false)
+FLOAT_CLASSIFIER(isneginf, a == -(T)INFINITY, false)
+FLOAT_CLASSIFIER(isfinite, a - a == 0, true)

@@ -127,6 +127,11 @@
       (TENSOR, self), (OPT_SCALAR, min), (OPT_SCALAR, max))                                 \
     _(clamp_, "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",  \
       BACKEND, (TENSOR, self), (OPT_SCALAR, min), (OPT_SCALAR, max))                        \
+    _(isnan, "isnan(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                       \
+    _(isinf, "isinf(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                       \
+    _(isposinf, "isposinf(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                 \
+    _(isneginf, "isneginf(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                 \
+    _(isfinite, "isfinite(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                 \
     _(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", BACKEND,  \
       (TENSOR, condition), (TENSOR, self), (TENSOR, other))                                 \
     _(copy_, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",   \
@@ -234,6 +239,12 @@
     _(t, "t(Tensor(a) self) -> Tensor(a)", COMPOSITE, (TENSOR, self))                       \
     _(expand, "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)",    \
       COMPOSITE, (TENSOR, self), (INT_LIST, size), (BOOL, implicit))                        \
+    _(broadcast_to, "broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)", COMPOSITE,     \
+      (TENSOR, self), (INT_LIST, size))                                                     \
+    _(expand_as, "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", COMPOSITE,         \
+      (TENSOR, self), (TENSOR, other))                                                      \
+    _(broadcast_tensors, "broadcast_tensors(Tensor[] tensors) -> Tensor[]", COMPOSITE,      \
+      (TENSOR_LIST, tensors))                                                               \
     _(as_strided,                                                                           \
       "as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)", \
       COMPOSITE, (TENSOR, self), (INT_LIST, size), (INT_LIST, stride),                      \
@@ -289,6 +300,10 @@
       (INT, diagonal))                                                                      \
     _(triu, "triu(Tensor self, int diagonal=0) -> Tensor", BACKEND, (TENSOR, self),         \
       (INT, diagonal))                                                                      \
+    _(tril_, "tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", BACKEND,               \
+      (TENSOR, self), (INT, diagonal))                                                      \
+    _(triu_, "triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", BACKEND,               \
+      (TENSOR, self), (INT, diagonal))                                                      \
     _(embedding,                                                                            \
       "embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
       BACKEND, (TENSOR, weight), (TENSOR, indices), (INT, padding_idx),                     \
@@ -491,6 +506,7 @@
     _(linear, FUNCTION, NONE)                                                               \
     _(view, METHOD, NONE) _(reshape, BOTH, NONE) _(permute, BOTH, NONE)                     \
     _(transpose, BOTH, NONE) _(t, BOTH, NONE) _(expand, METHOD, NONE)                       \
+    _(broadcast_to, BOTH, NONE) _(expand_as, METHOD, NONE) _(broadcast_tensors, FUNCTION, NONE) \
     _(as_strided, BOTH, NONE)                                                               \
     _(squeeze, BOTH, NONE) _(unsqueeze, BOTH, NONE) _(flatten, BOTH, NONE)                  \
     _(slice, INTERNAL, NONE) _(select, BOTH, NONE) _(narrow, BOTH, NONE)                    \
@@ -499,7 +515,10 @@
     _(alias, INTERNAL, NONE) _(detach, BOTH, NONE)                                          \
     _(cat, FUNCTION, NONE) _(stack, FUNCTION, NONE) _(index_select, BOTH, NONE)             \
     _(gather, BOTH, NONE) _(masked_fill, BOTH, NONE) _(tril, BOTH, NONE)                    \
-    _(triu, BOTH, NONE) _(embedding, FUNCTION, NONE)                                        \
+    _(triu, BOTH, NONE) _(tril_, METHOD, NONE) _(triu_, METHOD, NONE)                         \
+    _(embedding, FUNCTION, NONE)                                                            \
+    _(isnan, BOTH, NONE) _(isinf, BOTH, NONE) _(isposinf, BOTH, NONE)                       \
+    _(isneginf, BOTH, NONE) _(isfinite, BOTH, NONE)                                         \
     _(nonzero, BOTH, NONE) _(nonzero_numpy, INTERNAL, NONE) _(index, INTERNAL, NONE) _(index_put, BOTH, NONE)                \
     _(masked_select, BOTH, NONE)                                                            \
     _(softmax, BOTH, NONE) _(log_softmax, BOTH, NONE) _(layer_norm, FUNCTION, NONE)         \
@@ -522,8 +541,9 @@
  * binder.c): when such a function's call has at least as many positional arguments as
  * come before the list, the arguments from the list's position on are the list, unless
  * there is exactly one and it is a list or tuple (or none, and the list is given by
- * keyword). Other Tensor[] functions (cat, stack) take one list only, as in PyTorch. */
-#define PITH_FORALL_PYTHON_TENSOR_VARARGS(_) _(meshgrid) _(einsum)
+ * keyword). Other Tensor[] functions (cat, stack) take one list only, as in PyTorch.
+ * broadcast_tensors(a, b) is broadcast_tensors([a, b]) by the same rule. */
+#define PITH_FORALL_PYTHON_TENSOR_VARARGS(_) _(meshgrid) _(einsum) _(broadcast_tensors)
 
 /* Python's operators on tensors: _(slot, name) makes Py_nb_<slot> call pith_<name> and
  * Py_nb_inplace_<slot> call pith_<name>_ (python_bindings/_C/tensor_number.c), straight to

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/elementwise.h"
 #include "kernels/views.h"
 
 /* ---- geometry helpers ---- */
@@ -544,4 +545,48 @@ pith_status alias_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
 pith_status detach_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     return alias_composite(ks, ret, self);
+}
+
+/* ---- broadcast_to, expand_as, broadcast_tensors: expand by another name ---- */
+
+pith_status broadcast_to_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                   pith_int_list size)
+{
+    return expand_composite(ks, ret, self, size, false);
+}
+
+pith_status expand_as_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                const pith_tensor *other)
+{
+    pith_int_list size = {other->sizes, (size_t)other->ndim};
+    return expand_composite(ks, ret, self, size, false);
+}
+
+/* Every tensor expanded (a view) to the broadcast shape of them all, as in PyTorch. */
+pith_status broadcast_tensors_composite(pith_keyset ks, pith_value *ret,
+                                        pith_tensor_list tensors)
+{
+    int ndim = 0;
+    int64_t sizes[PITH_MAX_DIMS];
+    if (tensors.n > INT32_MAX)
+        return pith_set_error(PITH_ERR_VALUE, "broadcast_tensors: too many tensors (%zu)",
+                              tensors.n);
+    if (broadcast_shapes("broadcast_tensors", (int)tensors.n,
+                         (const pith_tensor *const *)tensors.data, &ndim, sizes) != PITH_OK)
+        return pith_last_status();
+    size_t n = tensors.n;
+    pith_tensor **list = calloc(n ? n : 1, sizeof *list);
+    if (!list)
+        return pith_set_error(PITH_ERR_NOMEM, "broadcast_tensors: cannot allocate %zu results",
+                              n);
+    pith_int_list shape = {sizes, (size_t)ndim};
+    for (size_t i = 0; i < n; i++) {
+        pith_value one[1];
+        if (expand_composite(ks, one, tensors.data[i], shape, false) != PITH_OK) {
+            tensor_list_release(list, i);
+            return pith_last_status();
+        }
+        list[i] = one[0].u.t;
+    }
+    return ret_tensor_list(ret, list, n);
 }

@@ -8,12 +8,13 @@
 #   3. ASan+UBSan build in build-asan/: the whole GoogleTest suite, leak detection on
 #   4. TSan build in build-tsan/: the concurrency tests (ctest -R Concurrency)
 #   5. pytest on tests/python (when it holds tests), in .venv
-#   6. the embedding programs (tests/embed/run.sh, when it exists), and under ASan unless
+#   6. pytest on tests/models: the model programs (PyPI packages installed --no-deps)
+#   7. the embedding programs (tests/embed/run.sh, when it exists), and under ASan unless
 #      PITH_TEST_SKIP_SANITIZERS=1
 #
 # Stops at the first failure. Environment: PITH_JOBS (build jobs, default 2),
 # PITH_TEST_SKIP_SANITIZERS=1 to skip the sanitizer runs (steps 3-4 and the ASan run of step
-# 6) for a quick local run (CI never sets it),
+# 7) for a quick local run (CI never sets it),
 # PITH_TEST_NO_TORCH=1 to run pytest without PyTorch, the optional oracle.
 set -euo pipefail
 
@@ -170,6 +171,24 @@ if find tests/python -name 'test_*.py' -print -quit 2>/dev/null | grep -q .; the
 else
     echo "no Python tests yet (tests/python has no test_*.py)"
 fi
+
+# ---------------------------------------------------------------------------------------
+# Real programs by other people (PyPI packages written against torch) and tutorial-style
+# programs, unmodified, imported with their `import torch` resolved to pith (tests/models,
+# Note [Loading torch programs on pith]). The packages depend on torch, so they go in with
+# --no-deps after torch==2.13.0 above: never let one of them resolve torch itself.
+step "model programs (tests/models)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r tests/models/requirements.txt
+models_status=0
+.venv/bin/python -m pytest tests/models -q -p no:cacheprovider \
+    2>&1 | tee build/models.log || models_status=${PIPESTATUS[0]}
+if [ "$models_status" -ne 0 ]; then
+    echo "test.sh: model programs failed (exit $models_status)" >&2
+    false
+fi
+count=$(sed -n -E 's/^=* ?([0-9]+) passed.*/\1/p' build/models.log | tail -n1)
+total_passed=$((total_passed + ${count:-0}))
 
 # ---------------------------------------------------------------------------------------
 # tests/embed/run.sh builds the programs against the package installed in .venv above, runs

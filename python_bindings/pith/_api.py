@@ -305,6 +305,26 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     return _C.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
+def broadcast_shapes(*shapes):
+    """The shape that tensors of these shapes broadcast to, as torch.broadcast_shapes: each
+    shape is a sequence of ints or one int. The rules and the error are broadcast_tensors'
+    (meta tensors stand for the shapes, so nothing is allocated)."""
+    metas = []
+    for shape in shapes:
+        if isinstance(shape, builtins.int) and not isinstance(shape, builtins.bool):
+            shape = (shape,)
+        elif not isinstance(shape, (tuple, list, _C.Size)):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a "
+                               f"list of ints, got {shape!r}")
+        if any(isinstance(s, builtins.int) and s < 0 for s in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{min(shape)}: {list(shape)}")
+        metas.append(_C.empty(tuple(shape), device="meta"))
+    if not metas:
+        return _C.Size(())
+    return _C.broadcast_tensors(metas)[0].shape
+
+
 def install(namespace):
     """Adds these methods to pith.Tensor and the functions to the pith namespace."""
     Tensor.to = to
@@ -348,4 +368,5 @@ def install(namespace):
                           ("randn_like", _C.randn)):
         namespace[name] = _like(name, factory)
     namespace["full_like"] = full_like
+    namespace["broadcast_shapes"] = broadcast_shapes
     namespace["randint_like"] = randint_like

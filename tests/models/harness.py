@@ -48,6 +48,11 @@ class Program:
     rtol: float = 1e-4
     atol: float = 1e-5
     source: str = ""  # where the program comes from (the package and its version)
+    # A program that pith cannot run yet, and what it needs (the reason, naming the
+    # missing piece). It is run anyway: it must still fail, with an error that mentions
+    # `blocked_error`, or the harness reports it (so that it moves to the running list).
+    blocked: str = ""
+    blocked_error: str = ""
 
     def load(self, framework):
         if self.file is not None:
@@ -156,7 +161,22 @@ def _build_and_run(program, framework, fw, torch_model=None):
 
 
 def run(program, with_torch=None):
-    """Runs one program; returns a Result (never raises for the program's own failures)."""
+    """Runs one program; returns a Result (never raises for the program's own failures).
+    For a blocked program, ok means that it still fails for the reason it names."""
+    result = _run(program, with_torch)
+    if not program.blocked:
+        return result
+    if result.ok:
+        return Result(program.name, False, f"was blocked ({program.blocked}) but now runs: "
+                      "move it to the running programs", result.seconds)
+    if program.blocked_error not in result.detail:
+        return Result(program.name, False, f"blocked ({program.blocked}), but fails "
+                      f"otherwise: {result.detail}", result.seconds)
+    return Result(program.name, True, f"blocked: {program.blocked} ({result.detail})",
+                  result.seconds)
+
+
+def _run(program, with_torch):
     import pith
     if with_torch is None:
         with_torch = torch_available()

@@ -5,8 +5,8 @@ from . import functional, init, parallel
 from .modules import (
     ELU, GELU, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,
     Hardtanh, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, Module, ModuleDict,
-    ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU, Softmax, Softplus,
-    Tanh, Unflatten,
+    ModuleList, MSELoss, NLLLoss, ParameterDict, ParameterList, ReLU, ReLU6, Sequential,
+    Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten,
 )
 from .parallel import DataParallel
 from .parameter import Parameter
@@ -14,6 +14,6 @@ from .parameter import Parameter
 __all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", "Linear",
            "ReLU", "ReLU6", "LeakyReLU", "ELU", "Hardtanh", "Softplus", "LogSigmoid", "GELU",
            "SiLU", "Tanh", "Sigmoid", "Softmax", "LayerNorm", "Embedding", "Dropout",
-           "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "L1Loss",
-           "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+           "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
            "DataParallel"]

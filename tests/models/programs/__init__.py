@@ -56,13 +56,6 @@ PACKAGES = [
         build=lambda m, fw: m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=3),
         inputs=lambda fw, rng: (_randn(fw, rng, 64, 2),)),
     Program(
-        "siren-pytorch SirenWrapper (image from coordinates)",
-        module="siren_pytorch.siren_pytorch", source="siren-pytorch",
-        build=lambda m, fw: m.SirenWrapper(
-            m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=2),
-            image_width=8, image_height=8),
-        inputs=lambda fw, rng: ()),
-    Program(
         "perceiver-pytorch Perceiver", module="perceiver_pytorch.perceiver_pytorch",
         source="perceiver-pytorch",
         build=lambda m, fw: m.Perceiver(input_channels=3, input_axis=2, num_freq_bands=4,
@@ -92,6 +85,36 @@ SCRIPTS = [
     Program("tutorial: llama-style transformer (RMSNorm, RoPE, SwiGLU)", file="llama.py"),
     Program("tutorial: variational autoencoder (pytorch/examples style)", file="vae.py"),
     Program("tutorial: datasets and samplers", file="data_pipeline.py"),
+]
+
+# Tried, and not yet runnable: each still fails, for the reason given (harness.run checks
+# that, so a program that starts to run is noticed and moved up).
+BLOCKED = [
+    Program(
+        "siren-pytorch SirenWrapper (image from coordinates)",
+        module="siren_pytorch.siren_pytorch", source="siren-pytorch",
+        build=lambda m, fw: m.SirenWrapper(
+            m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=2),
+            image_width=8, image_height=8),
+        inputs=lambda fw, rng: (),
+        blocked="autograd: forward() calls requires_grad_() on its coordinates",
+        blocked_error="autograd is not available in pith yet"),
+    Program(
+        "mlp-mixer-pytorch MLPMixer", module="mlp_mixer_pytorch.mlp_mixer_pytorch",
+        source="mlp-mixer-pytorch",
+        build=lambda m, fw: m.MLPMixer(image_size=32, channels=3, patch_size=8, dim=32,
+                                       depth=2, num_classes=10),
+        inputs=lambda fw, rng: (_randn(fw, rng, 2, 3, 32, 32),),
+        blocked="nn.Conv1d (token mixing with kernel_size=1), from the model-layers issue",
+        blocked_error="Conv1d"),
+    Program(
+        "res-mlp-pytorch ResMLP", module="res_mlp_pytorch.res_mlp_pytorch",
+        source="res-mlp-pytorch",
+        build=lambda m, fw: m.ResMLP(image_size=32, patch_size=8, dim=32, depth=2,
+                                     num_classes=10),
+        inputs=lambda fw, rng: (_randn(fw, rng, 2, 3, 32, 32),),
+        blocked="nn.Conv1d (cross-patch mixing), from the model-layers issue",
+        blocked_error="Conv1d"),
 ]
 
 ALL = PACKAGES + SCRIPTS

@@ -1,4 +1,5 @@
-"""Sequential, ModuleList and ModuleDict, as in torch.nn (names, indexing, repr)."""
+"""Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict, as in torch.nn
+(names, indexing, repr)."""
 import operator
 from collections import OrderedDict
 from collections import abc as container_abcs
@@ -6,7 +7,7 @@ from itertools import chain, islice
 
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _renumber(module):
@@ -277,3 +278,199 @@ class ModuleDict(Module):
                 raise ValueError("ModuleDict update sequence element #" + str(j)
                                  + " has length " + str(len(m)) + "; 2 is required")
             self[m[0]] = m[1]
+
+
+def _as_parameter(value):
+    # A plain tensor put into a ParameterList/ParameterDict becomes a Parameter, as in PyTorch.
+    from ..parameter import Parameter
+    from ... import _C
+    if isinstance(value, _C.Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_line(key, value):
+    from ... import _C
+    if isinstance(value, _C.Tensor):
+        kind = "Parameter" if type(value).__name__ == "Parameter" else "Tensor"
+        size = "x".join(str(s) for s in value.shape)
+        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters that registers them (named "0", "1", ...), as in PyTorch. A
+    tensor that is not a Parameter is made one; other objects are kept as they are."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx):
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx + len(self) if idx < 0 else idx)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx, param):
+        setattr(self, self._get_abs_string_index(idx), _as_parameter(param))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value):
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values):
+        if not isinstance(values, container_abcs.Iterable) or isinstance(values, (str, bytes)):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(i, p) for i, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters that registers them under their keys, as in PyTorch. A
+    tensor that is not a Parameter is made one; other objects are kept as they are."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be str, not {type(key).__name__}")
+        return key
+
+    def __getitem__(self, key):
+        return getattr(self, self._key(key))
+
+    def __setitem__(self, key, value):
+        self._keys[self._key(key)] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self):
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters):
+        if not isinstance(parameters, container_abcs.Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, container_abcs.Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, container_abcs.Iterable):
+                    raise TypeError("ParameterDict update sequence element #" + str(j)
+                                    + " should be Iterable; is" + type(p).__name__)
+                if not len(p) == 2:
+                    raise ValueError("ParameterDict update sequence element #" + str(j)
+                                     + " has length " + str(len(p)) + "; 2 is required")
+                self[p[0]] = p[1]
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(k, p) for k, p in self.items())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other):
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other):
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
