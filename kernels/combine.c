@@ -459,6 +459,8 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
         out = tensor_new(self->ndim, self->sizes, self->dtype, self->device);
         if (!out || out->numel == 0)
             return ret_tensor(ret, out);
+    } else if (elementwise_check_no_overlap(op, self) != PITH_OK) {
+        return pith_last_status();
     } else if (self->device == PITH_META || self->numel == 0) {
         tensor_bump_version(self);
         return ret_self(ret, self);

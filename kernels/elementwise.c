@@ -78,7 +78,7 @@ static pith_status output_check_writable(const char *op, const pith_tensor *targ
     return PITH_OK;
 }
 
-static pith_status output_check_overlap(const char *op, const pith_tensor *target)
+pith_status elementwise_check_no_overlap(const char *op, const pith_tensor *target)
 {
     if (tensor_has_internal_overlap(target))
         return pith_set_error(PITH_ERR_VALUE,
@@ -114,7 +114,7 @@ pith_status elementwise_output(const char *op, elementwise_mode mode, pith_tenso
             return pith_last_status();
         break;
     }
-    if (output_check_overlap(op, target) != PITH_OK)
+    if (elementwise_check_no_overlap(op, target) != PITH_OK)
         return pith_last_status();
     *dst = target;
     return PITH_OK;

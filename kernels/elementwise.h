@@ -63,6 +63,11 @@ static inline bool sizes_equal(int ndim_a, const int64_t *a, int ndim_b, const i
 pith_status broadcast_shapes(const char *op, int n, const pith_tensor *const *tensors,
                              int *ndim, int64_t *sizes);
 
+/* A tensor that is written to (out=, in place) must not have elements that share memory
+ * (an expanded view): PITH_ERR_VALUE, "<op>: unsupported operation: more than one element
+ * of the written-to tensor refers to a single memory location. ...", PyTorch's words. */
+pith_status elementwise_check_no_overlap(const char *op, const pith_tensor *target);
+
 /* Checks that `src` broadcasts to exactly `dst`'s shape (copy_): "<op>: output with shape
  * [3] doesn't match the broadcast shape [2, 3]". */
 pith_status broadcast_check_into(const char *op, const pith_tensor *dst,

@@ -121,13 +121,7 @@ static pith_status copy_check(bool meta, const pith_tensor *self, const pith_ten
         return pith_last_status();
     if (broadcast_check_into("copy_", self, src) != PITH_OK)
         return pith_last_status();
-    for (int d = 0; d < self->ndim; d++)
-        if (self->sizes[d] > 1 && self->strides[d] == 0)
-            return pith_set_error(PITH_ERR_VALUE,
-                                  "copy_: unsupported operation: more than one element of the "
-                                  "written-to tensor refers to a single memory location. "
-                                  "Please clone() the tensor before performing the operation.");
-    return PITH_OK;
+    return elementwise_check_no_overlap("copy_", self);
 }
 
 pith_status copy__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,

@@ -417,17 +417,12 @@ static pith_status fill_random(const char *op, const pith_tensor *self, pith_gen
     if (!dtype_is_floating(self->dtype))
         return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "%s: not implemented for dtype %s",
                               op, pith_dtype_name(self->dtype));
+    if (elementwise_check_no_overlap(op, self) != PITH_OK)
+        return pith_last_status();
     if (self->device == PITH_META) {
         tensor_bump_version(self);
         return ret_self(ret, self);
     }
-    for (int d = 0; d < self->ndim; d++)
-        if (self->sizes[d] > 1 && self->strides[d] == 0)
-            return pith_set_error(PITH_ERR_VALUE,
-                                  "%s: unsupported operation: more than one element of the "
-                                  "written-to tensor refers to a single memory location. "
-                                  "Please clone() the tensor before performing the operation.",
-                                  op);
     int per_block = floating_per_block(self->dtype);
     if (self->contiguous) {
         random_generate(gen, (pith_tensor *)self, per_block, affine_write, ctx);

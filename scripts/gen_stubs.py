@@ -17,6 +17,7 @@ checks that); hand-write a better signature in HEADER when the generated one is 
 import argparse
 import ast
 import inspect
+import keyword
 import os
 import re
 import sys
@@ -470,6 +471,10 @@ def signature_of(op, method, varargs=False):
     keyword_only = False
     for i, arg in enumerate(args):
         name = "input" if (not method and arg.name == "self") else arg.name
+        if keyword.iskeyword(name):
+            # uniform_'s `from`: callable only positionally or by **{"from": ...}, so the
+            # stub names it as torch's does (from_).
+            name += "_"
         if varargs and i == last_positional:
             params.append(f"*{name}: {'Tensor' if arg.type == 'Tensor[]' else '_int'}")
             keyword_only = True
