@@ -1,21 +1,6 @@
 """Imports a program written against torch so that its `import torch` gets pith.
 
-Note [Loading torch programs on pith]
-The model programs of tests/models are other people's packages (installed from PyPI) and
-tutorial-style scripts of ours, all written against plain torch and never edited. To run
-one on pith, `load(name, "pith")` imports its module again under a private name,
-`_on_pith.<name>`, with a `__builtins__` of its own whose `__import__` resolves
-- `torch` and `torch.<sub>` to `pith` and `pith.<sub>`;
-- `einops.layers.torch` (einops's torch layers, which import torch themselves) to
-  `pith.einops`, the same layers for pith (docs/python.md "einops");
-- the program's own package to its private copy, so that its absolute imports stay inside
-  the copy.
-Nothing else changes: `sys.modules['torch']` is never touched, so real torch, when it is
-installed, stays importable beside it and serves as the oracle (`load(name, "torch")`
-imports a private copy that keeps torch). Only the module asked for and the modules of
-its package that it imports are run; a package's `__init__` runs only when the package
-itself is imported, because some `__init__`s import everything (vit_pytorch's imports
-torchvision, which cannot be installed beside this machine's torch).
+See Note [Loading torch programs on pith] below.
 """
 import builtins
 import importlib
@@ -24,6 +9,23 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
+
+# Note [Loading torch programs on pith]
+# The model programs of tests/models are other people's packages (installed from PyPI) and
+# tutorial-style scripts of ours, all written against plain torch and never edited. To run
+# one on pith, `load(name, "pith")` imports its module again under a private name,
+# `_on_pith.<name>`, with a `__builtins__` of its own whose `__import__` resolves
+# - `torch` and `torch.<sub>` to `pith` and `pith.<sub>`;
+# - `einops.layers.torch` (einops's torch layers, which import torch themselves) to
+#   `pith.einops`, the same layers for pith (docs/python.md "einops");
+# - the program's own package to its private copy, so that its absolute imports stay inside
+#   the copy.
+# Nothing else changes: `sys.modules['torch']` is never touched, so real torch, when it is
+# installed, stays importable beside it and serves as the oracle (`load(name, "torch")`
+# imports a private copy that keeps torch). Only the module asked for and the modules of
+# its package that it imports are run; a package's `__init__` runs only when the package
+# itself is imported, because some `__init__`s import everything (vit_pytorch's imports
+# torchvision, which cannot be installed beside this machine's torch).
 
 PREFIXES = {"pith": "_on_pith", "torch": "_on_torch"}
 

@@ -289,12 +289,13 @@ def _as_parameter(value):
     return value
 
 
-def _parameter_line(key, value):
+def _parameter_line(key, value, type_name):
+    # PyTorch's lines: a ParameterList names the dtype, a ParameterDict the tensor type.
     from ... import _C
     if isinstance(value, _C.Tensor):
         kind = "Parameter" if type(value).__name__ == "Parameter" else "Tensor"
         size = "x".join(str(s) for s in value.shape)
-        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}]"
+        return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}]"
     return f"  ({key}): Object of type: {type(value).__name__}"
 
 
@@ -352,7 +353,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(_parameter_line(i, p) for i, p in enumerate(self))
+        return "\n".join(_parameter_line(i, p, lambda t: t.dtype) for i, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -456,7 +457,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(_parameter_line(k, p) for k, p in self.items())
+        return "\n".join(_parameter_line(k, p, lambda t: t.type()) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
