@@ -10,15 +10,21 @@
 #include "core/dtype.h"
 #include "core/error.h"
 
+/* The one table of per-dtype facts: name, bytes, signedness, and for the floating dtypes
+ * their binary format as <float.h> states it (mantissa digits with the implicit bit, as
+ * FLT_MANT_DIG, and the largest exponent, as FLT_MAX_EXP). finfo and iinfo in Python and
+ * the float ranges of the kernels derive from it (pith_dtype_float_format). */
 static const struct {
     const char *name;
     size_t size;
+    bool is_signed;
+    int digits, max_exponent;
 } dtype_info[PITH_NUM_DTYPES] = {
-    [PITH_BOOL] = {"bool", 1},         [PITH_UINT8] = {"uint8", 1},
-    [PITH_INT8] = {"int8", 1},         [PITH_INT16] = {"int16", 2},
-    [PITH_INT32] = {"int32", 4},       [PITH_INT64] = {"int64", 8},
-    [PITH_FLOAT16] = {"float16", 2},   [PITH_BFLOAT16] = {"bfloat16", 2},
-    [PITH_FLOAT32] = {"float32", 4},   [PITH_FLOAT64] = {"float64", 8},
+    [PITH_BOOL] = {"bool", 1, false, 0, 0},         [PITH_UINT8] = {"uint8", 1, false, 0, 0},
+    [PITH_INT8] = {"int8", 1, true, 0, 0},          [PITH_INT16] = {"int16", 2, true, 0, 0},
+    [PITH_INT32] = {"int32", 4, true, 0, 0},        [PITH_INT64] = {"int64", 8, true, 0, 0},
+    [PITH_FLOAT16] = {"float16", 2, true, 11, 16},  [PITH_BFLOAT16] = {"bfloat16", 2, true, 8, 128},
+    [PITH_FLOAT32] = {"float32", 4, true, 24, 128}, [PITH_FLOAT64] = {"float64", 8, true, 53, 1024},
 };
 
 /* PyTorch's other spellings (torch.float, torch.long, ...). */
@@ -85,6 +91,22 @@ bool pith_dtype_from_name(const char *name, pith_dtype *out)
 bool pith_dtype_is_floating(pith_dtype dtype)
 {
     return dtype_valid((int)dtype) && dtype_is_floating(dtype);
+}
+
+bool pith_dtype_is_signed(pith_dtype dtype)
+{
+    return dtype_valid((int)dtype) && dtype_info[dtype].is_signed;
+}
+
+bool pith_dtype_float_format(pith_dtype dtype, int *digits, int *max_exponent)
+{
+    if (!pith_dtype_is_floating(dtype))
+        return false;
+    if (digits)
+        *digits = dtype_info[dtype].digits;
+    if (max_exponent)
+        *max_exponent = dtype_info[dtype].max_exponent;
+    return true;
 }
 
 /* Relaxed is enough: the value is one int, and a set races with no other state. */

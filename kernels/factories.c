@@ -91,14 +91,14 @@ static void dtype_int_range(pith_dtype dtype, int64_t *lo, int64_t *hi)
     *hi = his[dtype];
 }
 
+/* The largest finite value: (1 - 2^-digits) * 2^max_exponent (float64's is DBL_MAX, which
+ * no double exceeds, so its check never fires). */
 static double dtype_float_max(pith_dtype dtype)
 {
-    switch (dtype) {
-    case PITH_FLOAT16: return 65504.0;
-    case PITH_BFLOAT16: return 3.38953138925153547590470800371487866880e+38;
-    case PITH_FLOAT32: return 3.40282346638528859811704183484516925440e+38;
-    default: return INFINITY;
-    }
+    int digits, max_exponent;
+    if (!pith_dtype_float_format(dtype, &digits, &max_exponent) || dtype == PITH_FLOAT64)
+        return INFINITY;
+    return ldexp(1.0 - ldexp(1.0, -digits), max_exponent);
 }
 
 /* Whether `v` overflows `dtype`, following c10::overflows. */

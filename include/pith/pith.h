@@ -77,6 +77,12 @@ PITH_API const char *pith_device_name(pith_device device);
 PITH_API bool pith_dtype_from_name(const char *name, pith_dtype *out);
 PITH_API bool pith_dtype_is_floating(pith_dtype dtype);
 PITH_API bool pith_dtype_is_integral(pith_dtype dtype, bool include_bool);
+/* Whether values of the dtype can be negative (the signed integers and the floats). */
+PITH_API bool pith_dtype_is_signed(pith_dtype dtype);
+/* A floating dtype's binary format: mantissa digits counting the implicit bit (as
+ * FLT_MANT_DIG) and the largest exponent (as FLT_MAX_EXP); false for any other dtype.
+ * Either pointer may be NULL. */
+PITH_API bool pith_dtype_float_format(pith_dtype dtype, int *digits, int *max_exponent);
 /* The dtype of floating results that nothing else decides (float factories without a
  * dtype, Python floats): float32 until set. Process-wide, as PyTorch's; only float16,
  * bfloat16, float32 and float64 may be set (PITH_ERR_TYPE otherwise). */

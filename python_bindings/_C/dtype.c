@@ -21,6 +21,26 @@ static PyObject *dtype_get_itemsize(PyObject *self, void *closure)
     return PyLong_FromSize_t(pith_dtype_size(((pith_dtype_object *)self)->dtype));
 }
 
+static PyObject *dtype_get_is_signed(PyObject *self, void *closure)
+{
+    return PyBool_FromLong(pith_dtype_is_signed(((pith_dtype_object *)self)->dtype));
+}
+
+static PyObject *dtype_get_is_complex(PyObject *self, void *closure)
+{
+    Py_RETURN_FALSE; /* pith has no complex dtypes */
+}
+
+/* (mantissa digits, largest exponent) of a floating dtype, None otherwise: what
+ * pith.finfo derives its values from (pith_dtype_float_format, core/dtype.c). */
+static PyObject *dtype_get_float_format(PyObject *self, void *closure)
+{
+    int digits, max_exponent;
+    if (!pith_dtype_float_format(((pith_dtype_object *)self)->dtype, &digits, &max_exponent))
+        Py_RETURN_NONE;
+    return Py_BuildValue("(ii)", digits, max_exponent);
+}
+
 static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 {
     /* dtypes are singletons per module: pickle them by name. */
@@ -31,6 +51,10 @@ static PyGetSetDef dtype_getset[] = {
     {"is_floating_point", dtype_get_is_floating_point, NULL, "Whether this is a float dtype.",
      NULL},
     {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
+    {"is_signed", dtype_get_is_signed, NULL, "Whether values can be negative.", NULL},
+    {"is_complex", dtype_get_is_complex, NULL, "False: pith has no complex dtypes.", NULL},
+    {"_float_format", dtype_get_float_format, NULL,
+     "(mantissa digits, largest exponent) of a floating dtype, else None.", NULL},
     {NULL},
 };
 

@@ -39,6 +39,7 @@ from ._flags import (  # noqa: F401,E402
     use_deterministic_algorithms,
 )
 from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
+from ._dtype_info import finfo, iinfo  # noqa: F401,E402
 from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
 from . import _einops  # noqa: E402
 _einops.install()  # einops finds pith's backend (Note [Registering the einops backend])

@@ -7,6 +7,7 @@ from typing import Any, Literal, SupportsIndex, TypeVar, overload
 
 from . import accelerator as accelerator, amp as amp, backends as backends, cuda as cuda
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
+from ._dtype_info import finfo as finfo, iinfo as iinfo
 from . import library as library, nn as nn, utils as utils
 from . import safetensors as safetensors, serialization as serialization
 

@@ -11,8 +11,12 @@ pith has no autocast: every op runs in the dtypes it is given. So
 """
 import functools
 import warnings
+from types import TracebackType
+from typing import Any, Callable, TypeVar
 
 from . import _C
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = ["autocast", "is_autocast_available"]
 
@@ -21,7 +25,7 @@ _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ide
                  "privateuseone")
 
 
-def is_autocast_available(device_type):
+def is_autocast_available(device_type: str) -> bool:
     """Whether autocast exists for `device_type`: False for every device, as pith has none."""
     if not isinstance(device_type, str):
         raise TypeError(f"is_autocast_available(): device_type must be a str, not "
@@ -29,7 +33,7 @@ def is_autocast_available(device_type):
     return False
 
 
-def is_autocast_enabled(device_type=None):
+def is_autocast_enabled(device_type: str | None = None) -> bool:
     """False: pith never autocasts."""
     return False
 
@@ -37,7 +41,8 @@ def is_autocast_enabled(device_type=None):
 class autocast:
     """torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)."""
 
-    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+    def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if device_type not in _DEVICE_TYPES:
@@ -60,16 +65,17 @@ class autocast:
         self._enabled = enabled
         self._cache_enabled = cache_enabled
 
-    def __enter__(self):
+    def __enter__(self) -> "autocast":
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> bool:
         return False
 
-    def __call__(self, func):
+    def __call__(self, func: _F) -> _F:
         @functools.wraps(func)
-        def decorate_autocast(*args, **kwargs):
+        def decorate_autocast(*args: Any, **kwargs: Any) -> Any:
             with self:
                 return func(*args, **kwargs)
-        return decorate_autocast
+        return decorate_autocast  # type: ignore[return-value]
 

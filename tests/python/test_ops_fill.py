@@ -2,7 +2,8 @@
 fills uniform_ and normal_ (distributions, bounds, generators, layouts, errors), tril_ and
 triu_, the float classifiers isnan/isinf/isposinf/isneginf/isfinite, broadcast_to,
 expand_as, broadcast_tensors and broadcast_shapes; nn.ParameterList/ParameterDict, the
-nn.init functions built on the fills, and pith.amp.autocast."""
+nn.init functions built on the fills, pith.amp.autocast, pith.finfo/iinfo, F.pad and
+pith.utils.checkpoint."""
 import math
 import warnings
 
@@ -293,3 +294,107 @@ def test_autocast_enabled_on_cpu_is_refused():
         pith.autocast("cpu")
     with pytest.raises(RuntimeError, match="Expected one of"):
         pith.autocast("gpu")
+
+
+# ---- finfo and iinfo -----------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("name", FLOATS)
+def test_finfo_matches_torch(name):
+    got, want = pith.finfo(pdtype(name)), torch.finfo(getattr(torch, name))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                  "dtype"):
+        assert getattr(got, field) == getattr(want, field), field
+    assert repr(got) == repr(want)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64"])
+def test_iinfo_matches_torch(name):
+    got, want = pith.iinfo(pdtype(name)), torch.iinfo(getattr(torch, name))
+    assert (got.bits, got.min, got.max, got.dtype) == (want.bits, want.min, want.max,
+                                                       want.dtype)
+    assert repr(got) == repr(want)
+    assert pdtype(name).is_signed == getattr(torch, name).is_signed
+
+
+def test_finfo_iinfo_errors_and_defaults():
+    assert pith.finfo().dtype == "float32"
+    pith.set_default_dtype(pith.float64)
+    try:
+        assert pith.finfo().dtype == "float64"
+    finally:
+        pith.set_default_dtype(pith.float32)
+    assert_raises_like_torch(lambda lib: lib.finfo(lib.int32), TypeError,
+                             "requires a floating point input type")
+    assert_raises_like_torch(lambda lib: lib.iinfo(lib.float32), TypeError,
+                             "requires an integer input type")
+    assert_raises_like_torch(lambda lib: lib.iinfo(lib.bool), TypeError, "is not supported")
+    assert pith.finfo(pith.float16) == pith.finfo(pith.half)
+    assert not pith.float32.is_complex and pith.float32.is_signed and not pith.bool.is_signed
+
+
+# ---- F.pad ---------------------------------------------------------------------------------
+
+PADS = [(), (1, 1), (1, -1), (0, 2, 1, 0), (-3, 0), (0, -3), (-1, -2), (2, 0, 0, 0, 1, 1),
+        (0, 0, -1, 1)]
+
+
+@needs_torch
+@pytest.mark.parametrize("pad", PADS)
+@pytest.mark.parametrize("name", ["float32", "int64", "bool", "bfloat16"])
+def test_pad_matches_torch(pad, name):
+    a = np.arange(24).reshape(2, 3, 4) % 3
+    x = pith.tensor(a.tolist(), dtype=pdtype(name)).transpose(1, 2)
+    t = torch.tensor(a.tolist(), dtype=getattr(torch, name)).transpose(1, 2)
+    value = None if name == "bool" else 2.5
+    got = pith.nn.functional.pad(x, pad, value=value)
+    want = torch.nn.functional.pad(t, pad, value=value)
+    assert_matches_torch(got, want)
+    assert got.is_contiguous()
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1,)), RuntimeError,
+     "Padding length must be divisible by 2"),
+    (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1,) * 6), RuntimeError,
+     "Padding length should be less than or equal to two times the input dimension"),
+    (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (-2, -2)), RuntimeError,
+     "length must be non-negative"),
+    (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1, 1), mode="bogus"),
+     NotImplementedError, "Unrecognised padding mode bogus"),
+    (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1, 1), mode="reflect", value=1.0),
+     RuntimeError, "doesn't take in value argument"),
+])
+def test_pad_errors_are_torchs(call, error, fragment):
+    assert_raises_like_torch(call, error, fragment)
+
+
+def test_pad_modes_other_than_constant_are_refused_by_name():
+    with pytest.raises(NotImplementedError, match="'reflect'"):
+        pith.nn.functional.pad(pith.ones(1, 2, 3), (1, 1), mode="reflect")
+
+
+# ---- pith.utils.checkpoint -----------------------------------------------------------------
+
+def test_checkpoint_runs_the_function_once_with_torchs_checks():
+    from pith.utils.checkpoint import checkpoint, checkpoint_sequential
+    calls = []
+
+    def f(x, y=1):
+        calls.append(1)
+        return x * 2 + y
+    assert checkpoint(f, pith.ones(2), use_reentrant=False, y=3).tolist() == [5.0, 5.0]
+    assert len(calls) == 1
+    with pytest.warns(UserWarning, match="use_reentrant parameter should be passed"):
+        checkpoint(f, pith.ones(2))
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: y"):
+        checkpoint(f, pith.ones(2), use_reentrant=True, y=3)
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid())
+    x = pith.tensor([-1.0, 0.5, 2.0])
+    assert (checkpoint_sequential(seq, 2, x, use_reentrant=False) == seq(x)).all()
+    if torch is not None:
+        from torch.utils.checkpoint import checkpoint_sequential as torch_sequential
+        tseq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid())
+        want = torch_sequential(tseq, 2, torch.tensor([-1.0, 0.5, 2.0]), use_reentrant=False)
+        assert_matches_torch(checkpoint_sequential(seq, 2, x, use_reentrant=False), want)

@@ -14,7 +14,7 @@ from .. import _C
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "hardtanh",
            "hardtanh_", "softplus", "logsigmoid", "gelu", "silu", "tanh", "sigmoid", "softmax",
-           "log_softmax", "layer_norm", "linear", "embedding", "dropout",
+           "log_softmax", "layer_norm", "linear", "embedding", "dropout", "pad",
            "scaled_dot_product_attention", "nll_loss", "cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "mse_loss", "l1_loss"]
 
@@ -224,6 +224,50 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input.mul_(keep).div_(1 - p)
     return input * keep / (1 - p)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads (or, with negative amounts, crops) the last len(pad) // 2 dims of `input`:
+    pad = (left of the last dim, right of the last dim, left of the one before, ...), as
+    torch.nn.functional.pad. Only mode='constant' is implemented (the others raise
+    NotImplementedError); the result is a new tensor of input's dtype, `value` (default 0)
+    converted to it."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value is not None:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        raise NotImplementedError(f"pad(): mode '{mode}' is not implemented in pith "
+                                  "(only 'constant')")
+    pad = list(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    ndim = input.dim()
+    if len(pad) // 2 > ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {ndim}")
+    # Crop first (narrow checks what is cropped, with its message), then place what is left
+    # into a tensor filled with value.
+    kept = input
+    for i in range(len(pad) // 2):
+        d, left, right = ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if left < 0:
+            kept = kept.narrow(d, -left, kept.shape[d] + left)
+        if right < 0:
+            kept = kept.narrow(d, 0, kept.shape[d] + right)
+    shape = list(kept.shape)
+    for i in range(len(pad) // 2):
+        d = ndim - 1 - i
+        shape[d] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
+    out = _C.full(tuple(shape), 0 if value is None else value, dtype=input.dtype,
+                  device=input.device)
+    region = out
+    for i in range(len(pad) // 2):
+        d = ndim - 1 - i
+        region = region.narrow(d, max(pad[2 * i], 0), kept.shape[d])
+    region.copy_(kept)
+    return out
 
 
 # ---- attention -----------------------------------------------------------------------------

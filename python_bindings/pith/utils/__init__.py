@@ -1,5 +1,6 @@
-"""pith.utils: dispatch modes and no_dispatch, PyTorch's torch.utils._python_dispatch; and
-the data loading package pith.utils.data (torch.utils.data), imported on first use.
+"""pith.utils: dispatch modes and no_dispatch, PyTorch's torch.utils._python_dispatch; the
+data loading package pith.utils.data (torch.utils.data) and pith.utils.checkpoint
+(torch.utils.checkpoint), imported on first use.
 
 A subclass of pith.Tensor that defines the classmethod
 ``__pith_dispatch__(cls, func, types, args=(), kwargs=None)`` handles every op on its
@@ -15,9 +16,9 @@ __all__ = ["DispatchMode", "no_dispatch"]
 def __getattr__(name):
     # pith.utils.data is imported on first use (PEP 562), as pith.nn is: `import pith`, which
     # imports this module, stays within its import-time budget (docs/python.md).
-    if name == "data":
+    if name in ("data", "checkpoint"):
         import importlib
-        return importlib.import_module("pith.utils.data")
+        return importlib.import_module(f"pith.utils.{name}")
     raise AttributeError(f"module 'pith.utils' has no attribute {name!r}")
 
 

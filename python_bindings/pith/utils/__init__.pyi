@@ -2,7 +2,7 @@
 from types import TracebackType
 from typing import Any
 
-from . import data as data
+from . import checkpoint as checkpoint, data as data
 
 __all__ = ["DispatchMode", "no_dispatch"]
 

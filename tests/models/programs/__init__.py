@@ -77,6 +77,26 @@ PACKAGES = [
         source="axial-positional-embedding",
         build=lambda m, fw: m.AxialPositionalEmbedding(dim=16, axial_shape=(4, 8)),
         inputs=lambda fw, rng: (_randn(fw, rng, 2, 20, 16),)),
+    Program(
+        "nystrom-attention Nystromformer", module="nystrom_attention.nystrom_attention",
+        source="nystrom-attention",
+        build=lambda m, fw: m.Nystromformer(dim=32, depth=2, dim_head=16, heads=2,
+                                            num_landmarks=8, attn_values_residual=False),
+        inputs=lambda fw, rng: (_randn(fw, rng, 2, 30, 32),), rtol=1e-3, atol=1e-4),
+    Program(
+        "perceiver-ar-pytorch PerceiverAR", module="perceiver_ar_pytorch.perceiver_ar_pytorch",
+        source="perceiver-ar-pytorch",
+        build=lambda m, fw: m.PerceiverAR(num_tokens=40, dim=32, depth=2, max_seq_len=24,
+                                          cross_attn_seq_len=16, dim_head=32, heads=2),
+        inputs=lambda fw, rng: (_tokens(fw, rng, 40, 2, 24),)),
+    Program(
+        "memory-efficient-attention-pytorch Attention (chunked, causal)",
+        module="memory_efficient_attention_pytorch.memory_efficient_attention",
+        source="memory-efficient-attention-pytorch",
+        build=lambda m, fw: m.Attention(dim=32, heads=4, dim_head=8, causal=True,
+                                        memory_efficient=True, q_bucket_size=8,
+                                        k_bucket_size=16),
+        inputs=lambda fw, rng: (_randn(fw, rng, 2, 40, 32),)),
 ]
 
 SCRIPTS = [
