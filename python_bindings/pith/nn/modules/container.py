@@ -127,6 +127,15 @@ class Sequential(Module):
         return self
 
 
+def _abs_string_index(container, idx):
+    """The key of entry `idx` (negative counts from the end) of a ModuleList or
+    ParameterList: "0", "1", ..."""
+    idx = operator.index(idx)
+    if not -len(container) <= idx < len(container):
+        raise IndexError(f"index {idx} is out of range")
+    return str(idx + len(container) if idx < 0 else idx)
+
+
 class ModuleList(Module):
     """A list of modules that registers them (named "0", "1", ...); it has no forward."""
 
@@ -135,11 +144,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -309,11 +314,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
