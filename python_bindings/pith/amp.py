@@ -69,8 +69,8 @@ class autocast:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
-                 traceback: TracebackType | None) -> bool:
-        return False
+                 traceback: TracebackType | None) -> None:
+        return None
 
     def __call__(self, func: _F) -> _F:
         @functools.wraps(func)

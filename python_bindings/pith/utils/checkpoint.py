@@ -10,7 +10,7 @@ their checks (use_reentrant, keyword arguments, the warnings) are PyTorch's.
 import warnings
 from typing import Any, Callable
 
-from .. import _grad_mode
+from .. import is_grad_enabled
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -36,7 +36,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
                              "use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-        if _grad_mode.is_grad_enabled():
+        if is_grad_enabled():
             # PyTorch's warning: no input requires grad, which no pith tensor does.
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           stacklevel=2)
