@@ -35,6 +35,7 @@ from types import EllipsisType, TracebackType
 from typing import Any, Literal, SupportsIndex, TypeVar, overload
 
 from . import accelerator as accelerator, amp as amp, backends as backends, cuda as cuda
+from . import einops as einops
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
 from ._dtype_info import finfo as finfo, iinfo as iinfo
 from . import library as library, nn as nn, utils as utils

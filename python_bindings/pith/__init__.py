@@ -59,13 +59,20 @@ __version__ = "0.1.0"
 # import-time budget (docs/python.md). A name maps to the submodule it is (None) or lives in.
 _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
          "autocast": "amp", "is_autocast_enabled": "amp",
-         "serialization": None, "safetensors": None,
+         "serialization": None, "safetensors": None, "einops": None,
          "save": "serialization", "load": "serialization"}
 
 
 def __getattr__(name):
     if name in _LAZY:
         import importlib
-        module = importlib.import_module(f"pith.{_LAZY[name] or name}")
+        try:
+            module = importlib.import_module(f"pith.{_LAZY[name] or name}")
+        except ImportError as e:
+            if name != "einops":
+                raise
+            # pith.einops needs the optional einops package: without it the attribute does
+            # not exist (hasattr is False), and `import pith.einops` says why.
+            raise AttributeError(f"module 'pith' has no attribute 'einops' ({e})") from e
         return module if _LAZY[name] is None else getattr(module, name)
     raise AttributeError(f"module 'pith' has no attribute {name!r}")

@@ -151,3 +151,8 @@ def test_einmix_matches_torchs():
     with torch.no_grad():
         want = tm(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(pm(pith.from_numpy(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_pith_einops_is_a_lazy_attribute():
+    import pith.einops
+    assert pith.einops is sys.modules["pith.einops"] and hasattr(pith, "einops")
