@@ -1,27 +1,25 @@
-"""The OpenMP wait policy that pith gives libgomp when it loads; used once, by pith/__init__.py.
-
-Note [OpenMP wait policy]
-After a parallel region, libgomp's idle workers spin before they sleep: 300000 spins
-(about 3 ms here) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT says otherwise. While they spin
-they hold the other cores, so anything else that wants them in that time waits: the
-threads of another BLAS pool (NumPy's, or a pthread OpenBLAS that a user put in place of
-the OpenMP one: Note [BLAS threads]), another process, or torch's own OpenMP pool. Sleeping
-at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake-up at the start of every region
-instead, which back-to-back elementwise ops pay again and again.
-pith's choice, measured by benchmarks/threads.py (docs/python.md "Threads and the BLAS"),
-is DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
-change them later, so they are set in os.environ just while pith._C (and so libpith and
-libgomp) loads, and removed again at once, so that child processes see the environment as
-the user left it. It applies only when the user set neither variable, and only when no
-libgomp.so.1 is in the process yet: libpith would use that one (the loader matches the
-SONAME), whose settings were fixed when it loaded. torch 2.13's wheel carries a
-libgomp.so.1 of its own, so in a process with both, the first of the two imported loads
-the one libgomp they share, and pith's default applies to torch's threads too when pith
-came first. C programs that link libpith set the variables themselves (docs/c_api.md).
-pith.__config__.parallel_info() says which case applied.
-"""
+"""The OpenMP wait policy that pith gives libgomp when it loads; used once, by pith/__init__.py."""
 import os
 
+# Note [OpenMP wait policy]
+# After a parallel region, libgomp's idle workers spin before they sleep: 300000 spins
+# (about 3 ms here) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT says otherwise. While they spin
+# they hold the other cores, so anything else that wants them in that time waits: the
+# threads of another BLAS pool (NumPy's, or a pthread OpenBLAS that a user put in place of
+# the OpenMP one: Note [BLAS threads]), another process, or torch's own OpenMP pool. Sleeping
+# at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake-up at the start of every region
+# instead, which back-to-back elementwise ops pay again and again.
+# pith's choice, measured by benchmarks/threads.py (docs/python.md "Threads and the BLAS"),
+# is DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
+# change them later, so they are set in os.environ just while pith._C (and so libpith and
+# libgomp) loads, and removed again at once, so that child processes see the environment as
+# the user left it. It applies only when the user set neither variable, and only when no
+# libgomp.so.1 is in the process yet: libpith would use that one (the loader matches the
+# SONAME), whose settings were fixed when it loaded. torch 2.13's wheel carries a
+# libgomp.so.1 of its own, so in a process with both, the first of the two imported loads
+# the one libgomp they share, and pith's default applies to torch's threads too when pith
+# came first. C programs that link libpith set the variables themselves (docs/c_api.md).
+# pith.__config__.parallel_info() says which case applied.
 DEFAULTS = {"GOMP_SPINCOUNT": "10000"}
 _VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
