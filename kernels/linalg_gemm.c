@@ -155,8 +155,11 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
  * interface/gemm.c and gemv.c, with its default GEMM_MULTITHREAD_THRESHOLD of 4; dot has
  * none) runs its batches in one pith region instead, one product per iteration: OpenBLAS
  * would run each on one thread anyway (and inside a region the OpenMP build always does).
- * Only batches that need no copy go there, since an allocation failing inside a region
- * could not be reported; the others run one after the other. */
+ * A thread gets at least BLAS_ONE_THREAD_GEMM multiply-adds, the size at which OpenBLAS
+ * itself starts a second thread (PITH_GRAIN_SIZE counts elementwise elements, each costing
+ * several multiply-adds of a BLAS kernel), so that waking a worker pays. Only batches that need no copy go there, since an
+ * allocation failing inside a region could not be reported; the others run one after the
+ * other. */
 #define BLAS_ONE_THREAD_GEMM (65536.0 * 4) /* m * n * k at most */
 #define BLAS_ONE_THREAD_GEMV (2304 * 4)    /* rows * cols below */
 
@@ -403,7 +406,9 @@ static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, cons
         return blas_product(dtype, p->n * batches, p->m, p->k, a, rs, p->a_cs, b, p->b_rs,
                             p->b_cs, c, s);
     }
-    int threads = batches > 1 && blas_product_is_small(p) ? parallel_threads_for(work) : 1;
+    int threads = 1;
+    if (batches > 1 && blas_product_is_small(p))
+        threads = parallel_threads_for(work / (int64_t)(BLAS_ONE_THREAD_GEMM / PITH_GRAIN_SIZE));
     if (threads > 1) {
         /* Each product takes no allocation, so none fails. */
         PITH_PARALLEL_FOR(i, batches, threads, (void)blas_batch(dtype, p, a, b, c, s, i););
