@@ -40,7 +40,9 @@ string(REGEX REPLACE "/$" "" PITH_PC_RELATIVE_PREFIX "${PITH_PC_RELATIVE_PREFIX}
 # `Requires.private: openblas`: a static libpith still links the *shared* libopenblas, and
 # openblas.pc's own private libraries (libgfortran, for a static libopenblas) are not needed
 # and often not installed.
+# With a RUNPATH to the build it names (See Note [One OpenBLAS]).
 list(JOIN OPENBLAS_LDFLAGS " " PITH_PC_OPENBLAS_LIBS)
+string(APPEND PITH_PC_OPENBLAS_LIBS " -Wl,-rpath,${PITH_OPENBLAS_LIBDIR}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/pith.pc.in ${PROJECT_BINARY_DIR}/pith.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pith.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -11,10 +11,16 @@
 static atomic_int thread_count;       /* 0 until first use */
 static atomic_bool in_forked_child;  /* set in a fork child: libgomp is not fork-safe */
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
+/* Orders the settings of thread_count with the listener's calls, so that the last
+ * listener call carries the last setting. */
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*count_listener)(int threads); /* under count_lock */
 
 static void parallel_atfork_child(void)
 {
     atomic_store(&in_forked_child, true);
+    /* Another thread of the parent may have held it at fork; none of them exists here. */
+    pthread_mutex_init(&count_lock, NULL);
 }
 
 /* Runs at load so that even a fork before the first kernel marks the child. */
@@ -37,8 +43,21 @@ static void threads_init(void)
         n = omp_get_max_threads();
     if (n <= 0)
         n = 1;
-    int expected = 0; /* pith_set_num_threads may have won already */
-    atomic_compare_exchange_strong(&thread_count, &expected, n);
+    pthread_mutex_lock(&count_lock);
+    atomic_store(&thread_count, n);
+    if (count_listener)
+        count_listener(n);
+    pthread_mutex_unlock(&count_lock);
+}
+
+void parallel_set_count_listener(void (*listener)(int threads))
+{
+    pthread_mutex_lock(&count_lock);
+    count_listener = listener;
+    int n = atomic_load(&thread_count);
+    if (listener && n > 0)
+        listener(n);
+    pthread_mutex_unlock(&count_lock);
 }
 
 void pith_set_num_threads(int n)
@@ -48,7 +67,11 @@ void pith_set_num_threads(int n)
         return;
     }
     pthread_once(&threads_once, threads_init);
+    pthread_mutex_lock(&count_lock);
     atomic_store(&thread_count, n);
+    if (count_listener)
+        count_listener(n);
+    pthread_mutex_unlock(&count_lock);
 }
 
 int pith_get_num_threads(void)

@@ -17,6 +17,13 @@
  * in a forked child, else the configured count (capped by the work's grain count). */
 int parallel_threads_for(int64_t work);
 
+/* Registers the one function that is told the thread count whenever it takes a value:
+ * its first read (PITH_NUM_THREADS or OpenMP's default) and every pith_set_num_threads,
+ * called on the thread that set it, in the order of the settings. It is how a BLAS that
+ * keeps a count of its own follows pith's (See Note [BLAS threads]); when it is registered
+ * after the first read, it is called at once with the current count. */
+void parallel_set_count_listener(void (*listener)(int threads));
+
 /* Note [No OpenMP region for one thread]
  * libgomp enters a full parallel region even for `omp parallel if(0)` or num_threads(1):
  * a team is set up and torn down, which costs several hundred ns, more than a small

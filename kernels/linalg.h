@@ -1,7 +1,7 @@
 /* linalg.h — the batched matrix product shared by matmul, mm, bmm, addmm and linear:
  * the plan (validated shapes and strides, made once for the CPU and Meta kernels) in
- * linalg.c, and the runner (OpenBLAS for float32/float64, our own loop otherwise) in
- * linalg_gemm.c. */
+ * linalg.c, the runner (OpenBLAS for float32/float64, our own loop otherwise) in
+ * linalg_gemm.c, and the BLAS's threads in linalg_blas.c. */
 #ifndef PITH_KERNELS_LINALG_H
 #define PITH_KERNELS_LINALG_H
 
@@ -35,5 +35,10 @@ typedef struct {
  * contiguous output. Fails only for PITH_ERR_NOMEM (before any parallel region). */
 pith_status linalg_run(pith_dtype dtype, const matmul_plan *plan, const char *a,
                        const char *b, char *c, matmul_scalars scalars);
+
+/* Around each BLAS call of `work` multiply-adds (linalg_blas.c, Note [BLAS threads]):
+ * enter gives the BLAS its thread count for the call and returns what leave puts back. */
+int blas_threads_enter(int64_t work);
+void blas_threads_leave(int saved);
 
 #endif /* PITH_KERNELS_LINALG_H */

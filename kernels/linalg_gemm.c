@@ -10,7 +10,6 @@
  * batch is one call with the rows stacked (linear over [batch, tokens, features]). */
 #include <cblas.h>
 #include <limits.h>
-#include <omp.h>
 #include <stdlib.h>
 
 #include "core/dtype.h"
@@ -137,6 +136,33 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
 
 /* ---- BLAS ---- */
 
+/* Note [Vector products]
+ * OpenBLAS 0.3.21 (Debian 12's) runs a GEMM with one row or one column as a whole GEMM,
+ * packing the matrix first, so those shapes go to ?gemv, and a row by a column to ?dot:
+ * - n == 1 (one row, such as linear at batch 1): C's row = alpha * B^T a + beta * C, a
+ *   GEMV on B; a B whose row stride is 1 (linear's weight, viewed transposed) is a
+ *   row-major m x k matrix, the GEMV's fastest form (NoTrans, a dot per output).
+ * - m == 1 (one column): C's column = alpha * A b + beta * C, a GEMV on A.
+ * - n == m == 1: C = alpha * dot(a, b) + beta * C.
+ * A matrix goes as blas_layout allows (else it is copied, as for GEMM), and a vector with
+ * its own stride as BLAS's inc, unless that is not positive (an expanded vector has stride
+ * 0, which BLAS rejects): then it is copied. With beta == 0, C is not read (linalg.h):
+ * OpenBLAS's GEMV then zeroes y rather than scale it (0 * nan would be nan), which a test
+ * pins (Linalg.BetaZeroIgnoresNanOnVectorShapes, with an out= full of nan).
+ *
+ * A batch of separate products (B has a batch of its own, so they cannot be stacked) that
+ * each stay below OpenBLAS's own threshold for using threads (BLAS_ONE_THREAD_*: 0.3.21's
+ * interface/gemm.c and gemv.c, with its default GEMM_MULTITHREAD_THRESHOLD of 4; dot has
+ * none) runs its batches in one pith region instead, one product per iteration: OpenBLAS
+ * would run each on one thread anyway (and inside a region the OpenMP build always does).
+ * A thread gets at least BLAS_ONE_THREAD_GEMM multiply-adds, the size at which OpenBLAS
+ * itself starts a second thread (PITH_GRAIN_SIZE counts elementwise elements, each costing
+ * several multiply-adds of a BLAS kernel), so that waking a worker pays. Only batches that need no copy go there, since an
+ * allocation failing inside a region could not be reported; the others run one after the
+ * other. */
+#define BLAS_ONE_THREAD_GEMM (65536.0 * 4) /* m * n * k at most */
+#define BLAS_ONE_THREAD_GEMV (2304 * 4)    /* rows * cols below */
+
 /* Whether a rows x cols operand with strides (rs, cs) can go to BLAS as is: row-major with
  * leading dimension *ld, or (*trans) the transpose of a row-major cols x rows matrix. */
 static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans,
@@ -162,6 +188,12 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool
     return false;
 }
 
+/* Whether a vector stride can be BLAS's inc as is. */
+static bool blas_inc_ok(int64_t inc)
+{
+    return inc >= 1 && inc <= INT_MAX;
+}
+
 /* A contiguous copy of a strided operand, for layouts BLAS cannot take. */
 static void *blas_copy(pith_dtype dtype, const char *src, int64_t rows, int64_t cols,
                        int64_t rs, int64_t cs)
@@ -184,29 +216,103 @@ static void *blas_copy(pith_dtype dtype, const char *src, int64_t rows, int64_t 
     return dst;
 }
 
-/* One BLAS call: C (n x m, row stride m) = beta * C + alpha * A @ B. */
+/* A matrix operand as BLAS takes it: *data, *trans and *ld, copied into *copy (to be freed)
+ * when its layout does not allow that. */
+static pith_status blas_matrix(pith_dtype dtype, const char **data, int64_t rows, int64_t cols,
+                               int64_t rs, int64_t cs, bool *trans, int64_t *ld, void **copy)
+{
+    *copy = NULL;
+    if (blas_layout(rows, cols, rs, cs, trans, ld))
+        return PITH_OK;
+    if (!(*copy = blas_copy(dtype, *data, rows, cols, rs, cs)))
+        return PITH_ERR_NOMEM;
+    *data = *copy;
+    *trans = false;
+    *ld = cols;
+    return PITH_OK;
+}
+
+/* A vector operand of `len` elements as BLAS takes it: *data and *inc, copied into *copy
+ * (to be freed) when its stride cannot be an inc. */
+static pith_status blas_vector(pith_dtype dtype, const char **data, int64_t len, int64_t *inc,
+                               void **copy)
+{
+    *copy = NULL;
+    if (blas_inc_ok(*inc))
+        return PITH_OK;
+    if (!(*copy = blas_copy(dtype, *data, 1, len, 0, *inc)))
+        return PITH_ERR_NOMEM;
+    *data = *copy;
+    *inc = 1;
+    return PITH_OK;
+}
+
+/* C (1 element) = alpha * dot(x, y) + beta * C, for k-element vectors. */
+static pith_status blas_dot(pith_dtype dtype, int64_t k, const char *x, int64_t incx,
+                            const char *y, int64_t incy, char *c, matmul_scalars s)
+{
+    void *copy_x, *copy_y = NULL;
+    if (blas_vector(dtype, &x, k, &incx, &copy_x) != PITH_OK ||
+        blas_vector(dtype, &y, k, &incy, &copy_y) != PITH_OK) {
+        free(copy_x);
+        return PITH_ERR_NOMEM;
+    }
+    if (dtype == PITH_FLOAT32) {
+        float d = cblas_sdot((int)k, (const float *)x, (int)incx, (const float *)y, (int)incy);
+        float r = (float)s.alpha * d;
+        *(float *)c = s.beta_zero ? r : r + (float)s.beta * *(float *)c;
+    } else {
+        double d = cblas_ddot((int)k, (const double *)x, (int)incx, (const double *)y,
+                              (int)incy);
+        double r = s.alpha * d;
+        *(double *)c = s.beta_zero ? r : r + s.beta * *(double *)c;
+    }
+    free(copy_x);
+    free(copy_y);
+    return PITH_OK;
+}
+
+/* y (rows elements, contiguous) = alpha * M x + beta * y, where M is rows x cols with
+ * strides (rs, cs) and x has cols elements at stride incx. */
+static pith_status blas_gemv(pith_dtype dtype, int64_t rows, int64_t cols, const char *mat,
+                             int64_t rs, int64_t cs, const char *x, int64_t incx, char *y,
+                             matmul_scalars s)
+{
+    bool trans;
+    int64_t ld;
+    void *copy_m, *copy_x = NULL;
+    if (blas_matrix(dtype, &mat, rows, cols, rs, cs, &trans, &ld, &copy_m) != PITH_OK ||
+        blas_vector(dtype, &x, cols, &incx, &copy_x) != PITH_OK) {
+        free(copy_m);
+        return PITH_ERR_NOMEM;
+    }
+    /* Transposed: M = P^T for the row-major cols x rows matrix P. */
+    CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
+    int r = (int)(trans ? cols : rows), q = (int)(trans ? rows : cols);
+    double beta = s.beta_zero ? 0.0 : s.beta;
+    if (dtype == PITH_FLOAT32)
+        cblas_sgemv(CblasRowMajor, t, r, q, (float)s.alpha, (const float *)mat, (int)ld,
+                    (const float *)x, (int)incx, (float)beta, (float *)y, 1);
+    else
+        cblas_dgemv(CblasRowMajor, t, r, q, s.alpha, (const double *)mat, (int)ld,
+                    (const double *)x, (int)incx, beta, (double *)y, 1);
+    free(copy_m);
+    free(copy_x);
+    return PITH_OK;
+}
+
+/* C (n x m, row stride m) = beta * C + alpha * A @ B, with GEMM. */
 static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, const char *a,
                              int64_t a_rs, int64_t a_cs, const char *b, int64_t b_rs,
                              int64_t b_cs, char *c, matmul_scalars s)
 {
     bool ta, tb;
     int64_t lda, ldb;
-    void *copy_a = NULL, *copy_b = NULL;
-    if (!blas_layout(n, k, a_rs, a_cs, &ta, &lda)) {
-        if (!(copy_a = blas_copy(dtype, a, n, k, a_rs, a_cs)))
-            return PITH_ERR_NOMEM;
-        a = copy_a;
-        ta = false;
-        lda = k;
-    }
-    if (!blas_layout(k, m, b_rs, b_cs, &tb, &ldb)) {
-        if (!(copy_b = blas_copy(dtype, b, k, m, b_rs, b_cs))) {
-            free(copy_a);
-            return PITH_ERR_NOMEM;
-        }
-        b = copy_b;
-        tb = false;
-        ldb = m;
+    void *copy_a, *copy_b = NULL;
+    if (blas_matrix(dtype, &a, n, k, a_rs, a_cs, &ta, &lda, &copy_a) != PITH_OK ||
+        blas_matrix(dtype, &b, k, m, b_rs, b_cs, &tb, &ldb, &copy_b) != PITH_OK) {
+        free(copy_a);
+        return PITH_ERR_NOMEM;
     }
     double beta = s.beta_zero ? 0.0 : s.beta;
     if (dtype == PITH_FLOAT32)
@@ -220,6 +326,40 @@ static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, 
     free(copy_a);
     free(copy_b);
     return PITH_OK;
+}
+
+/* One product, C (n x m, row stride m) = beta * C + alpha * A @ B, by the BLAS routine its
+ * shape calls for. See Note [Vector products]. */
+static pith_status blas_product(pith_dtype dtype, int64_t n, int64_t m, int64_t k,
+                                const char *a, int64_t a_rs, int64_t a_cs, const char *b,
+                                int64_t b_rs, int64_t b_cs, char *c, matmul_scalars s)
+{
+    if (n == 1 && m == 1)
+        return blas_dot(dtype, k, a, a_cs, b, b_rs, c, s);
+    if (n == 1) /* C's row = B^T a, B^T being m x k with strides (b_cs, b_rs) */
+        return blas_gemv(dtype, m, k, b, b_cs, b_rs, a, a_cs, c, s);
+    if (m == 1)
+        return blas_gemv(dtype, n, k, a, a_rs, a_cs, b, b_rs, c, s);
+    return blas_gemm(dtype, n, m, k, a, a_rs, a_cs, b, b_rs, b_cs, c, s);
+}
+
+/* Whether blas_product runs the plan's per-batch product on one thread of OpenBLAS and
+ * without a copy, so that batches may run in parallel. See Note [Vector products]. */
+static bool blas_product_is_small(const matmul_plan *p)
+{
+    bool trans;
+    int64_t ld;
+    if (p->n == 1 && p->m == 1)
+        return blas_inc_ok(p->a_cs) && blas_inc_ok(p->b_rs);
+    if (p->n == 1)
+        return (double)p->m * (double)p->k < BLAS_ONE_THREAD_GEMV && blas_inc_ok(p->a_cs) &&
+               blas_layout(p->m, p->k, p->b_cs, p->b_rs, &trans, &ld);
+    if (p->m == 1)
+        return (double)p->n * (double)p->k < BLAS_ONE_THREAD_GEMV && blas_inc_ok(p->b_rs) &&
+               blas_layout(p->n, p->k, p->a_rs, p->a_cs, &trans, &ld);
+    return (double)p->n * (double)p->m * (double)p->k <= BLAS_ONE_THREAD_GEMM &&
+           blas_layout(p->n, p->k, p->a_rs, p->a_cs, &trans, &ld) &&
+           blas_layout(p->k, p->m, p->b_rs, p->b_cs, &trans, &ld);
 }
 
 /* Whether A's batch dims and row dim chain into one dim of stride a_rs (and B has no batch
@@ -239,33 +379,19 @@ static bool plan_foldable(const matmul_plan *p)
     return true;
 }
 
-/* Note [BLAS threads]
- * The OpenMP build of OpenBLAS uses as many threads as the calling thread's
- * omp_get_max_threads(), which pith_set_num_threads does not change (see Note [Thread
- * count and grain size]). So each call sets the caller's count to pith's (1 below the
- * grain size, and 1 in a forked child, where entering libgomp could hang) and puts the
- * old one back. */
-static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, const char *a,
-                                    const char *b, char *c, matmul_scalars s);
-
-static pith_status blas_run(pith_dtype dtype, const matmul_plan *p, const char *a,
-                            const char *b, char *c, matmul_scalars s)
+/* Batch `i` of the plan, as one product. */
+static pith_status blas_batch(pith_dtype dtype, const matmul_plan *p, const char *a,
+                              const char *b, char *c, matmul_scalars s, int64_t i)
 {
-    double work = (double)batch_count(p) * (double)p->n * (double)p->m * (double)p->k;
-    int nthreads = parallel_threads_for(work > (double)INT64_MAX ? INT64_MAX : (int64_t)work);
-    int saved = omp_get_max_threads();
-    if (saved != nthreads)
-        omp_set_num_threads(nthreads);
-    pith_status status = blas_run_batches(dtype, p, a, b, c, s);
-    if (saved != nthreads)
-        omp_set_num_threads(saved);
-    return status;
+    int64_t elem = (int64_t)pith_dtype_size(dtype), a_off, b_off;
+    batch_offsets(p, i, &a_off, &b_off);
+    return blas_product(dtype, p->n, p->m, p->k, a + a_off * elem, p->a_rs, p->a_cs,
+                        b + b_off * elem, p->b_rs, p->b_cs, c + i * p->n * p->m * elem, s);
 }
 
 static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, const char *a,
-                                    const char *b, char *c, matmul_scalars s)
+                                    const char *b, char *c, matmul_scalars s, int64_t work)
 {
-    size_t elem = pith_dtype_size(dtype);
     int64_t batches = batch_count(p);
     if (batches > 1 && p->n * batches <= INT_MAX && plan_foldable(p)) {
         /* The stacked rows' stride: a_rs, unless there is one row per batch. */
@@ -277,18 +403,33 @@ static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, cons
                     break;
                 }
         }
-        return blas_gemm(dtype, p->n * batches, p->m, p->k, a, rs, p->a_cs, b, p->b_rs,
-                         p->b_cs, c, s);
+        return blas_product(dtype, p->n * batches, p->m, p->k, a, rs, p->a_cs, b, p->b_rs,
+                            p->b_cs, c, s);
     }
-    for (int64_t i = 0; i < batches; i++) {
-        int64_t a_off, b_off;
-        batch_offsets(p, i, &a_off, &b_off);
-        if (blas_gemm(dtype, p->n, p->m, p->k, a + a_off * (int64_t)elem, p->a_rs, p->a_cs,
-                      b + b_off * (int64_t)elem, p->b_rs, p->b_cs,
-                      c + i * p->n * p->m * (int64_t)elem, s) != PITH_OK)
+    int threads = 1;
+    if (batches > 1 && blas_product_is_small(p))
+        threads = parallel_threads_for(work / (int64_t)(BLAS_ONE_THREAD_GEMM / PITH_GRAIN_SIZE));
+    if (threads > 1) {
+        /* Each product takes no allocation, so none fails. */
+        PITH_PARALLEL_FOR(i, batches, threads, (void)blas_batch(dtype, p, a, b, c, s, i););
+        return PITH_OK;
+    }
+    for (int64_t i = 0; i < batches; i++)
+        if (blas_batch(dtype, p, a, b, c, s, i) != PITH_OK)
             return PITH_ERR_NOMEM;
-    }
     return PITH_OK;
+}
+
+/* See Note [BLAS threads] (linalg_blas.c) for the thread count each call gets. */
+static pith_status blas_run(pith_dtype dtype, const matmul_plan *p, const char *a,
+                            const char *b, char *c, matmul_scalars s)
+{
+    double work = (double)batch_count(p) * (double)p->n * (double)p->m * (double)p->k;
+    int64_t w = work > (double)INT64_MAX ? INT64_MAX : (int64_t)work;
+    int saved = blas_threads_enter(w);
+    pith_status status = blas_run_batches(dtype, p, a, b, c, s, w);
+    blas_threads_leave(saved);
+    return status;
 }
 
 pith_status linalg_run(pith_dtype dtype, const matmul_plan *p, const char *a, const char *b,

@@ -8,10 +8,13 @@ set -euo pipefail
 
 # Build: a C11 compiler with OpenMP (gcc's libgomp), C++17 for GoogleTest, CMake >= 3.20
 # (Debian's 3.25, or a newer one already on PATH), Ninja, pkg-config, OpenBLAS (the OpenMP
-# build, so BLAS threads do not oversubscribe inside our own OpenMP regions).
+# build, so BLAS threads do not oversubscribe inside our own OpenMP regions), and the
+# runtime of OpenBLAS's pthread build, which the tests put in its place through
+# LD_LIBRARY_PATH (tests/python/test_blas_threads.py; pith links the OpenMP build by path,
+# whatever the alternatives system prefers: Note [One OpenBLAS]).
 PITH_PACKAGES=(
     cmake ninja-build gcc g++ make pkg-config
-    libgtest-dev libopenblas-openmp-dev
+    libgtest-dev libopenblas-openmp-dev libopenblas0-pthread
     python3 python3-venv
 )
 # Installed when the archive has them, never fatal: Python 3.11 headers and libpython (for the

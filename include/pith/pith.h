@@ -145,6 +145,19 @@ PITH_API pith_status pith_item(const pith_tensor *t, double *out);
 PITH_API void pith_set_num_threads(int n);
 PITH_API int pith_get_num_threads(void);
 
+/* The BLAS (OpenBLAS) that the process loaded, and how it runs its threads (the values of
+ * openblas_get_parallel()). pith sets its thread count with pith's; see docs/c_api.md. */
+typedef enum {
+    PITH_BLAS_SEQUENTIAL = 0,
+    PITH_BLAS_PTHREADS = 1,
+    PITH_BLAS_OPENMP = 2,
+} pith_blas_threading;
+PITH_API pith_blas_threading pith_blas_get_threading(void);
+/* openblas_get_config(): version, build options and the kernel chosen for this CPU. */
+PITH_API const char *pith_blas_get_config(void);
+/* openblas_get_num_threads(): the BLAS's own thread count. */
+PITH_API int pith_blas_get_num_threads(void);
+
 /* The allocator cache keeps large freed blocks for reuse. See docs/c_api.md. */
 PITH_API void pith_cache_set_limit(size_t bytes);
 PITH_API size_t pith_cache_limit(void);

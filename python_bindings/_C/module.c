@@ -80,7 +80,8 @@ static PyObject *module_get_num_threads(PyObject *module, PyObject *unused)
     return PyLong_FromLong(pith_get_num_threads());
 }
 
-/* set_num_threads(n): the threads of pith's kernels (OpenMP) and of its BLAS calls. */
+/* set_num_threads(n): the threads of pith's kernels (OpenMP) and of its BLAS (Note [BLAS
+ * threads]). */
 static PyObject *module_set_num_threads(PyObject *module, PyObject *arg)
 {
     if (!PyLong_Check(arg) || PyBool_Check(arg)) {
@@ -98,6 +99,15 @@ static PyObject *module_set_num_threads(PyObject *module, PyObject *arg)
     }
     pith_set_num_threads((int)n);
     Py_RETURN_NONE;
+}
+
+/* _blas_info(): the BLAS in the process, for pith.__config__ (Note [BLAS threads]). */
+static PyObject *module_blas_info(PyObject *module, PyObject *unused)
+{
+    static const char *const threading[] = {"sequential", "pthreads", "openmp"};
+    pith_blas_threading kind = pith_blas_get_threading();
+    return Py_BuildValue("{s:s,s:s,s:i}", "config", pith_blas_get_config(), "threading",
+                         threading[kind], "num_threads", pith_blas_get_num_threads());
 }
 
 static PyObject *module_live_tensors(PyObject *module, PyObject *unused)
@@ -123,9 +133,11 @@ static PyMethodDef module_methods[] = {
     {"get_default_dtype", module_get_default_dtype, METH_NOARGS, "The default float dtype."},
     {"set_default_dtype", module_set_default_dtype, METH_O, "Sets the default float dtype."},
     {"get_num_threads", module_get_num_threads, METH_NOARGS,
-     "The number of threads pith's kernels use."},
+     "The number of threads pith's kernels and its BLAS use."},
     {"set_num_threads", module_set_num_threads, METH_O,
-     "set_num_threads(n): the number of threads pith's kernels use."},
+     "set_num_threads(n): the number of threads pith's kernels and its BLAS use."},
+    {"_blas_info", module_blas_info, METH_NOARGS,
+     "The BLAS in the process: {'config', 'threading', 'num_threads'} (pith.__config__)."},
     {"_live_tensors", module_live_tensors, METH_NOARGS, "pith_live_tensors(), for leak tests."},
     {"_interpreter_name", module_interpreter_name, METH_NOARGS,
      "The name of this interpreter's table (its ID)."},

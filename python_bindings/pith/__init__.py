@@ -4,7 +4,9 @@ This package is thin: pith._C holds the tensor type and the operators; this file
 re-exports them and adds the methods and functions generated from the op schemas
 (see _ops.py). Importing pith never imports NumPy.
 """
-from . import _C
+from . import _openmp_env
+with _openmp_env.loading_defaults():  # Note [OpenMP wait policy]
+    from . import _C
 from ._C import (  # noqa: F401
     InterpreterError, PithError, PithTypeError, Size, Tensor, arange, dtype, empty, full,
     get_default_dtype,
@@ -58,6 +60,7 @@ __version__ = "0.1.0"
 # Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
 # import-time budget (docs/python.md). A name maps to the submodule it is (None) or lives in.
 _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
+         "__config__": None,
          "autocast": "amp", "is_autocast_enabled": "amp",
          "serialization": None, "safetensors": None, "einops": None,
          "save": "serialization", "load": "serialization"}

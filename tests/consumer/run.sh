@@ -5,7 +5,8 @@
 # with a plain cc command (shared, and static with --static). Also builds clash.c, which
 # defines names pith uses internally (key_name, add_cpu, ...), the same ways (both
 # find_package targets, and pkg-config --static), and checks the installed files, the
-# SONAME, and that neither libpith.so nor libpith.a defines global symbols outside pith_*.
+# SONAME, that neither libpith.so nor libpith.a defines global symbols outside pith_*, and
+# that every consumer loads the OpenBLAS that the build linked.
 # Registered with ctest as Consumer.InstalledTree; scripts/test.sh runs it through ctest.
 set -euo pipefail
 
@@ -111,5 +112,23 @@ static_libs=$(pkg-config --static --libs pith | sed 's/-lpith\b/-l:libpith.a/')
 "$cc_command" -std=c11 -Wall -Wextra -Werror -o "$work_dir/clash_pc_static" \
     "$source_dir/clash.c" $(pkg-config --cflags pith) $static_libs || die "cc clash.c with pkg-config --static"
 "$work_dir/clash_pc_static" || die "clash_pc_static"
+
+echo "== the OpenBLAS they load"
+# Every one loads the OpenBLAS build that pith was built against, through RUNPATHs, whatever
+# the alternatives system points libopenblas.so.0 at (See Note [One OpenBLAS]).
+blas_of() {
+    ldd "$1" | awk '$1 == "libopenblas.so.0" {print $3}'
+}
+want_blas=$(blas_of "$build_dir/libpith.so")
+[ -n "$want_blas" ] || die "ldd finds no libopenblas.so.0 for $build_dir/libpith.so"
+for program in "$libdir/libpith.so" "$work_dir"/build/consumer_shared \
+               "$work_dir"/build/consumer_static "$work_dir"/build/clash_shared \
+               "$work_dir"/build/clash_static "$work_dir"/consumer_pc \
+               "$work_dir"/consumer_pc_static "$work_dir"/clash_pc_static; do
+    got_blas=$(blas_of "$program")
+    [ "$got_blas" = "$want_blas" ] ||
+        die "$program loads OpenBLAS from '${got_blas:-nowhere}', not $want_blas"
+done
+echo "   $want_blas"
 
 echo "Consumer: all seven consumers passed against the installed tree"

@@ -532,6 +532,181 @@ TEST_F(Linalg, LargeMatmulInAForkedChildFinishes)
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+/* ---- vector shapes: GEMV and dot (Note [Vector products]) ---- */
+
+/* Products with one row, one column or both, every operand in every layout, float32 and
+ * float64, against the reference. */
+TEST_F(Linalg, VectorShapesMatchReferenceForEveryLayout)
+{
+    std::mt19937 rng(97);
+    const int64_t n = 19, k = 37, m = 23;
+    const std::vector<std::pair<Shape, Shape>> shapes = {
+        {{1, k}, {k, m}}, {{n, k}, {k, 1}}, {{1, k}, {k, 1}}, {{k}, {k, m}},
+        {{n, k}, {k}},    {{k}, {k}},       {{1, k}, {k}},    {{k}, {k, 1}},
+        {{1, 1}, {1, m}}, {{n, 1}, {1, 1}}};
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64}) {
+        for (const auto &[as, bs] : shapes) {
+            for (Layout la : kLayouts) {
+                for (Layout lb : kLayouts) {
+                    Tensor a = MakeTensor(rng, as, dtype, la);
+                    Tensor b = MakeTensor(rng, bs, dtype, lb);
+                    Tensor r(pith_matmul(a.get(), b.get()));
+                    ASSERT_NE(r, nullptr) << pith_last_error();
+                    std::vector<double> scale;
+                    Dense want = RefMatmul(Read(a.get()), Read(b.get()), dtype, &scale);
+                    EXPECT_EQ(Sizes(r.get()), want.s);
+                    EXPECT_TRUE(AllClose(r.get(), want.v,
+                                         ProductTolerance(dtype, want.v, scale, as.back())))
+                        << pith_dtype_name(dtype) << " " << as.size() << "-D x " << bs.size()
+                        << "-D, layouts " << (int)la << "," << (int)lb;
+                }
+            }
+        }
+    }
+}
+
+/* linear at batch 1 (the weight viewed transposed: a NoTrans GEMV), with and without
+ * bias, for a weight that is contiguous, transposed or has strided rows. */
+TEST_F(Linalg, LinearAtBatchOneMatchesReferenceForEveryWeightLayout)
+{
+    std::mt19937 rng(99);
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64}) {
+        for (const Shape &in_shape : {Shape{1, 40}, Shape{40}, Shape{1, 1, 40}}) {
+            for (Layout lw : kLayouts) {
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    Tensor x = MakeTensor(rng, in_shape, dtype, Layout::Stepped);
+                    Tensor w = MakeTensor(rng, {33, 40}, dtype, lw);
+                    Tensor bias = MakeTensor(rng, {33}, dtype, Layout::Stepped);
+                    Tensor r(pith_linear(x.get(), w.get(), with_bias ? bias.get() : nullptr));
+                    ASSERT_NE(r, nullptr) << pith_last_error();
+                    Tensor wt(pith_t(w.get()));
+                    std::vector<double> scale;
+                    Dense want = RefMatmul(Read(x.get()), Read(wt.get()), dtype, &scale);
+                    if (with_bias) {
+                        std::vector<double> bv = Values(bias.get());
+                        for (size_t i = 0; i < want.v.size(); i++) {
+                            want.v[i] += bv[i % 33];
+                            scale[i] += std::fabs(bv[i % 33]);
+                        }
+                    }
+                    EXPECT_TRUE(AllClose(r.get(), want.v,
+                                         ProductTolerance(dtype, want.v, scale, 40)))
+                        << pith_dtype_name(dtype) << " input " << in_shape.size()
+                        << "-D, weight layout " << (int)lw << ", bias " << with_bias;
+                }
+            }
+        }
+    }
+}
+
+/* addmm's beta * self + alpha * (mat1 @ mat2) on the GEMV and dot shapes. */
+TEST_F(Linalg, AddmmScalesOnVectorShapes)
+{
+    std::mt19937 rng(101);
+    const std::vector<std::tuple<Shape, Shape, Shape>> cases = {
+        {{1, 9}, {9, 6}, {6}},    {{1, 9}, {9, 6}, {1, 6}}, {{5, 9}, {9, 1}, {5, 1}},
+        {{5, 9}, {9, 1}, {}},     {{1, 9}, {9, 1}, {1, 1}}, {{1, 9}, {9, 1}, {}}};
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64}) {
+        for (const auto &[as, bs, ss] : cases) {
+            for (Layout lb : {Layout::Contiguous, Layout::Permuted, Layout::Stepped}) {
+                Tensor a = MakeTensor(rng, as, dtype, Layout::Stepped);
+                Tensor b = MakeTensor(rng, bs, dtype, lb);
+                Tensor self = MakeTensor(rng, ss, dtype, Layout::Contiguous);
+                const double beta = 0.5, alpha = -1.5;
+                Tensor r(pith_addmm(self.get(), a.get(), b.get(), beta, alpha));
+                ASSERT_NE(r, nullptr) << pith_last_error();
+                std::vector<double> scale;
+                Dense ab = RefMatmul(Read(a.get()), Read(b.get()), PITH_FLOAT64, &scale);
+                std::vector<double> sv = Values(self.get()), want;
+                int64_t rows = as[0], cols = bs[1];
+                for (int64_t i = 0; i < rows; i++) {
+                    for (int64_t j = 0; j < cols; j++) {
+                        size_t at = (size_t)(i * cols + j);
+                        size_t si = ss.empty() ? 0 : ss.size() == 1 ? (size_t)j
+                                                 : ss[0] == 1       ? (size_t)j
+                                                                    : (size_t)i;
+                        want.push_back(beta * sv[si] + alpha * ab.v[at]);
+                        scale[at] = std::fabs(alpha) * scale[at] + std::fabs(beta * sv[si]);
+                    }
+                }
+                EXPECT_TRUE(AllClose(r.get(), want, ProductTolerance(dtype, want, scale, 9)))
+                    << pith_dtype_name(dtype) << " " << rows << "x" << cols << " self "
+                    << ss.size() << "-D, layout " << (int)lb;
+            }
+        }
+    }
+}
+
+TEST_F(Linalg, BetaZeroIgnoresNanOnVectorShapes)
+{
+    for (const auto &[as, bs] : std::vector<std::pair<Shape, Shape>>{
+             {{1, 3}, {3, 2}}, {{2, 3}, {3, 1}}, {{1, 3}, {3, 1}}}) {
+        int64_t outs = as[0] * bs[1];
+        Tensor self = FromValues({as[0], bs[1]}, PITH_FLOAT32,
+                                 std::vector<double>((size_t)outs, NAN));
+        Tensor a = FromValues(as, PITH_FLOAT32, std::vector<double>((size_t)Numel(as), 1));
+        Tensor b = FromValues(bs, PITH_FLOAT32, std::vector<double>((size_t)Numel(bs), 2));
+        Tensor r(pith_addmm(self.get(), a.get(), b.get(), 0, 1));
+        ASSERT_NE(r, nullptr) << pith_last_error();
+        EXPECT_EQ(Values(r.get()), std::vector<double>((size_t)outs, 6))
+            << as[0] << "x" << bs[1];
+        /* An out= full of nan is written, never read (the product goes straight in). */
+        Tensor out = FromValues({as[0], bs[1]}, PITH_FLOAT32,
+                                std::vector<double>((size_t)outs, NAN));
+        ASSERT_EQ(pith_mm_out(out.get(), a.get(), b.get()), PITH_OK) << pith_last_error();
+        EXPECT_EQ(Values(out.get()), std::vector<double>((size_t)outs, 6))
+            << "out= " << as[0] << "x" << bs[1];
+    }
+}
+
+/* Batched products with one row or one column: separate batches (B has its own), stacked
+ * ones (B shared), and separate batches that run in parallel, with their results bit for
+ * bit the same with 1 thread and with 2. */
+TEST_F(Linalg, BatchedVectorShapesMatchReferenceAtAnyThreadCount)
+{
+    std::mt19937 rng(103);
+    int saved = pith_get_num_threads();
+    const std::vector<std::pair<Shape, Shape>> shapes = {
+        {{6, 1, 13}, {6, 13, 7}}, {{6, 5, 13}, {6, 13, 1}}, {{6, 1, 13}, {6, 13, 1}},
+        {{6, 1, 13}, {13, 7}},    {{2, 3, 5, 13}, {13}},    {{3, 1, 13}, {1, 13, 7}},
+        /* At least two BLAS_ONE_THREAD_GEMM multiply-adds of small products: in parallel. */
+        {{64, 32, 32}, {64, 32, 32}}, {{128, 1, 90}, {128, 90, 90}},
+        {{128, 90, 1}, {128, 1, 90}}, {{4096, 1, 128}, {4096, 128, 1}}};
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64}) {
+        for (const auto &[as, bs] : shapes) {
+            for (Layout la : kLayouts) {
+                for (Layout lb : {Layout::Contiguous, Layout::Permuted, Layout::Broadcast}) {
+                    Tensor a = MakeTensor(rng, as, dtype, la);
+                    Tensor b = MakeTensor(rng, bs, dtype, lb);
+                    pith_set_num_threads(1);
+                    Tensor r1(pith_matmul(a.get(), b.get()));
+                    pith_set_num_threads(2);
+                    Tensor r2(pith_matmul(a.get(), b.get()));
+                    ASSERT_NE(r1, nullptr) << pith_last_error();
+                    ASSERT_NE(r2, nullptr) << pith_last_error();
+                    std::vector<double> scale;
+                    Dense want = RefMatmul(Read(a.get()), Read(b.get()), dtype, &scale);
+                    EXPECT_EQ(Sizes(r1.get()), want.s);
+                    EXPECT_TRUE(AllClose(r1.get(), want.v,
+                                         ProductTolerance(dtype, want.v, scale, as.back())))
+                        << pith_dtype_name(dtype) << " " << as.size() << "-D x " << bs.size()
+                        << "-D, layouts " << (int)la << "," << (int)lb;
+                    /* Separate products, each on one thread, give the same bits at any
+                     * thread count; a stacked one (B expanded) is one BLAS call, whose
+                     * threads may split a sum differently. */
+                    if (lb != Layout::Broadcast && bs.size() == as.size()) {
+                        EXPECT_EQ(Values(r1.get()), Values(r2.get()))
+                            << "1 and 2 threads differ: " << pith_dtype_name(dtype) << " "
+                            << as.size() << "-D x " << bs.size() << "-D, layouts " << (int)la
+                            << "," << (int)lb;
+                    }
+                }
+            }
+        }
+    }
+    pith_set_num_threads(saved);
+}
+
 /* ---- Meta ---- */
 
 TEST_F(Linalg, MetaKernelsGiveShapesAndCheckLikeCpu)

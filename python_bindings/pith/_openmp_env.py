@@ -1,0 +1,70 @@
+"""The OpenMP wait policy that pith gives libgomp when it loads; used once, by pith/__init__.py."""
+import os
+
+# Note [OpenMP wait policy]
+# After a parallel region, libgomp's idle workers spin before they sleep: 300000 spins
+# (about 3 ms here) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT says otherwise. While they spin
+# they hold the other cores, so anything else that wants them in that time waits: the
+# threads of another BLAS pool (NumPy's, or a pthread OpenBLAS that a user put in place of
+# the OpenMP one: Note [BLAS threads]), another process, or torch's own OpenMP pool. Sleeping
+# at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake-up at the start of every region
+# instead, which back-to-back elementwise ops pay again and again.
+# pith's choice, measured by benchmarks/threads.py (docs/python.md "Threads and the BLAS"),
+# is DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
+# change them later, so they are set in os.environ just while pith._C (and so libpith and
+# libgomp) loads, and removed again at once, so that child processes see the environment as
+# the user left it. It applies only when the user set neither variable, and only when no
+# libgomp.so.1 is in the process yet: libpith would use that one (the loader matches the
+# SONAME), whose settings were fixed when it loaded. torch 2.13's wheel carries a
+# libgomp.so.1 of its own, so in a process with both, the first of the two imported loads
+# the one libgomp they share, and pith's default applies to torch's threads too when pith
+# came first. C programs that link libpith set the variables themselves (docs/c_api.md).
+# pith.__config__.parallel_info() says which case applied.
+DEFAULTS = {"GOMP_SPINCOUNT": "10000"}
+_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+# How libgomp got its wait policy: (who, the variables' values at load).
+_applied = ("not loaded yet", {})
+
+
+def _libgomp_loaded():
+    """Whether a libgomp.so.1 (the SONAME that libpith needs) is in the process already:
+    Debian's (libgomp.so.1.0.0) or torch's (torch/lib/libgomp.so.1). Copies renamed by
+    auditwheel (libgomp-<hash>.so.1) are other runtimes, which libpith does not use."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return any("/libgomp.so.1" in line for line in maps)
+    except OSError:
+        return False
+
+
+class loading_defaults:
+    """`with loading_defaults(): from . import _C` gives libgomp pith's DEFAULTS while it
+    loads (see the Note above)."""
+
+    def __enter__(self):
+        global _applied
+        self._set = False
+        user = {v: os.environ[v] for v in _VARIABLES if v in os.environ}
+        if user:
+            _applied = ("the environment", user)
+        elif _libgomp_loaded():
+            _applied = ("libgomp was loaded before pith; its defaults", {})
+        else:
+            os.environ.update(DEFAULTS)
+            self._set = True
+            _applied = ("pith's default", dict(DEFAULTS))
+        return self
+
+    def __exit__(self, *exc):
+        if self._set:
+            for var in DEFAULTS:
+                os.environ.pop(var, None)
+        return False
+
+
+def describe():
+    """One line: the wait policy libgomp got, and from whom."""
+    who, values = _applied
+    settings = ", ".join(f"{k}={v}" for k, v in values.items())
+    return f"{settings} ({who})" if settings else who
