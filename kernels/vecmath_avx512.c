@@ -16,6 +16,11 @@
 #define VM_SQRT_D(x) ((VD)_mm512_sqrt_pd((__m512d)(x)))
 #define VM_ANY_I(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define VM_ANY_L(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define VM_WIDEN_LO(x) ((VD)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)(x))))
+#define VM_WIDEN_HI(x) ((VD)_mm512_cvtps_pd(_mm512_extractf32x8_ps((__m512)(x), 1)))
+#define VM_NARROW(lo, hi)                                                                   \
+    ((VF)_mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)(lo))),         \
+                            _mm512_cvtpd_ps((__m512d)(hi)), 1))
 #define VM_NAME "avx512"
 #define VM_TABLE vecmath_avx512
 #include "kernels/vecmath_impl.h"

@@ -17,10 +17,6 @@
 #define VM_ERF_F_COUNT 6
 #define VM_ERF_F {0x1.20dd74p+0f, -0x1.81271cp-2f, 0x1.ce247ap-4f, -0x1.b72cc2p-6f, 0x1.4b5346p-8f, -0x1.4c8d4p-11f}
 #define VM_ERF_F_C0_LO 0x1.d230b4p-25f
-/* Phi(x) = 1/2 + x sum c[j] z^j, z = x^2, |x| <= 0.6745; error relative to Phi(-|x|). Error: 0.65 x 2^-24 */
-#define VM_GELU_F_COUNT 5
-#define VM_GELU_F {0x1.988454p-2f, -0x1.10581ep-4f, 0x1.46c71cp-7f, -0x1.35dd5cp-10f, 0x1.b41d76p-14f}
-#define VM_GELU_F_C0_LO -0x1.d68f5ep-27f
 /* exp(r) = 1 + r + sum c[j] r^(j+2), |r| <= ln(2)/2; relative error. Error: 0.11 x 2^-53 */
 #define VM_EXP_D_COUNT 10
 #define VM_EXP_D {0x1.0000000000009p-1, 0x1.5555555555558p-3, 0x1.55555555502a4p-5, 0x1.111111110f7a1p-7, 0x1.6c16c1864df32p-10, 0x1.a01a01b03af3cp-13, 0x1.a01992dcd7c09p-16, 0x1.71ddf62fe6d14p-19, 0x1.28b4dab755533p-22, 0x1.af642337af284p-26}
@@ -34,22 +30,21 @@
 #define VM_ERF_D_COUNT 11
 #define VM_ERF_D {0x1.20dd750429b6dp+0, -0x1.812746b0379a3p-2, 0x1.ce2f21a03f0f5p-4, -0x1.b82ce311487fbp-6, 0x1.565bccd67d36ap-8, -0x1.c02da892b97e6p-11, 0x1.f9a1b11d6c56ap-14, -0x1.f4b38c226c6dep-17, 0x1.b84261bfc8fcp-20, -0x1.515e1cdbff46dp-23, 0x1.701fcd55450afp-27}
 #define VM_ERF_D_C0_LO 0x1.2dc0d0505a41ep-58
-/* Phi(x) = 1/2 + x sum c[j] z^j, z = x^2, |x| <= 0.6745; error relative to Phi(-|x|). Error: 0.6 x 2^-53 */
-#define VM_GELU_D_COUNT 9
-#define VM_GELU_D {0x1.9884533d4365p-2, -0x1.1058377e2ce96p-4, 0x1.46d0429763c49p-7, -0x1.37403f68cf68ep-10, 0x1.e42b0bb21851cp-14, -0x1.3ce8b3cf4fc27p-17, 0x1.657b68ce4cba9p-21, -0x1.604e3a85eccd3p-25, 0x1.1843feffec832p-29}
-#define VM_GELU_D_C0_LO 0x1.96e6569384634p-56
-/* erfc(z) = t exp(-z^2 + sum c[j] u^j), t = 1/(1+z/2), u = t - 0x1.f333f8p-2f, 0.47 <= z <= 10.1; absolute error of the exponent. Error: 0.34 x 2^-24 */
-#define VM_ERFC_F_COUNT 10
-#define VM_ERFC_F {-0x1.608d06p-1f, 0x1.57230ep+0f, 0x1.a053f4p-3f, -0x1.77a0bep-2f, -0x1.6711a4p-3f, 0x1.17151p-2f, 0x1.1c25dcp-3f, -0x1.23a9acp-2f, -0x1.48c46ap-4f, 0x1.060ec6p-2f}
-/* erfc(z) = t exp(-z^2 + sum c[j] u^j), t = 1/(1+z/2), u = t - 0x1.c18612p-2f, 0.47 <= z <= 27.3; absolute error of the exponent. Error: 0.53 x 2^-53 */
-#define VM_ERFC_D_COUNT 23
-#define VM_ERFC_D {-0x1.81945ac7cfbdap-1, 0x1.51725a820281fp+0, 0x1.03fea69c5ec95p-2, -0x1.4e9914067e011p-2, -0x1.e2546ebe0bc2dp-3, 0x1.c01d74ee753bfp-3, 0x1.d772d44854a43p-3, -0x1.e12e2062cc354p-3, -0x1.d2b98970b6326p-3, 0x1.46d7937e5e0b1p-2, 0x1.8912f6c49223fp-3, -0x1.d3e0019cf008fp-2, -0x1.0e928daea464bp-4, 0x1.35371ae9bdbeep-1, -0x1.ac920eb77eebap-3, -0x1.4b0f72c18dcfp-1, 0x1.422f8b11ecf6dp-1, 0x1.b85821bbae1aap-2, -0x1.0458794b202cep+0, 0x1.c0f6cd01b05e3p-6, 0x1.06bbd805f37c5p+0, -0x1.167d3ba46beb6p-2, -0x1.070048ce42a23p-1}
-/* d/dt of ERFC_F's exponent, for the correction by t's low part; relative error. Error: 0.0012 */
-#define VM_ERFC_SLOPE_F_COUNT 4
-#define VM_ERFC_SLOPE_F {0x1.56bea4p+0f, 0x1.9d9cp-2f, -0x1.f42982p-1f, -0x1.333502p-1f}
-/* d/dt of ERFC_D's exponent, for the correction by t's low part; relative error. Error: 0.0016 */
-#define VM_ERFC_SLOPE_D_COUNT 4
-#define VM_ERFC_SLOPE_D {0x1.50ee48bf322f8p+0, 0x1.000afe7cfeb67p-1, -0x1.b564d53844fb4p-1, -0x1.760a42f0bbce5p-1}
+/* gelu: Phi(-a) exp(a^2/2) = sum c[j] u^j, u = a - 3/2, 0 <= a <= 3; relative error. Error: 0.29 x 2^-24 */
+#define VM_GELU_H_F_COUNT 14
+#define VM_GELU_H_F {0x1.a57056p-3f, -0x1.71c04cp-4f, 0x1.204034p-5f, -0x1.998066p-7f, 0x1.0d612ep-8f, -0x1.4bf27ep-10f, 0x1.8236c8p-12f, -0x1.ab99dap-14f, 0x1.c79316p-16f, -0x1.cb663cp-18f, 0x1.9c459ap-20f, -0x1.95a4e4p-22f, 0x1.196ce6p-23f, -0x1.cd185p-26f}
+/* erfc(z) exp(z^2) = t sum c[j] u^j, t = 1/(1+z/2), u = t - 0x1.2a5066p-1f, 0 <= z <= 10.1; relative error. Error: 0.43 x 2^-24 */
+#define VM_ERFCX_F_COUNT 11
+#define VM_ERFCX_F {0x1.24981ep-1f, 0x1.9072a4p-1f, 0x1.2ccf8ap-1f, 0x1.53efb6p-4f, -0x1.a1d534p-3f, -0x1.98113ep-5f, 0x1.d3495cp-4f, 0x1.4f7f3p-9f, -0x1.2e7f52p-4f, 0x1.1ccfbp-6f, 0x1.236bd8p-5f}
+/* erfc(z) exp(z^2) = t sum c[j] u^j, t = 1/(1+z/2), u = t - 0x1.117972p-1f, 0 <= z <= 27.3; relative error. Error: 0.63 x 2^-53 */
+#define VM_ERFCX_D_COUNT 26
+#define VM_ERFCX_D {0x1.11de7c80c9ca1p-1, 0x1.739b6ddecfd3ap-1, 0x1.252f6d6955204p-1, 0x1.f03a6e194d3cap-4, -0x1.80fc63daba9ddp-3, -0x1.5112c6e66e40fp-4, 0x1.be27c0bfc242bp-4, 0x1.f1bf75653746ep-6, -0x1.57e06f034390fp-4, 0x1.c6d2f36c8a72fp-7, 0x1.dc691113b69c4p-5, -0x1.844753f36e3f5p-5, -0x1.170bd98c2005fp-6, 0x1.c8aaa98fcfcb4p-5, -0x1.fa8b85efe9327p-6, -0x1.a5f43288279d6p-6, 0x1.c7fce25b287c8p-5, -0x1.fe80c4437cf8ap-6, -0x1.badb692d3bc7fp-6, 0x1.1c5e66476fe7ap-4, -0x1.59ba745376d6cp-5, -0x1.8829e96a4fd46p-5, 0x1.544b5ab920c4ap-4, -0x1.932faf518ab48p-8, -0x1.8ff1ce65b242fp-5, 0x1.52c786915878ep-6}
+/* d ln(erfcx) / d ln t over ERFCX_F's interval, for the correction of t's rounding; relative error. Error: 0.0011 */
+#define VM_ERFCX_SLOPE_F_COUNT 4
+#define VM_ERFCX_SLOPE_F {0x1.cbb12ep+0f, 0x1.76fef8p+0f, -0x1.be0504p-2f, -0x1.0e8b3ap+0f}
+/* d ln(erfcx) / d ln t over ERFCX_D's interval, for the correction of t's rounding; relative error. Error: 0.0011 */
+#define VM_ERFCX_SLOPE_D_COUNT 4
+#define VM_ERFCX_SLOPE_D {0x1.b9412837e195fp+0, 0x1.7ff0d18b80f44p+0, -0x1.1eaaac0f0bc0ep-2, -0x1.0fa791a5ac6aap+0}
 /* float's sin in double: sin(r) = r + r sum c[j] z^(j+1), z = r^2, |r| <= pi/4; relative error. Error: 8.7e-5 x 2^-24 */
 #define VM_SIN_F_COUNT 4
 #define VM_SIN_F {-0x1.5555554c6ffc8p-3, 0x1.111108690befp-7, -0x1.a00f7e14cb642p-13, 0x1.6cd1b09ab88e7p-19}
@@ -62,6 +57,12 @@
 /* cos(r) = 1 - z/2 + sum c[j] z^(j+2), z = r^2, |r| <= pi/4; relative error. Error: 0.01 x 2^-53 */
 #define VM_COS_D_COUNT 6
 #define VM_COS_D {0x1.555555555554bp-5, -0x1.6c16c16c14f8ap-10, 0x1.a01a019c8390fp-16, -0x1.27e4f7ea37964p-22, 0x1.1ee9d75291b15p-29, -0x1.8fa465ee99788p-37}
+/* float's pow, in double: log2(1+f) = s (2/ln 2 + sum c[j] z^(j+1)), s = f/(2+f), z = s^2; relative error. Error: 8.1e-5 x 2^-24 */
+#define VM_POW_LOG2_F_COUNT 4
+#define VM_POW_LOG2_F {0x1.ec709d446fb6ep-1, 0x1.277767ff44576p-1, 0x1.a595f5cb0769fp-2, 0x1.5c6a64c3ea06fp-2}
+/* float's pow, in double: 2^r = 1 + sum c[j] r^(j+1), |r| <= 1/2; relative error. Error: 0.0039 x 2^-24 */
+#define VM_POW_EXP2_F_COUNT 7
+#define VM_POW_EXP2_F {0x1.62e4300bf4d06p-1, 0x1.ebfbe0465ec28p-3, 0x1.c6b054a701f09p-5, 0x1.3b2a1ab76c9cbp-7, 0x1.5dc08dcb3cd7cp-10, 0x1.4440d4417d60bp-13, 0x1.c045cba3ce87p-17}
 /* pow's log: log(1+f) = 2s + 2s^3/3 + s sum c[j] z^(j+2), s = f/(2+f), z = s^2; relative error. Error: 0.0002 x 2^-53 */
 #define VM_POW_LOG_D_COUNT 7
 #define VM_POW_LOG_D {0x1.9999999999b34p-2, 0x1.2492492457469p-2, 0x1.c71c722e3bddcp-3, 0x1.745ce99604f09p-3, 0x1.3b1efab093dd7p-3, 0x1.0f7e84b486da6p-3, 0x1.0e5025fa93b31p-3}
@@ -81,6 +82,7 @@
 #define VM_PIO2_D_3 0x1.3198a2ep-69
 #define VM_PIO2_D_4 0x1.b839a252049c1p-104
 #define VM_TWO_OVER_PI_D 0x1.45f306dc9c883p-1
+#define VM_TWO_LOG2E_D 0x1.71547652b82fep+1
 #define VM_SQRT1_2_F 0x1.6a09e6p-1f
 #define VM_SQRT1_2_LO_F 0x1.9fcef4p-27f
 #define VM_SQRT1_2_D 0x1.6a09e667f3bcdp-1
@@ -91,7 +93,7 @@
 #define VM_GELU_TANH_B_LO_D -0x1.6c843a29d1c7p-61
 #define VM_TWO_THIRDS_D 0x1.5555555555555p-1
 #define VM_TWO_THIRDS_LO_D 0x1.5555555555555p-55
-#define VM_ERFC_F_CENTRE 0x1.f333f8p-2f
-#define VM_ERFC_D_CENTRE 0x1.c18612p-2
+#define VM_ERFCX_F_CENTRE 0x1.2a5066p-1f
+#define VM_ERFCX_D_CENTRE 0x1.117972p-1
 
 #endif /* PITH_KERNELS_VECMATH_COEFFICIENTS_H */

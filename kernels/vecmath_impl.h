@@ -167,22 +167,27 @@ VM_INLINE VF scale_f(VF p, VI n)
  * a NaN gives a NaN p) and |xl| <= ~2^-20 |xh| + 2^-20. n = round(xh / ln 2) by the
  * shifter trick; r = xh - n ln 2 is exact in its first step (Cody and Waite: n * LN2_HI is
  * exact, and Sterbenz's lemma makes the difference exact). */
-VM_INLINE VF exp_core_f(VF xh, VF xl, VI *n)
+VM_INLINE VF exp_core2_f(VF xh, VF xl, int has_low, VI *n)
 {
     const float shifter = 0x1.8p23f;
     VF t = VM_FMA_F(xh, vf(VM_LOG2E_F), vf(shifter));
     VF k = t - shifter;
     *n = (VI)t - (VI)vf(shifter);
     VF r = xh - k * VM_LN2_HI_F;
-    r = VM_FMA_F(k, vf(-VM_LN2_LO_F), r) + xl;
+    r = VM_FMA_F(k, vf(-VM_LN2_LO_F), r);
+    if (has_low) /* a constant after inlining; adding a zero would not fold (-0 + 0 = +0) */
+        r = r + xl;
     VF q = HORNER_F(r, VM_EXP_F);
     return 1.0f + VM_FMA_F(r * r, q, r);
 }
+VM_INLINE VF exp_core_f(VF x, VI *n) { return exp_core2_f(x, x, 0, n); }
+/* p 2^n for n in [-126, 127]: one exact factor. */
+VM_INLINE VF scale1_f(VF p, VI n) { return p * (VF)((VU)(n + 127) << 23); }
 
 VM_INLINE VF exp_f(VF x)
 {
     VI n;
-    VF p = exp_core_f(clampf_v(x, -120.0f, 89.0f), vf(0.0f), &n);
+    VF p = exp_core_f(clampf_v(x, -120.0f, 89.0f), &n);
     return scale_f(p, n);
 }
 
@@ -239,101 +244,135 @@ VM_INLINE VF tanh_f(VF x)
     VF ax = absf(x), z = x * x;
     VF small = copysignf_v(VM_FMA_F(x, z * HORNER_F(z, VM_TANH_F), x), x); /* tanh(-0) */
     VI n;
-    VF p = exp_core_f(clampf_v(2.0f * ax, 0.0f, 88.0f), vf(0.0f), &n);
-    VF e = p * (VF)((VU)(n + 127) << 23); /* n in [0, 127] */
+    VF p = exp_core_f(clampf_v(2.0f * ax, 0.0f, 88.0f), &n);
+    VF e = scale1_f(p, n); /* n in [0, 127] */
     VF large = 1.0f - 2.0f / (e + 1.0f);
     return self(ax < 0.625f, small, copysignf_v(large, x));
 }
 
-/* The parts of e = exp(-|x|) = p 2^n (|x| clamped to 120) that sigmoid and silu share. */
-VM_INLINE VF exp_neg_abs_f(VF x, VI *n, VF *p)
-{
-    *p = exp_core_f(-clampf_v(absf(x), 0.0f, 120.0f), vf(0.0f), n);
-    return scale_f(*p, *n);
-}
+/* Note [Wide range on demand]
+ * sigmoid, silu and gelu (both forms) have results that underflow to denormals only for
+ * arguments beyond ~-80 (v for gelu's tanh form, ~-13 for gelu). A vector with no such lane
+ * takes a narrow path: no clamps, and one exact power-of-two factor instead of two. A vector
+ * with one takes the wide path (clamped arguments, scale_f's two factors, -inf's NaN) for
+ * all its lanes. The paths differ only in steps that are exact, or no-ops, for the narrow
+ * lanes, so a lane's bits never depend on its neighbours. */
 
-/* sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, e = exp(-|x|): no overflow,
- * and denormal results are right. */
-VM_INLINE VF sigmoid_f(VF x)
+/* sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, e = exp(-|x|) = p 2^n: nothing
+ * overflows, and denormal results are right. */
+VM_INLINE VF sigmoid_core_f(VF x, int wide)
 {
+    VF ax = absf(x);
     VI n;
-    VF p, e = exp_neg_abs_f(x, &n, &p);
+    VF p = exp_core_f(-(wide ? clampf_v(ax, 0.0f, 120.0f) : ax), &n);
+    VF e = wide ? scale_f(p, n) : scale1_f(p, n);
     return self(x >= 0.0f, vf(1.0f), e) / (1.0f + e);
 }
-
-/* x e^w / (1 + e^w) for w = -|v| <= 0 (v of x's sign), e^w = p 2^n given; x / (1 + e^w)
- * for x >= 0. For x < 0 the product x p / d is scaled by 2^n last, so a result that is
- * denormal is rounded once. `xneg` is x clamped so that x p 2^n underflows when w is
- * clamped. PyTorch's x / (1 + exp(-x)) gives NaN at x = -inf, and so does this. */
-VM_INLINE VF silu_like_f(VF x, VF xneg, VF p, VI n)
+VM_INLINE VF sigmoid_f(VF x)
 {
-    VF d = 1.0f + scale_f(p, n);
-    VF r = self(x >= 0.0f, x / d, scale_f(xneg * p / d, n));
-    return self(x == -INFINITY, vf(NAN), r);
+    return VM_ANY_I(~(absf(x) <= 80.0f)) ? sigmoid_core_f(x, 1) : sigmoid_core_f(x, 0);
 }
 
+/* x / (1 + e^w) for x >= 0, and x e^w / (1 + e^w) for x < 0, where w = -|v| <= 0 (v of x's
+ * sign) and e^w = p 2^n: one division, (x or xneg p) / d, then the scale by 2^n (or 1), last
+ * so that a denormal result rounds once. `xneg` is x clamped so that xneg p 2^n underflows
+ * when w is clamped (wide path). PyTorch's x / (1 + exp(-x)) gives NaN at x = -inf; so does
+ * this (wide path). */
+VM_INLINE VF silu_like_f(VF x, VF xneg, VF p, VI n, int wide)
+{
+    VF d = 1.0f + (wide ? scale_f(p, n) : scale1_f(p, n));
+    VI positive = x >= 0.0f;
+    VF q = self(positive, x, xneg * p) / d;
+    VI nn = n & ~positive;
+    VF r = wide ? scale_f(q, nn) : scale1_f(q, nn);
+    return wide ? self(x == -INFINITY, vf(NAN), r) : r;
+}
+
+VM_INLINE VF silu_core_f(VF x, int wide)
+{
+    VF ax = absf(x);
+    VI n;
+    VF p = exp_core_f(-(wide ? clampf_v(ax, 0.0f, 120.0f) : ax), &n);
+    return silu_like_f(x, wide ? clampf_v(x, -120.0f, 0.0f) : x, p, n, wide);
+}
 VM_INLINE VF silu_f(VF x)
 {
-    VI n;
-    VF p;
-    exp_neg_abs_f(x, &n, &p);
-    return silu_like_f(x, clampf_v(x, -120.0f, 0.0f), p, n);
+    return VM_ANY_I(~(absf(x) <= 80.0f)) ? silu_core_f(x, 1) : silu_core_f(x, 0);
 }
 
-/* erfc(z) = t exp(-a^2 + R(t)) with t = 2 / (2 + z), for z in [0.47, 10.1] given as zh + zl,
- * and a^2 (z^2 = square_factor a^2) entering the exponent exactly as a double-float: its
- * rounding error would be multiplied by a^2 in the result. t is a double-float too: R's
- * slope times t's relative error would otherwise add ~2 ulps; its low part tl enters as
- * tl R'(t) in the exponent and tl p in the product. erf passes z = a; gelu passes a = |x| and
- * z = |x| / sqrt 2 (both parts), square_factor 1/2. Returns m and n with the result m 2^n
- * (not scaled, so that callers can multiply first). */
-VM_INLINE VF erfc_tail_f(VF a, VF zh, VF zl, float square_factor, VI *n)
+/* erfcx(z) = erfc(z) exp(z^2) = t Q(t) with t = 1 / (1 + c a), for z = 2 c a in [0, 10.1]
+ * (erf: c = 1/2, z = a; gelu: c = 1 / (2 sqrt 2), z = a / sqrt 2). erfcx moves by up to 2.3
+ * times t's relative error (S = d ln erfcx / d ln t), and t = 1 / fl(1 + c a) carries two
+ * roundings; both are recovered exactly (corr, to first order: 1 / (1 + c a) = t (1 + corr))
+ * and applied as erfcx (1 + S corr). Callers put exp(-z^2) together from an exact square. */
+VM_INLINE VF erfcx_f(VF a, float c)
 {
-    VF dh = 2.0f + zh, dl = sum_error_f(vf(2.0f), zh, dh) + zl;
-    VF th = 2.0f / dh;
-    VF ph = th * dh; /* 2 - th (dh + dl), exactly up to the last product: */
-    VF tl = ((2.0f - ph) - prod_error_f(th, dh, ph) - th * dl) * (0.5f * th);
-    VF u = th - VM_ERFC_F_CENTRE;
-    VF r = HORNER_F(u, VM_ERFC_F);
-    VF h = a * a, l = prod_error_f(a, a, h);
-    VF eh = -square_factor * h, el = -square_factor * l;
-    VF s = eh + r;
-    VF lo = VM_FMA_F(HORNER_F(u, VM_ERFC_SLOPE_F), tl, sum_error_f(eh, r, s) + el);
-    VF p = exp_core_f(clampf_v(s, -120.0f, 0.0f), lo, n);
-    return VM_FMA_F(tl, p, th * p);
+    VF d = VM_FMA_F(a, vf(c), vf(1.0f));
+    VF t = 1.0f / d;
+#if VM_HAS_FMA
+    VF ed = VM_FMA_F(a, vf(c), -(d - 1.0f)); /* c a + 1 - d (d - 1 is exact) */
+    VF rho = VM_FMA_F(-t, d, vf(1.0f));      /* 1 - t d */
+#else
+    VF pc = a * c, ph = t * d;
+    VF ed = (pc - (d - 1.0f)) + prod_error_f(a, vf(c), pc);
+    VF rho = (1.0f - ph) - prod_error_f(t, d, ph);
+#endif
+    VF corr = VM_FMA_F(-t, ed, rho);
+    VF u = t - VM_ERFCX_F_CENTRE;
+    VF g = t * HORNER_F(u, VM_ERFCX_F);
+    return VM_FMA_F(g, HORNER_F(u, VM_ERFCX_SLOPE_F) * corr, g);
 }
 
+/* erf: x E(x^2) below 0.84375, else 1 - erfc(|x|) with erfc(a) = erfcx(a) exp(-a^2), a^2 exact
+ * as a double-float (its rounding error would be multiplied by a^2). */
 VM_INLINE VF erf_f(VF x)
 {
     VF ax = absf(x), z = x * x;
     VF small = VM_FMA_F(x, HORNER_F(z, VM_ERF_F), x * VM_ERF_F_C0_LO);
-    VF a = clampf_v(ax, 0.0f, 10.0f);
+    VF a = clampf_v(ax, 0.0f, 9.0f); /* erfc(9) < 2^-120: 1 - erfc is 1 long before */
+    VF h = a * a, l = prod_error_f(a, a, h);
     VI n;
-    VF m = erfc_tail_f(a, a, vf(0.0f), 1.0f, &n);
-    VF large = copysignf_v(1.0f - scale_f(m, n), x);
-    VF r = self(ax < 0.84375f, small, large);
+    VF p = exp_core2_f(-h, -l, 1, &n);
+    VF erfc = scale1_f(erfcx_f(a, 0.5f) * p, n);
+    VF r = self(ax < 0.84375f, small, copysignf_v(1.0f - erfc, x));
     return self(x != x, x, r);
 }
 
-/* gelu = x Phi(x): x/2 + x^2 Q(x^2) for |x| < 0.6745 (Phi(x) >= 1/4 there, so there is no
- * cancellation), else from the tail Phi(-|x|) = erfc(|x| / sqrt 2) / 2. */
+/* gelu = x Phi(x) from Phi(-a), a = |x|: x (1 - Phi(-a)) for x >= 0 (no cancellation: Phi(-a)
+ * is at most 1/2) and x Phi(-a) for x < 0, where Phi(-a) = H(a) exp(-a^2/2), a^2 exact as a
+ * double-float, and H a polynomial in a for a <= 3; beyond, H = erfcx(a / sqrt 2) / 2. The
+ * product is scaled last (See Note [Wide range on demand]: the wide path serves a > 3). */
+VM_INLINE VF gelu_core_f(VF x, int wide)
+{
+    VF a = absf(x);
+    VF ac = wide ? clampf_v(a, 0.0f, 14.5f) : a;
+    VF h = ac * ac, l = prod_error_f(ac, ac, h);
+    VI n;
+    VF p = exp_core2_f(-0.5f * h, -0.5f * l, 1, &n);
+    VF m = HORNER_F(a - 1.5f, VM_GELU_H_F);
+    if (wide)
+        m = self(a <= 3.0f, m, 0.5f * erfcx_f(ac, 0.5f * VM_SQRT1_2_F));
+    m = m * p;
+    VF neg = wide ? scale_f(-ac * m, n) : scale1_f(-a * m, n);
+    VF pos = x * (1.0f - (wide ? scale_f(m, n) : scale1_f(m, n)));
+    VF r = self(x < 0.0f, neg, pos); /* -0 takes pos: -0 (1 - 1/2) */
+    return wide ? self(x == -INFINITY, vf(NAN), r) : r; /* PyTorch: -inf (1 + erf(-inf)) */
+}
 VM_INLINE VF gelu_f(VF x)
 {
-    VF ax = absf(x), z = x * x;
-    VF small = VM_FMA_F(z, HORNER_F(z, VM_GELU_F), VM_FMA_F(z, vf(VM_GELU_F_C0_LO), 0.5f * x));
-    small = copysignf_v(small, x); /* gelu(-0) is -0 */
-    VF a = clampf_v(ax, 0.0f, 20.0f);
-    VF zh = a * VM_SQRT1_2_F;
-    VF zl = VM_FMA_F(a, vf(VM_SQRT1_2_LO_F), prod_error_f(a, vf(VM_SQRT1_2_F), zh));
-    VI n;
-    VF m = 0.5f * erfc_tail_f(a, zh, zl, 0.5f, &n);
-    VF neg = scale_f(-a * m, n);
-    VF pos = x * (1.0f - scale_f(m, n));
-    VF r = self(ax < 0.6745f, small, self(x < 0.0f, neg, pos));
-    return self(x == -INFINITY, vf(NAN), r); /* PyTorch: -inf * (1 + erf(-inf)) */
+    return VM_ANY_I(~(absf(x) <= 3.0f)) ? gelu_core_f(x, 1) : gelu_core_f(x, 0);
 }
 
-/* The halves of a float vector as double vectors, and back. */
+/* The halves of a float vector as double vectors, and back (the instruction set's own
+ * conversions where it has them: through a union, GCC goes through memory). */
+#ifdef VM_NARROW
+VM_INLINE void widen_f(VF x, VD *lo, VD *hi)
+{
+    *lo = VM_WIDEN_LO(x);
+    *hi = VM_WIDEN_HI(x);
+}
+VM_INLINE VF narrow_d(VD lo, VD hi) { return VM_NARROW(lo, hi); }
+#else
 typedef union {
     VF f;
     VFH h[2];
@@ -351,6 +390,7 @@ VM_INLINE VF narrow_d(VD lo, VD hi)
     u.h[1] = __builtin_convertvector(hi, VFH);
     return u.f;
 }
+#endif
 
 /* gelu's tanh form: 0.5 x (1 + tanh(u)) = x sigmoid(v) with v = 2u = x (A + B x^2). v is
  * computed in double and split into a float pair, since its rounding error would be
@@ -369,8 +409,12 @@ VM_INLINE VF gelu_tanh_f(VF x)
     /* w = -|v| */
     VF wh = -absf(vh), wl = self(vh < 0.0f, vl, -vl);
     VI n;
-    VF p = exp_core_f(clampf_v(wh, -120.0f, 0.0f), wl, &n);
-    return silu_like_f(x, self(x < 0.0f, xc, vf(0.0f)), p, n);
+    if (VM_ANY_I(~(wh >= -80.0f))) {
+        VF p = exp_core2_f(clampf_v(wh, -120.0f, 0.0f), wl, 1, &n);
+        return silu_like_f(x, self(x < 0.0f, xc, vf(0.0f)), p, n, 1);
+    }
+    VF p = exp_core2_f(wh, wl, 1, &n);
+    return silu_like_f(x, x, p, n, 0);
 }
 
 VM_INLINE VF sqrt_f(VF x) { return VM_SQRT_F(x); }
@@ -396,22 +440,26 @@ VM_INLINE VD int_to_double(VL k)
 }
 
 /* exp(xh + xl) = p 2^n, xh in [-800, 710]; see exp_core_f. */
-VM_INLINE VD exp_core_d(VD xh, VD xl, VL *n)
+VM_INLINE VD exp_core2_d(VD xh, VD xl, int has_low, VL *n)
 {
     const double shifter = 0x1.8p52;
     VD t = VM_FMA_D(xh, vd(VM_LOG2E_D), vd(shifter));
     VD k = t - shifter;
     *n = (VL)t - (VL)vd(shifter);
     VD r = xh - k * VM_LN2_HI_D;
-    r = VM_FMA_D(k, vd(-VM_LN2_LO_D), r) + xl;
+    r = VM_FMA_D(k, vd(-VM_LN2_LO_D), r);
+    if (has_low)
+        r = r + xl;
     VD q = HORNER_D(r, VM_EXP_D);
     return 1.0 + VM_FMA_D(r * r, q, r);
 }
+VM_INLINE VD exp_core_d(VD x, VL *n) { return exp_core2_d(x, x, 0, n); }
+VM_INLINE VD scale1_d(VD p, VL n) { return p * (VD)((VUL)(n + 1023) << 52); }
 
 VM_INLINE VD exp_d(VD x)
 {
     VL n;
-    VD p = exp_core_d(clampd_v(x, -800.0, 710.0), vd(0.0), &n);
+    VD p = exp_core_d(clampd_v(x, -800.0, 710.0), &n);
     return scale_d(p, n);
 }
 
@@ -460,55 +508,66 @@ VM_INLINE VD tanh_d(VD x)
     VD ax = absd(x), z = x * x;
     VD small = copysignd_v(VM_FMA_D(x, z * HORNER_D(z, VM_TANH_D), x), x);
     VL n;
-    VD p = exp_core_d(clampd_v(2.0 * ax, 0.0, 40.0), vd(0.0), &n);
-    VD e = p * (VD)((VUL)(n + 1023) << 52);
+    VD p = exp_core_d(clampd_v(2.0 * ax, 0.0, 40.0), &n);
+    VD e = scale1_d(p, n);
     VD large = 1.0 - 2.0 / (e + 1.0);
     return seld(ax < 0.625, small, copysignd_v(large, x));
 }
 
-VM_INLINE VD exp_neg_abs_d(VD x, VL *n, VD *p)
+/* See sigmoid_f, silu_f, erf_f, gelu_f and Note [Wide range on demand]: results are
+ * normal for |x| <= 700 (|x| <= 37 in gelu), and the wide path clamps to 800 (40). */
+VM_INLINE VD sigmoid_core_d(VD x, int wide)
 {
-    *p = exp_core_d(-clampd_v(absd(x), 0.0, 800.0), vd(0.0), n);
-    return scale_d(*p, *n);
-}
-
-VM_INLINE VD sigmoid_d(VD x)
-{
+    VD ax = absd(x);
     VL n;
-    VD p, e = exp_neg_abs_d(x, &n, &p);
+    VD p = exp_core_d(-(wide ? clampd_v(ax, 0.0, 800.0) : ax), &n);
+    VD e = wide ? scale_d(p, n) : scale1_d(p, n);
     return seld(x >= 0.0, vd(1.0), e) / (1.0 + e);
 }
-
-VM_INLINE VD silu_like_d(VD x, VD xneg, VD p, VL n)
+VM_INLINE VD sigmoid_d(VD x)
 {
-    VD d = 1.0 + scale_d(p, n);
-    VD r = seld(x >= 0.0, x / d, scale_d(xneg * p / d, n));
-    return seld(x == -INFINITY, vd(NAN), r);
+    return VM_ANY_L(~(absd(x) <= 700.0)) ? sigmoid_core_d(x, 1) : sigmoid_core_d(x, 0);
 }
 
+VM_INLINE VD silu_like_d(VD x, VD xneg, VD p, VL n, int wide)
+{
+    VD d = 1.0 + (wide ? scale_d(p, n) : scale1_d(p, n));
+    VL positive = x >= 0.0;
+    VD q = seld(positive, x, xneg * p) / d;
+    VL nn = n & ~positive;
+    VD r = wide ? scale_d(q, nn) : scale1_d(q, nn);
+    return wide ? seld(x == -INFINITY, vd(NAN), r) : r;
+}
+
+VM_INLINE VD silu_core_d(VD x, int wide)
+{
+    VD ax = absd(x);
+    VL n;
+    VD p = exp_core_d(-(wide ? clampd_v(ax, 0.0, 800.0) : ax), &n);
+    return silu_like_d(x, wide ? clampd_v(x, -800.0, 0.0) : x, p, n, wide);
+}
 VM_INLINE VD silu_d(VD x)
 {
-    VL n;
-    VD p;
-    exp_neg_abs_d(x, &n, &p);
-    return silu_like_d(x, clampd_v(x, -800.0, 0.0), p, n);
+    return VM_ANY_L(~(absd(x) <= 700.0)) ? silu_core_d(x, 1) : silu_core_d(x, 0);
 }
 
-/* See erfc_tail_f; z in [0.47, 27.3]. */
-VM_INLINE VD erfc_tail_d(VD a, VD zh, VD zl, double square_factor, VL *n)
+/* erfcx(z), z = 2 c a in [0, 27.3]; see erfcx_f. */
+VM_INLINE VD erfcx_d(VD a, double c)
 {
-    VD dh = 2.0 + zh, dl = sum_error_d(vd(2.0), zh, dh) + zl;
-    VD th = 2.0 / dh;
-    VD ph = th * dh;
-    VD tl = ((2.0 - ph) - prod_error_d(th, dh, ph) - th * dl) * (0.5 * th);
-    VD u = th - VM_ERFC_D_CENTRE;
-    VD r = HORNER_D(u, VM_ERFC_D);
-    VD h = a * a, l = prod_error_d(a, a, h);
-    VD eh = -square_factor * h, el = -square_factor * l;
-    VD s = eh + r;
-    VD lo = VM_FMA_D(HORNER_D(u, VM_ERFC_SLOPE_D), tl, sum_error_d(eh, r, s) + el);
-    VD p = exp_core_d(clampd_v(s, -800.0, 0.0), lo, n);
-    return VM_FMA_D(tl, p, th * p);
+    VD d = VM_FMA_D(a, vd(c), vd(1.0));
+    VD t = 1.0 / d;
+#if VM_HAS_FMA
+    VD ed = VM_FMA_D(a, vd(c), -(d - 1.0));
+    VD rho = VM_FMA_D(-t, d, vd(1.0));
+#else
+    VD pc = a * c, ph = t * d;
+    VD ed = (pc - (d - 1.0)) + prod_error_d(a, vd(c), pc);
+    VD rho = (1.0 - ph) - prod_error_d(t, d, ph);
+#endif
+    VD corr = VM_FMA_D(-t, ed, rho);
+    VD u = t - VM_ERFCX_D_CENTRE;
+    VD g = t * HORNER_D(u, VM_ERFCX_D);
+    return VM_FMA_D(g, HORNER_D(u, VM_ERFCX_SLOPE_D) * corr, g);
 }
 
 VM_INLINE VD erf_d(VD x)
@@ -516,27 +575,30 @@ VM_INLINE VD erf_d(VD x)
     VD ax = absd(x), z = x * x;
     VD small = VM_FMA_D(x, HORNER_D(z, VM_ERF_D), x * VM_ERF_D_C0_LO);
     VD a = clampd_v(ax, 0.0, 6.0);
+    VD h = a * a, l = prod_error_d(a, a, h);
     VL n;
-    VD m = erfc_tail_d(a, a, vd(0.0), 1.0, &n);
-    VD large = copysignd_v(1.0 - scale_d(m, n), x);
-    VD r = seld(ax < 0.84375, small, large);
+    VD p = exp_core2_d(-h, -l, 1, &n);
+    VD erfc = scale1_d(erfcx_d(a, 0.5) * p, n);
+    VD r = seld(ax < 0.84375, small, copysignd_v(1.0 - erfc, x));
     return seld(x != x, x, r);
 }
 
+VM_INLINE VD gelu_core_d(VD x, int wide)
+{
+    VD a = wide ? clampd_v(absd(x), 0.0, 40.0) : absd(x);
+    VD h = a * a, l = prod_error_d(a, a, h);
+    VL n;
+    VD p = exp_core2_d(-0.5 * h, -0.5 * l, 1, &n);
+    VD m = erfcx_d(a, 0.5 * VM_SQRT1_2_D) * p;
+    n = n - 1;
+    VD neg = wide ? scale_d(-a * m, n) : scale1_d(-a * m, n);
+    VD pos = x * (1.0 - (wide ? scale_d(m, n) : scale1_d(m, n)));
+    VD r = seld(x < 0.0, neg, pos);
+    return wide ? seld(x == -INFINITY, vd(NAN), r) : r;
+}
 VM_INLINE VD gelu_d(VD x)
 {
-    VD ax = absd(x), z = x * x;
-    VD small = VM_FMA_D(z, HORNER_D(z, VM_GELU_D), VM_FMA_D(z, vd(VM_GELU_D_C0_LO), 0.5 * x));
-    small = copysignd_v(small, x);
-    VD a = clampd_v(ax, 0.0, 40.0);
-    VD zh = a * VM_SQRT1_2_D;
-    VD zl = VM_FMA_D(a, vd(VM_SQRT1_2_LO_D), prod_error_d(a, vd(VM_SQRT1_2_D), zh));
-    VL n;
-    VD m = 0.5 * erfc_tail_d(a, zh, zl, 0.5, &n);
-    VD neg = scale_d(-a * m, n);
-    VD pos = x * (1.0 - scale_d(m, n));
-    VD r = seld(ax < 0.6745, small, seld(x < 0.0, neg, pos));
-    return seld(x == -INFINITY, vd(NAN), r);
+    return VM_ANY_L(~(absd(x) <= 37.0)) ? gelu_core_d(x, 1) : gelu_core_d(x, 0);
 }
 
 /* v = x (A + B x^2) in double-double (see gelu_tanh_f), then x sigmoid(v). */
@@ -553,8 +615,12 @@ VM_INLINE VD gelu_tanh_d(VD x)
     VD vl = prod_error_d(xc, wh, vh) + xc * wl;
     VD nh = -absd(vh), nl = seld(vh < 0.0, vl, -vl);
     VL n;
-    VD p = exp_core_d(clampd_v(nh, -800.0, 0.0), nl, &n);
-    return silu_like_d(x, seld(x < 0.0, xc, vd(0.0)), p, n);
+    if (VM_ANY_L(~(nh >= -700.0))) {
+        VD p = exp_core2_d(clampd_v(nh, -800.0, 0.0), nl, 1, &n);
+        return silu_like_d(x, seld(x < 0.0, xc, vd(0.0)), p, n, 1);
+    }
+    VD p = exp_core2_d(nh, nl, 1, &n);
+    return silu_like_d(x, x, p, n, 0);
 }
 
 VM_INLINE VD sqrt_d(VD x) { return VM_SQRT_D(x); }
@@ -684,20 +750,54 @@ VM_INLINE VD pow_signs(VD x, VD y, VD e)
     return seld(y == 0.0, vd(1.0), e);
 }
 
-/* x, y: float values (finite) in double. log and exp in double are ample for a float
- * result: y log|x| is within 2^-52 relative, so exp's argument is off by < 2^-45. */
-VM_INLINE VD pow_fd(VD x, VD y)
+/* pow_signs for float vectors (|y| >= 2^24 is an even integer). */
+VM_INLINE VF pow_signs_f(VF x, VF y, VF e)
 {
-    return pow_signs(x, y, exp_d(y * log_d(absd(x))));
+    VF ay = absf(y);
+    VI small = ay < 0x1p23f;
+    VF v = self(small, ay + 0x1p23f, ay);
+    VI is_integer = ~small | ((v - 0x1p23f) == ay);
+    VI is_odd = is_integer & (((VI)v & 1) != 0) & (ay < 0x1p24f);
+    VI negative = (VI)x < 0;
+    e = self(negative & is_odd, -e, e);
+    e = self(negative & ~is_integer & (x != 0.0f), vf(NAN), e);
+    return self(y == 0.0f, vf(1.0f), e);
 }
 
-VM_INLINE VF pow_f(VF x, VF y)
+/* float's pow in double: w = y log2|x| within 2^-36 relative, so 2^w is off by < 2^-29 for
+ * any float result, then one rounding to float. x is a nonzero float (normal in double). */
+VM_INLINE VD log2_fd(VD x)
 {
+    VL bits = (VL)x;
+    VL k = (bits - 0x3fe6a09e667f3bcdLL) >> 52; /* sqrt(1/2) */
+    VD e = int_to_double(k);
+    VD f = (VD)(bits - (VL)((VUL)k << 52)) - 1.0;
+    VD s = f / (2.0 + f), z = s * s;
+    return VM_FMA_D(s, VM_FMA_D(z, HORNER_D(z, VM_POW_LOG2_F), vd(VM_TWO_LOG2E_D)), e);
+}
+/* 2^w for |w| <= 160: w - round(w) is exact. */
+VM_INLINE VD exp2_fd(VD w)
+{
+    const double shifter = 0x1.8p52;
+    VD t = w + shifter;
+    VD r = w - (t - shifter);
+    VL n = (VL)t - (VL)vd(shifter);
+    return scale1_d(1.0 + r * HORNER_D(r, VM_POW_EXP2_F), n);
+}
+
+/* Every case: x of any sign and zero, w clamped, C's rules for signs and zeros, and the C
+ * library for infinite or NaN x or y. */
+VM_INLINE VF pow_any_f(VF x, VF y)
+{
+    VF ax = absf(x);
     VD xl, xh, yl, yh;
-    widen_f(x, &xl, &xh);
+    widen_f(ax, &xl, &xh);
     widen_f(y, &yl, &yh);
-    VF r = narrow_d(pow_fd(xl, yl), pow_fd(xh, yh));
-    VI special = ~((absf(x) < INFINITY) & (absf(y) < INFINITY));
+    VF r = narrow_d(exp2_fd(clampd_v(yl * log2_fd(xl), -160.0, 130.0)),
+                    exp2_fd(clampd_v(yh * log2_fd(xh), -160.0, 130.0)));
+    r = self(ax == 0.0f, self(y < 0.0f, vf(INFINITY), vf(0.0f)), r);
+    r = pow_signs_f(x, y, r);
+    VI special = ~((ax < INFINITY) & (absf(y) < INFINITY));
     if (VM_ANY_I(special)) {
         vm_lanes_f lx = {.v = x}, ly = {.v = y}, lr = {.v = r};
         for (int i = 0; i < FW; i++)
@@ -706,6 +806,22 @@ VM_INLINE VF pow_f(VF x, VF y)
         r = lr.v;
     }
     return r;
+}
+
+/* The common case first: x > 0 and y finite with a normal float result need none of
+ * pow_any_f's rules, whose steps are no-ops for such lanes (so the bits agree: See Note
+ * [Wide range on demand]). */
+VM_INLINE VF pow_f(VF x, VF y)
+{
+    VD xl, xh, yl, yh;
+    widen_f(x, &xl, &xh);
+    widen_f(y, &yl, &yh);
+    VD wl = yl * log2_fd(xl), wh = yh * log2_fd(xh);
+    VI odd = ~((x > 0.0f) & (x < INFINITY) & (absf(y) < INFINITY));
+    VL far = ~((absd(wl) <= 125.0) & (absd(wh) <= 125.0));
+    if (VM_ANY_I(odd) || VM_ANY_L(far))
+        return pow_any_f(x, y);
+    return narrow_d(exp2_fd(wl), exp2_fd(wh));
 }
 
 /* log(x) as a double-double (lh + ll) to ~2^-64 relative, for x > 0 finite: s = f/(2+f)
@@ -746,7 +862,7 @@ VM_INLINE VD pow_d(VD x, VD y)
     VD wl = prod_error_d(y, lh, wh) + y * ll;
     VL clamp = ~((wh >= -800.0) & (wh <= 710.0));
     VL n;
-    VD p = exp_core_d(clampd_v(wh, -800.0, 710.0), seld(clamp, vd(0.0), wl), &n);
+    VD p = exp_core2_d(clampd_v(wh, -800.0, 710.0), seld(clamp, vd(0.0), wl), 1, &n);
     VD e = scale_d(p, n);
     e = seld(ax == 0.0, seld(y < 0.0, vd(INFINITY), vd(0.0)), e);
     VD r = pow_signs(x, y, e);

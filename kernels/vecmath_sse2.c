@@ -7,6 +7,10 @@
 #define VM_SQRT_D(x) ((VD)_mm_sqrt_pd((__m128d)(x)))
 #define VM_ANY_I(m) (_mm_movemask_ps((__m128)(m)) != 0)
 #define VM_ANY_L(m) (_mm_movemask_pd((__m128d)(m)) != 0)
+#define VM_WIDEN_LO(x) ((VD)_mm_cvtps_pd((__m128)(x)))
+#define VM_WIDEN_HI(x) ((VD)_mm_cvtps_pd(_mm_movehl_ps((__m128)(x), (__m128)(x))))
+#define VM_NARROW(lo, hi)                                                                   \
+    ((VF)_mm_movelh_ps(_mm_cvtpd_ps((__m128d)(lo)), _mm_cvtpd_ps((__m128d)(hi))))
 #define VM_NAME "sse2"
 #else
 /* No intrinsics: the compiler's own vector code, lane by lane where C has no operator. */

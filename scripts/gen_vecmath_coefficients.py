@@ -11,8 +11,8 @@ the rounded polynomial is measured again and printed into the header beside it. 
 [Vectorised math functions] (kernels/vecmath.h) for how the kernels use them, and
 scripts/check_vecmath_ulp.c for the measured error of the whole functions.
 
---check regenerates in memory and fails if the committed header differs (it takes a few
-minutes: the degree-22 erfc fit dominates). Needs mpmath (PyTorch's sympy brings it).
+--check regenerates in memory and fails if the committed header differs (it takes a minute
+or two: the degree-25 erfcx fit dominates). Needs mpmath (PyTorch's sympy brings it).
 """
 import argparse
 import os
@@ -111,30 +111,29 @@ SMAX = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1) * mp.mpf("1.001")
 EXP_R = mp.log(2) / 2 * mp.mpf("1.002")
 TANH_T = mp.mpf("0.625")
 ERF_T = mp.mpf("0.84375")
-GELU_T = mp.mpf("0.6745")
 TRIG_R = mp.pi / 4 * mp.mpf("1.0001")
 
 
-def erfc_tail(t):
-    """ln(erfc(z) / t) + z^2 for t = 1 / (1 + z / 2)."""
+def erfcx_over_t(t):
+    """erfc(z) exp(z^2) / t for t = 1 / (1 + z/2)."""
     z = 2 * (1 / t - 1)
-    return mp.log(mp.erfc(z) / t) + z * z
+    return mp.erfc(z) * mp.exp(z * z) / t
 
 
-def erfc_tail_fit(zmax):
-    ta, tb = 1 / (1 + mp.mpf(zmax) / 2), 1 / (1 + mp.mpf("0.47") / 2)
+def erfcx_fit(zmax):
+    ta, tb = 1 / (1 + mp.mpf(zmax) / 2), mp.mpf(1)
     centre = rounded((ta + tb) / 2, 24)
-    return centre, (lambda u: erfc_tail(u + centre)), ta - centre, tb - centre
+    return centre, (lambda u: erfcx_over_t(u + centre)), ta - centre, tb - centre
 
 
 # name, digits, what it is, g, w, a, b, powers
 def fits():
     sq = mp.sqrt
-    tail32 = erfc_tail_fit("10.1")
-    tail64 = erfc_tail_fit("27.3")
+    tail32 = erfcx_fit("10.1")
+    tail64 = erfcx_fit("27.3")
     rows = []
-    for digits, suffix, exp_deg, log_deg, tanh_deg, erf_deg, gelu_deg in (
-            (24, "F", 6, 3, 5, 5, 4), (53, "D", 11, 7, 11, 10, 8)):
+    for digits, suffix, exp_deg, log_deg, tanh_deg, erf_deg in (
+            (24, "F", 6, 3, 5, 5), (53, "D", 11, 7, 11, 10)):
         rows += [
             ("EXP_" + suffix, digits,
              "exp(r) = 1 + r + sum c[j] r^(j+2), |r| <= ln(2)/2; relative error",
@@ -153,26 +152,27 @@ def fits():
              "erf(x) = x sum c[j] z^j, z = x^2, |x| <= 0.84375; relative error",
              lambda z: mp.erf(sq(z)) / sq(z), lambda z: sq(z) / mp.erf(sq(z)), TINY,
              ERF_T ** 2, list(range(0, erf_deg + 1))),
-            ("GELU_" + suffix, digits,
-             "Phi(x) = 1/2 + x sum c[j] z^j, z = x^2, |x| <= 0.6745; error relative to "
-             "Phi(-|x|)",
-             lambda z: (mp.ncdf(sq(z)) - mp.mpf(0.5)) / sq(z),
-             lambda z: sq(z) / mp.ncdf(-sq(z)), TINY, GELU_T ** 2,
-             list(range(0, gelu_deg + 1))),
         ]
-    for digits, suffix, (centre, g, a, b), degree in ((24, "F", tail32, 9),
-                                                    (53, "D", tail64, 22)):
-        rows.append(("ERFC_" + suffix, digits,
-                     "erfc(z) = t exp(-z^2 + sum c[j] u^j), t = 1/(1+z/2), u = t - "
-                     f"{c_literal(centre, 24)}, 0.47 <= z <= {'10.1' if digits == 24 else '27.3'}; "
-                     "absolute error of the exponent",
-                     g, lambda u: 1, a, b, list(range(0, degree + 1))))
+    rows.append(("GELU_H_F", 24,
+                 "gelu: Phi(-a) exp(a^2/2) = sum c[j] u^j, u = a - 3/2, 0 <= a <= 3; relative "
+                 "error",
+                 lambda u: mp.ncdf(-(u + 1.5)) * mp.exp((u + 1.5) ** 2 / 2),
+                 lambda u: 1 / (mp.ncdf(-(u + 1.5)) * mp.exp((u + 1.5) ** 2 / 2)),
+                 -mp.mpf(1.5), mp.mpf(1.5), list(range(0, 14))))
+    for digits, suffix, (centre, g, a, b), degree in ((24, "F", tail32, 10),
+                                                    (53, "D", tail64, 25)):
+        rows.append(("ERFCX_" + suffix, digits,
+                     "erfc(z) exp(z^2) = t sum c[j] u^j, t = 1/(1+z/2), u = t - "
+                     f"{c_literal(centre, 24)}, 0 <= z <= {'10.1' if digits == 24 else '27.3'}; "
+                     "relative error",
+                     g, lambda u, g=g: 1 / g(u), a, b, list(range(0, degree + 1))))
     for digits, suffix, (centre, g, a, b) in ((24, "F", tail32), (53, "D", tail64)):
-        derivative = (lambda g: lambda u: mp.diff(g, u))(g)
-        rows.append(("ERFC_SLOPE_" + suffix, digits,
-                     "d/dt of ERFC_" + suffix + "'s exponent, for the correction by t's low "
-                     "part; relative error",
-                     derivative, lambda u, d=derivative: 1 / abs(d(u)), a, b, list(range(0, 4))))
+        # d ln(t Q(t)) / d ln t: how t's relative error moves erfcx (See erfcx_f).
+        slope = (lambda g, centre: lambda u: 1 + (u + centre) * mp.diff(g, u) / g(u))(g, centre)
+        rows.append(("ERFCX_SLOPE_" + suffix, digits,
+                     "d ln(erfcx) / d ln t over ERFCX_" + suffix + "'s interval, for the "
+                     "correction of t's rounding; relative error",
+                     slope, lambda u, s=slope: 1 / abs(s(u)), a, b, list(range(0, 4))))
     rows += [
         ("SIN_F", 53,
          "float's sin in double: sin(r) = r + r sum c[j] z^(j+1), z = r^2, |r| <= pi/4; "
@@ -192,13 +192,22 @@ def fits():
          "cos(r) = 1 - z/2 + sum c[j] z^(j+2), z = r^2, |r| <= pi/4; relative error",
          lambda z: mp.cos(sq(z)) - 1 + z / 2, lambda z: 1 / mp.cos(sq(z)), TINY, TRIG_R ** 2,
          list(range(2, 8))),
+        ("POW_LOG2_F", 53,
+         "float's pow, in double: log2(1+f) = s (2/ln 2 + sum c[j] z^(j+1)), s = f/(2+f), "
+         "z = s^2; relative error",
+         lambda z: (L(sq(z)) - 2 * sq(z)) / sq(z) / mp.log(2),
+         lambda z: sq(z) / L(sq(z)) * mp.log(2), TINY, SMAX ** 2, list(range(1, 5))),
+        ("POW_EXP2_F", 53,
+         "float's pow, in double: 2^r = 1 + sum c[j] r^(j+1), |r| <= 1/2; relative error",
+         lambda r: 2 ** r - 1, lambda r: 1 / 2 ** r, -mp.mpf("0.501"), mp.mpf("0.501"),
+         list(range(1, 8))),
         ("POW_LOG_D", 53,
          "pow's log: log(1+f) = 2s + 2s^3/3 + s sum c[j] z^(j+2), s = f/(2+f), z = s^2; "
          "relative error",
          lambda z: (L(sq(z)) - 2 * sq(z) - 2 * sq(z) ** 3 / 3) / sq(z),
          lambda z: sq(z) / L(sq(z)), TINY, SMAX ** 2, list(range(2, 9))),
     ]
-    centres = {"ERFC_F": tail32[0], "ERFC_D": tail64[0]}
+    centres = {"ERFCX_F": tail32[0], "ERFCX_D": tail64[0]}
     return rows, centres
 
 
@@ -229,6 +238,7 @@ def constants():
     for i, part in enumerate(split(pio2, 33, 4)):
         rows.append((f"PIO2_D_{i + 1}", 53, part))
     rows.append(("TWO_OVER_PI_D", 53, 1 / pio2))
+    rows.append(("TWO_LOG2E_D", 53, 2 / ln2))
     r = 1 / mp.sqrt(2)
     rows += [("SQRT1_2_F", 24, r), ("SQRT1_2_LO_F", 24, r - rounded(r, 24)),
              ("SQRT1_2_D", 53, r), ("SQRT1_2_LO_D", 53, r - rounded(r, 53))]
@@ -266,7 +276,7 @@ def generate():
         out.append(f"#define VM_{name}_COUNT {len(c)}")
         body = ", ".join(c_literal(x, digits) for x in c)
         out.append(f"#define VM_{name} {{{body}}}")
-        if name.startswith(("ERF_", "GELU_")):
+        if name.startswith("ERF_"):
             # The constant term matters alone as x -> 0: its rounding error is given too.
             exact = remez_exact[name]
             out.append(f"#define VM_{name}_C0_LO {c_literal(rounded(exact - c[0], digits), digits)}")

@@ -100,6 +100,12 @@ static PyObject *module_set_num_threads(PyObject *module, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* The instruction set of the vectorised math kernels: See Note [CPU capability]. */
+static PyObject *module_get_cpu_capability(PyObject *module, PyObject *unused)
+{
+    return PyUnicode_FromString(pith_get_cpu_capability());
+}
+
 static PyObject *module_live_tensors(PyObject *module, PyObject *unused)
 {
     return PyLong_FromSize_t(pith_live_tensors());
@@ -126,6 +132,8 @@ static PyMethodDef module_methods[] = {
      "The number of threads pith's kernels use."},
     {"set_num_threads", module_set_num_threads, METH_O,
      "set_num_threads(n): the number of threads pith's kernels use."},
+    {"_get_cpu_capability", module_get_cpu_capability, METH_NOARGS,
+     "pith_get_cpu_capability(): 'sse2', 'avx2' or 'avx512'."},
     {"_live_tensors", module_live_tensors, METH_NOARGS, "pith_live_tensors(), for leak tests."},
     {"_interpreter_name", module_interpreter_name, METH_NOARGS,
      "The name of this interpreter's table (its ID)."},
