@@ -76,6 +76,15 @@ VM_INLINE VD copysignd_v(VD mag, VD sign)
 {
     return (VD)(((VL)mag & INT64_MAX) | ((VL)sign & INT64_MIN));
 }
+/* r, or x itself (quieted) where x is a NaN. Which NaN operand an instruction passes on is
+ * the compiler's choice of operand order, which may differ between a loop's body and its
+ * tail; so every function whose NaN input meets another NaN inside ends with this, and its
+ * result's bits never depend on that choice. */
+VM_INLINE VF keep_nan_f(VF x, VF r) { return self(x != x, (VF)((VI)x | 0x00400000), r); }
+VM_INLINE VD keep_nan_d(VD x, VD r)
+{
+    return seld(x != x, (VD)((VL)x | 0x0008000000000000LL), r);
+}
 /* Clamps to [lo, hi]; a NaN stays NaN. */
 VM_INLINE VF clampf_v(VF x, float lo, float hi)
 {
@@ -188,7 +197,7 @@ VM_INLINE VF exp_f(VF x)
 {
     VI n;
     VF p = exp_core_f(clampf_v(x, -120.0f, 89.0f), &n);
-    return scale_f(p, n);
+    return keep_nan_f(x, scale_f(p, n));
 }
 
 /* x (> 0, denormals included) as 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)): returns f
@@ -220,7 +229,7 @@ VM_INLINE VF log_f(VF x)
     r = self(x == INFINITY, x, r);
     r = self(x == 0.0f, vf(-INFINITY), r);
     r = self(x < 0.0f, vf(NAN), r);
-    return self(x != x, x, r);
+    return keep_nan_f(x, r);
 }
 
 /* log1p: u = 1 + x rounded, and c = (1 + x) - u exactly (a two-sum whose larger operand is
@@ -234,7 +243,7 @@ VM_INLINE VF log1p_f(VF x)
     r = self(x == INFINITY, x, r);
     r = self(x == -1.0f, vf(-INFINITY), r);
     r = self(x < -1.0f, vf(NAN), r);
-    return self((x == 0.0f) | (x != x), x, r); /* -0 stays -0 */
+    return keep_nan_f(x, self(x == 0.0f, x, r)); /* -0 stays -0 */
 }
 
 /* tanh: an odd polynomial below 0.625, else 1 - 2 / (exp(2|x|) + 1), which rounds to 1
@@ -247,7 +256,7 @@ VM_INLINE VF tanh_f(VF x)
     VF p = exp_core_f(clampf_v(2.0f * ax, 0.0f, 88.0f), &n);
     VF e = scale1_f(p, n); /* n in [0, 127] */
     VF large = 1.0f - 2.0f / (e + 1.0f);
-    return self(ax < 0.625f, small, copysignf_v(large, x));
+    return keep_nan_f(x, self(ax < 0.625f, small, copysignf_v(large, x)));
 }
 
 /* Note [Wide range on demand]
@@ -266,7 +275,8 @@ VM_INLINE VF sigmoid_core_f(VF x, int wide)
     VI n;
     VF p = exp_core_f(-(wide ? clampf_v(ax, 0.0f, 120.0f) : ax), &n);
     VF e = wide ? scale_f(p, n) : scale1_f(p, n);
-    return self(x >= 0.0f, vf(1.0f), e) / (1.0f + e);
+    VF r = self(x >= 0.0f, vf(1.0f), e) / (1.0f + e);
+    return wide ? keep_nan_f(x, r) : r; /* a NaN takes the wide path */
 }
 VM_INLINE VF sigmoid_f(VF x)
 {
@@ -285,7 +295,7 @@ VM_INLINE VF silu_like_f(VF x, VF xneg, VF p, VI n, int wide)
     VF q = self(positive, x, xneg * p) / d;
     VI nn = n & ~positive;
     VF r = wide ? scale_f(q, nn) : scale1_f(q, nn);
-    return wide ? self(x == -INFINITY, vf(NAN), r) : r;
+    return wide ? keep_nan_f(x, self(x == -INFINITY, vf(NAN), r)) : r;
 }
 
 VM_INLINE VF silu_core_f(VF x, int wide)
@@ -335,7 +345,7 @@ VM_INLINE VF erf_f(VF x)
     VF p = exp_core2_f(-h, -l, 1, &n);
     VF erfc = scale1_f(erfcx_f(a, 0.5f) * p, n);
     VF r = self(ax < 0.84375f, small, copysignf_v(1.0f - erfc, x));
-    return self(x != x, x, r);
+    return keep_nan_f(x, r);
 }
 
 /* gelu = x Phi(x) from Phi(-a), a = |x|: x (1 - Phi(-a)) for x >= 0 (no cancellation: Phi(-a)
@@ -356,7 +366,8 @@ VM_INLINE VF gelu_core_f(VF x, int wide)
     VF neg = wide ? scale_f(-ac * m, n) : scale1_f(-a * m, n);
     VF pos = x * (1.0f - (wide ? scale_f(m, n) : scale1_f(m, n)));
     VF r = self(x < 0.0f, neg, pos); /* -0 takes pos: -0 (1 - 1/2) */
-    return wide ? self(x == -INFINITY, vf(NAN), r) : r; /* PyTorch: -inf (1 + erf(-inf)) */
+    /* PyTorch: -inf (1 + erf(-inf)) is NaN */
+    return wide ? keep_nan_f(x, self(x == -INFINITY, vf(NAN), r)) : r;
 }
 VM_INLINE VF gelu_f(VF x)
 {
@@ -460,7 +471,7 @@ VM_INLINE VD exp_d(VD x)
 {
     VL n;
     VD p = exp_core_d(clampd_v(x, -800.0, 710.0), &n);
-    return scale_d(p, n);
+    return keep_nan_d(x, scale_d(p, n));
 }
 
 VM_INLINE VD log_reduce_d(VD x, VD *e)
@@ -488,7 +499,7 @@ VM_INLINE VD log_d(VD x)
     r = seld(x == INFINITY, x, r);
     r = seld(x == 0.0, vd(-INFINITY), r);
     r = seld(x < 0.0, vd(NAN), r);
-    return seld(x != x, x, r);
+    return keep_nan_d(x, r);
 }
 
 VM_INLINE VD log1p_d(VD x)
@@ -500,7 +511,7 @@ VM_INLINE VD log1p_d(VD x)
     r = seld(x == INFINITY, x, r);
     r = seld(x == -1.0, vd(-INFINITY), r);
     r = seld(x < -1.0, vd(NAN), r);
-    return seld((x == 0.0) | (x != x), x, r);
+    return keep_nan_d(x, seld(x == 0.0, x, r));
 }
 
 VM_INLINE VD tanh_d(VD x)
@@ -511,7 +522,7 @@ VM_INLINE VD tanh_d(VD x)
     VD p = exp_core_d(clampd_v(2.0 * ax, 0.0, 40.0), &n);
     VD e = scale1_d(p, n);
     VD large = 1.0 - 2.0 / (e + 1.0);
-    return seld(ax < 0.625, small, copysignd_v(large, x));
+    return keep_nan_d(x, seld(ax < 0.625, small, copysignd_v(large, x)));
 }
 
 /* See sigmoid_f, silu_f, erf_f, gelu_f and Note [Wide range on demand]: results are
@@ -522,7 +533,8 @@ VM_INLINE VD sigmoid_core_d(VD x, int wide)
     VL n;
     VD p = exp_core_d(-(wide ? clampd_v(ax, 0.0, 800.0) : ax), &n);
     VD e = wide ? scale_d(p, n) : scale1_d(p, n);
-    return seld(x >= 0.0, vd(1.0), e) / (1.0 + e);
+    VD r = seld(x >= 0.0, vd(1.0), e) / (1.0 + e);
+    return wide ? keep_nan_d(x, r) : r;
 }
 VM_INLINE VD sigmoid_d(VD x)
 {
@@ -536,7 +548,7 @@ VM_INLINE VD silu_like_d(VD x, VD xneg, VD p, VL n, int wide)
     VD q = seld(positive, x, xneg * p) / d;
     VL nn = n & ~positive;
     VD r = wide ? scale_d(q, nn) : scale1_d(q, nn);
-    return wide ? seld(x == -INFINITY, vd(NAN), r) : r;
+    return wide ? keep_nan_d(x, seld(x == -INFINITY, vd(NAN), r)) : r;
 }
 
 VM_INLINE VD silu_core_d(VD x, int wide)
@@ -580,7 +592,7 @@ VM_INLINE VD erf_d(VD x)
     VD p = exp_core2_d(-h, -l, 1, &n);
     VD erfc = scale1_d(erfcx_d(a, 0.5) * p, n);
     VD r = seld(ax < 0.84375, small, copysignd_v(1.0 - erfc, x));
-    return seld(x != x, x, r);
+    return keep_nan_d(x, r);
 }
 
 VM_INLINE VD gelu_core_d(VD x, int wide)
@@ -594,7 +606,7 @@ VM_INLINE VD gelu_core_d(VD x, int wide)
     VD neg = wide ? scale_d(-a * m, n) : scale1_d(-a * m, n);
     VD pos = x * (1.0 - (wide ? scale_d(m, n) : scale1_d(m, n)));
     VD r = seld(x < 0.0, neg, pos);
-    return wide ? seld(x == -INFINITY, vd(NAN), r) : r;
+    return wide ? keep_nan_d(x, seld(x == -INFINITY, vd(NAN), r)) : r;
 }
 VM_INLINE VD gelu_d(VD x)
 {
