@@ -10,7 +10,8 @@
     EW_TAGS_ALL(EW_BINARY_TO_BOOL, name, expr)                                              \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_TAGS_ALL(EW_LOOP_ENTRY, name)};                                                  \
-    const binary_def binary_##name = {#name, RULE_TO_BOOL, name##_loops, NULL, NULL, false, false};
+    const binary_def binary_##name = {#name, RULE_TO_BOOL, name##_loops, NULL, NULL,      \
+                                      false, false, NULL};
 
 COMPARISON(eq, a == b)
 COMPARISON(ne, a != b)
@@ -27,7 +28,8 @@ COMPARISON(logical_or, a || b)
     EW_TAGS_INT(EW_BINARY_SAME, name, int_expr)                                             \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_LOOP_ENTRY(b, name) EW_TAGS_INT(EW_LOOP_ENTRY, name)};                           \
-    const binary_def binary_##name = {#name, RULE_PROMOTED, name##_loops, NULL, NULL, false, false};
+    const binary_def binary_##name = {#name, RULE_PROMOTED, name##_loops, NULL, NULL,     \
+                                      false, false, NULL};
 
 BITWISE(bitwise_and, a && b, (T)((U)a & (U)b))
 BITWISE(bitwise_or, a || b, (T)((U)a | (U)b))

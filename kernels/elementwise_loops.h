@@ -19,6 +19,7 @@
 
 #include "core/dtype.h"
 #include "kernels/elementwise.h"
+#include "kernels/vecmath.h"
 
 #if defined(__clang__)
 #define EW_IVDEP _Pragma("clang loop vectorize(enable)")
@@ -207,6 +208,21 @@
 #define EW_BINARY_SAME(tag, name, expr) EW_BINARY_LOOP(name##_##tag, tag, tag, , expr)
 #define EW_BINARY_TO_BOOL(tag, name, expr) EW_BINARY_LOOP(name##_##tag, tag, b, , expr)
 #define EW_UNARY_TO_BOOL(tag, name, expr) EW_UNARY_LOOP(name##_##tag, tag, b, , expr)
+
+/* The float loops name_f16, name_bf16, name_f32 and name_f64 of the vectorised math function
+ * `field` of vecmath_table (See Note [Vectorised math functions]): the 16-bit floats compute
+ * through the float32 function. */
+#define EW_VECMATH_LOOP_(name, suffix, field, adapter)                                      \
+    static int name##_##suffix(char **args, const int64_t *n, const int64_t *s, void *ctx)  \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        return adapter(vecmath_active()->field, args, n, s);                                \
+    }
+#define EW_VECMATH_LOOPS(name, field)                                                       \
+    EW_VECMATH_LOOP_(name, f16, field##_f32, vecmath_loop_f16)                              \
+    EW_VECMATH_LOOP_(name, bf16, field##_f32, vecmath_loop_bf16)                            \
+    EW_VECMATH_LOOP_(name, f32, field##_f32, vecmath_loop_f32)                              \
+    EW_VECMATH_LOOP_(name, f64, field##_f64, vecmath_loop_f64)
 
 /* A table entry of the per-dtype loop table `name`_loops: [PITH_FLOAT32] = name_f32. */
 #define EW_LOOP_ENTRY(tag, name) [EW_DTYPE_##tag] = name##_##tag,

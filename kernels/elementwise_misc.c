@@ -10,12 +10,9 @@
 
 /* ---- gelu: floating dtypes only, as in PyTorch ---- */
 
-#define GELU_SQRT1_2 0.70710678118654752440
-#define GELU_SQRT_2_OVER_PI 0.79788456080286535588
-EW_TAGS_FLOAT(EW_UNARY_SAME, gelu_exact, (T)0.5 * a * (1 + EW_MATH(erf, a * (T)GELU_SQRT1_2)))
-EW_TAGS_FLOAT(EW_UNARY_SAME, gelu_tanh,
-              (T)0.5 * a *
-                  (1 + EW_MATH(tanh, (T)GELU_SQRT_2_OVER_PI * (a + (T)0.044715 * a * a * a))))
+/* Vectorised: See Note [Vectorised math functions]. */
+EW_VECMATH_LOOPS(gelu_exact, gelu)
+EW_VECMATH_LOOPS(gelu_tanh, gelu_tanh)
 static const elementwise_loop gelu_exact_loops[PITH_NUM_DTYPES] = {
     EW_TAGS_FLOAT(EW_LOOP_ENTRY, gelu_exact)};
 static const elementwise_loop gelu_tanh_loops[PITH_NUM_DTYPES] = {

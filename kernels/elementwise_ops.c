@@ -248,6 +248,9 @@ binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *se
         loop_dtype = PITH_FLOAT32;
         loop = def->loops[loop_dtype];
     }
+    if (def->wrapped_other_loops && (other->flags & PITH_TENSOR_WRAPPED_NUMBER) &&
+        def->wrapped_other_loops[loop_dtype])
+        loop = def->wrapped_other_loops[loop_dtype];
     if (def->alpha_loops) {
         if (alpha_prepare(op, alpha, compute, &alpha_value, &alpha_is_one) != PITH_OK)
             return pith_last_status();

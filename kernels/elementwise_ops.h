@@ -46,6 +46,10 @@ typedef struct {
     /* A one-element `other` keeps float32 precision in float16/bfloat16 ops. See Note
      * [Reduced-precision ops with a scalar] (elementwise_ops.c). */
     bool scalar_opmath;
+    /* The loops, by compute dtype, for an `other` that is a wrapped number (a Python
+     * scalar, read by the loop from its stride-0 operand), where the op special-cases its
+     * value (pow: See Note [Pow with a scalar exponent]); NULL, or a NULL entry: `loops`. */
+    const elementwise_loop *wrapped_other_loops;
 } binary_def;
 
 #define PITH_DECLARE_UNARY_DEF_(n) extern const unary_def unary_##n;

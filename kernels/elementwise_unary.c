@@ -13,11 +13,12 @@
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_TAGS_FLOAT(EW_LOOP_ENTRY, name)}
 
-/* A float-only op (integers and bool are computed in the default float dtype). */
-#define FLOAT_UNARY(name, expr)                                                             \
-    EW_TAGS_FLOAT(EW_UNARY_SAME, name, expr)                                                \
+/* A float-only op computed by a vectorised math function (See Note [Vectorised math
+ * functions]); under RULE_FLOAT integers and bool compute in the default float dtype. */
+#define VECMATH_UNARY(name, rule)                                                           \
+    EW_VECMATH_LOOPS(name, name)                                                            \
     FLOAT_TABLE(name);                                                                      \
-    const unary_def unary_##name = {#name, RULE_FLOAT, name##_loops, NULL};
+    const unary_def unary_##name = {#name, rule, name##_loops, NULL};
 
 /* neg: wraps for integers (neg of INT64_MIN is INT64_MIN); bool has PyTorch's message. */
 EW_TAGS_INT(EW_UNARY_SAME, neg, (T)(0u - (U)a))
@@ -43,15 +44,16 @@ EW_TAGS_FLOAT(EW_UNARY_SAME, sign, (T)((0 < a) - (a < 0)))
 ALL_TABLE(sign);
 const unary_def unary_sign = {"sign", RULE_PROMOTED, sign_loops, NULL};
 
-FLOAT_UNARY(exp, EW_MATH(exp, a))
-FLOAT_UNARY(log, EW_MATH(log, a))
-FLOAT_UNARY(log1p, EW_MATH(log1p, a))
-FLOAT_UNARY(sqrt, EW_MATH(sqrt, a))
-FLOAT_UNARY(rsqrt, 1 / EW_MATH(sqrt, a))
-FLOAT_UNARY(sin, EW_MATH(sin, a))
-FLOAT_UNARY(cos, EW_MATH(cos, a))
-FLOAT_UNARY(tanh, EW_MATH(tanh, a))
-FLOAT_UNARY(sigmoid, 1 / (1 + EW_MATH(exp, -a)))
+VECMATH_UNARY(exp, RULE_FLOAT)
+VECMATH_UNARY(log, RULE_FLOAT)
+VECMATH_UNARY(log1p, RULE_FLOAT)
+VECMATH_UNARY(sqrt, RULE_FLOAT)
+VECMATH_UNARY(rsqrt, RULE_FLOAT)
+VECMATH_UNARY(sin, RULE_FLOAT)
+VECMATH_UNARY(cos, RULE_FLOAT)
+VECMATH_UNARY(tanh, RULE_FLOAT)
+VECMATH_UNARY(sigmoid, RULE_FLOAT)
+VECMATH_UNARY(erf, RULE_FLOAT)
 
 /* relu keeps integer dtypes and propagates NaN; bool is not supported (PyTorch). */
 EW_TAGS_INT(EW_UNARY_SAME, relu, a > 0 ? a : 0)
@@ -60,9 +62,7 @@ INT_AND_FLOAT_TABLE(relu);
 const unary_def unary_relu = {"relu", RULE_PROMOTED, relu_loops, NULL};
 
 /* silu is defined for floating dtypes only (PyTorch does not promote integers here). */
-EW_TAGS_FLOAT(EW_UNARY_SAME, silu, a / (1 + EW_MATH(exp, -a)))
-FLOAT_TABLE(silu);
-const unary_def unary_silu = {"silu", RULE_PROMOTED, silu_loops, NULL};
+VECMATH_UNARY(silu, RULE_PROMOTED)
 
 /* logical_not reads its input as bool (x != 0, NaN is true). */
 EW_UNARY_SAME(b, logical_not, !a)

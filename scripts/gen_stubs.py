@@ -654,6 +654,7 @@ def c_stub(pith):
     lines += [f"    {n} as {n}," for n in names]
     lines += [")", "", "def _tensor_bytes(t: Tensor, /) -> bytes: ...",
               "def _live_tensors() -> int: ...",
+              "def _get_cpu_capability() -> str: ...",
               "def _cpu_device(device: Any, fn: str, /) -> device | None: ...",
               "def __getattr__(name: str) -> Any: ...", ""]
     return "\n".join(lines)

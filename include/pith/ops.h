@@ -17,7 +17,7 @@ extern "C" {
 /* Elementwise ops of one tensor. */
 #define PITH_FORALL_UNARY_OPS(_)                                                            \
     _(neg) _(abs) _(sign) _(exp) _(log) _(log1p) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh)     \
-    _(sigmoid) _(relu) _(silu) _(logical_not) _(bitwise_not)
+    _(sigmoid) _(relu) _(silu) _(erf) _(logical_not) _(bitwise_not)
 
 /* Elementwise ops of two broadcast tensors, with type promotion. */
 #define PITH_FORALL_BINARY_OPS(_)                                                           \

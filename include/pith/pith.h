@@ -144,6 +144,9 @@ PITH_API pith_status pith_item(const pith_tensor *t, double *out);
 
 PITH_API void pith_set_num_threads(int n);
 PITH_API int pith_get_num_threads(void);
+/* The instruction set of the vectorised math kernels in use: "sse2", "avx2" or "avx512" (the
+ * best the CPU has, or less by PITH_CPU_CAPABILITY). */
+PITH_API const char *pith_get_cpu_capability(void);
 
 /* The BLAS (OpenBLAS) that the process loaded, and how it runs its threads (the values of
  * openblas_get_parallel()). pith sets its thread count with pith's; see docs/c_api.md. */

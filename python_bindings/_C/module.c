@@ -110,6 +110,12 @@ static PyObject *module_blas_info(PyObject *module, PyObject *unused)
                          threading[kind], "num_threads", pith_blas_get_num_threads());
 }
 
+/* The instruction set of the vectorised math kernels: See Note [CPU capability]. */
+static PyObject *module_get_cpu_capability(PyObject *module, PyObject *unused)
+{
+    return PyUnicode_FromString(pith_get_cpu_capability());
+}
+
 static PyObject *module_live_tensors(PyObject *module, PyObject *unused)
 {
     return PyLong_FromSize_t(pith_live_tensors());
@@ -138,6 +144,8 @@ static PyMethodDef module_methods[] = {
      "set_num_threads(n): the number of threads pith's kernels and its BLAS use."},
     {"_blas_info", module_blas_info, METH_NOARGS,
      "The BLAS in the process: {'config', 'threading', 'num_threads'} (pith.__config__)."},
+    {"_get_cpu_capability", module_get_cpu_capability, METH_NOARGS,
+     "pith_get_cpu_capability(): 'sse2', 'avx2' or 'avx512'."},
     {"_live_tensors", module_live_tensors, METH_NOARGS, "pith_live_tensors(), for leak tests."},
     {"_interpreter_name", module_interpreter_name, METH_NOARGS,
      "The name of this interpreter's table (its ID)."},

@@ -90,6 +90,7 @@ const std::map<std::string, UnaryRef> &unary_refs()
         {"sigmoid", {to_float, [](double x, pith_dtype) { return 1 / (1 + std::exp(-x)); }}},
         {"relu", {no_bool, [](double x, pith_dtype) { return std::isnan(x) ? x : x > 0 ? x : 0; }}},
         {"silu", {float_only, [](double x, pith_dtype) { return x / (1 + std::exp(-x)); }}},
+        {"erf", {to_float, [](double x, pith_dtype) { return std::erf(x); }}},
         {"logical_not", {to_bool, [](double x, pith_dtype) { return x == 0 ? 1.0 : 0.0; }}},
         {"bitwise_not", {no_float, [](double x, pith_dtype d) { return d == PITH_BOOL ? (x == 0) : wrapped(d, ~(uint64_t)as_int(x)); }}},
     };

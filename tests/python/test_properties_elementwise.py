@@ -3,6 +3,7 @@ scalars included), in-place forms, comparisons, bitwise ops, integer division se
 pow, over generated dtypes, shapes (empty and 0-dim) and layouts. NumPy computes the values;
 PyTorch, when installed, gives the result dtype (or the error) and the values too; without it
 the result dtype comes from PyTorch's tables in tests/data."""
+import math
 import operator
 
 import numpy as np
@@ -164,8 +165,10 @@ UNARY = {
     "cos": np.cos, "tanh": np.tanh, "sigmoid": _sigmoid, "relu": lambda x: np.maximum(x, 0),
     "logical_not": np.logical_not, "bitwise_not": np.invert,
     "silu": lambda x: x * _sigmoid(x),
+    "erf": lambda x: np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype),
 }
-FLOAT_UNARY = {"exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "silu"}
+FLOAT_UNARY = {"exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "silu",
+               "erf"}
 UNARY_RANGE = {"exp": (-10, 10), "log": (0, 100), "log1p": (0, 100), "sqrt": (0, 100),
                "rsqrt": (0, 100), "sin": (-100, 100), "cos": (-100, 100)}
 

@@ -4,6 +4,6 @@ pith runs its own CPU kernels (OpenMP, OpenBLAS): the CUDA, cuDNN and MPS backen
 built (is_available() is False everywhere but openmp), and their flags are recorded and read
 back, type-checked as PyTorch's, without changing what pith computes. See docs/python.md.
 """
-from . import cuda, cudnn, mkl, mkldnn, mps, openmp
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
