@@ -70,8 +70,9 @@ NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
  * row from memory once and works on it while it is in cache: one pass finds the max (a NaN
  * anywhere makes it NaN, and so the whole row, as in PyTorch), one writes x - max into the
  * output row and exponentiates it there with the vectorised exp (Note [Vectorised math
- * functions]), one sums it in double (four accumulators, so the loop pipelines; the order
- * is fixed by the row alone, never by threads), and one scales it by 1 / sum, or, for
+ * functions]), one sums it in the row's dtype as PyTorch does (an `omp simd` reduction:
+ * the order is fixed by the row and the build, never by threads or the CPU), and one
+ * scales it by 1 / sum, or, for
  * log_softmax, rewrites it as (x - max) - log(sum) from x. Other layouts and the 16-bit
  * dtypes take the scalar lines above. */
 #define NM_SOFTMAX_ROWS_FN_(T, SUFFIX, LOG)                                                 \
@@ -83,7 +84,8 @@ NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
             const T *x = xs + r * len;                                                      \
             T *y = ys + r * len;                                                            \
             T max = -INFINITY;                                                              \
-            bool nan = false;                                                               \
+            int nan = 0;                                                                    \
+            _Pragma("omp simd reduction(max : max) reduction(| : nan)")                     \
             for (int64_t j = 0; j < len; j++) {                                             \
                 T v = x[j];                                                                 \
                 max = v > max ? v : max;                                                    \
@@ -91,26 +93,21 @@ NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
             }                                                                               \
             if (nan)                                                                        \
                 max = (T)NAN;                                                               \
+            _Pragma("omp simd")                                                             \
             for (int64_t j = 0; j < len; j++)                                               \
                 y[j] = x[j] - max;                                                          \
             vm->exp_##SUFFIX(y, y, len);                                                    \
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                          \
-            int64_t j = 0;                                                                  \
-            for (; j + 4 <= len; j += 4) {                                                  \
-                s0 += y[j];                                                                 \
-                s1 += y[j + 1];                                                             \
-                s2 += y[j + 2];                                                             \
-                s3 += y[j + 3];                                                             \
-            }                                                                               \
-            for (; j < len; j++)                                                            \
-                s0 += y[j];                                                                 \
-            double sum = (s0 + s1) + (s2 + s3);                                             \
+            T sum = 0;                                                                      \
+            _Pragma("omp simd reduction(+ : sum)")                                          \
+            for (int64_t j = 0; j < len; j++)                                               \
+                sum += y[j];                                                                \
             if (as_log) {                                                                   \
                 T log_sum = (T)LOG((T)sum);                                                 \
                 for (int64_t k = 0; k < len; k++)                                           \
                     y[k] = (x[k] - max) - log_sum;                                          \
             } else {                                                                        \
-                T inv = (T)(1.0 / sum);                                                     \
+                T inv = (T)1 / sum;                                                         \
+                _Pragma("omp simd")                                                         \
                 for (int64_t k = 0; k < len; k++)                                           \
                     y[k] *= inv;                                                            \
             }                                                                               \
@@ -220,34 +217,27 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
 
 /* One row of `len` elements: y = (x - mean) / sqrt(var + eps) * w + b, with the biased
  * variance from a two-pass sum in double. w and b may be NULL. The row is read from memory
- * once and stays in cache for the second and third passes; the sums run in four
- * accumulators (a fixed order, so the result depends on the row alone), and the last pass
+ * once and stays in cache for the second and third passes; the sums are `omp simd`
+ * reductions in double (their order is fixed by the row and the build, never by threads),
+ * and the last pass
  * has one loop per combination of w and b, without a branch per element, so that it
  * vectorises. */
-#define NM_SUM4_(ACC, EXPR)                                                                 \
+#define NM_SUM_(ACC, EXPR)                                                                  \
     do {                                                                                    \
-        double a0_ = 0, a1_ = 0, a2_ = 0, a3_ = 0;                                          \
-        int64_t j = 0;                                                                      \
-        for (; j + 4 <= len; j += 4) {                                                      \
-            { int64_t i = j; a0_ += (EXPR); }                                               \
-            { int64_t i = j + 1; a1_ += (EXPR); }                                           \
-            { int64_t i = j + 2; a2_ += (EXPR); }                                           \
-            { int64_t i = j + 3; a3_ += (EXPR); }                                           \
-        }                                                                                   \
-        for (; j < len; j++) {                                                              \
-            int64_t i = j;                                                                  \
-            a0_ += (EXPR);                                                                  \
-        }                                                                                   \
-        ACC = (a0_ + a1_) + (a2_ + a3_);                                                    \
+        double acc_ = 0;                                                                    \
+        _Pragma("omp simd reduction(+ : acc_)")                                             \
+        for (int64_t i = 0; i < len; i++)                                                   \
+            acc_ += (EXPR);                                                                 \
+        ACC = acc_;                                                                         \
     } while (0)
 #define NM_LAYER_NORM_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                  \
     static void layer_norm_row_##E(const T *x, const T *w, const T *b, T *y, int64_t len,   \
                                    double eps)                                              \
     {                                                                                       \
         double sum, m2;                                                                     \
-        NM_SUM4_(sum, (double)LOAD(x[i]));                                                  \
+        NM_SUM_(sum, (double)LOAD(x[i]));                                                  \
         double mean = sum / (double)len;                                                    \
-        NM_SUM4_(m2, ((double)LOAD(x[i]) - mean) * ((double)LOAD(x[i]) - mean));           \
+        NM_SUM_(m2, ((double)LOAD(x[i]) - mean) * ((double)LOAD(x[i]) - mean));           \
         CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                                 \
         CT cmean = (CT)mean;                                                                \
         if (w && b)                                                                         \
