@@ -11,6 +11,7 @@
 #include "core/parallel.h"
 #include "kernels/ops_internal.h"
 #include "kernels/reduce.h"
+#include "kernels/vecmath.h"
 
 #define NM_PLAIN(x) (x)
 
@@ -64,6 +65,57 @@ typedef struct {
     }
 NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
 
+/* Note [Softmax rows]
+ * A softmax over contiguous rows (the last dim, inner == 1) of float32 or float64 takes each
+ * row from memory once and works on it while it is in cache: one pass finds the max (a NaN
+ * anywhere makes it NaN, and so the whole row, as in PyTorch), one writes x - max into the
+ * output row and exponentiates it there with the vectorised exp (Note [Vectorised math
+ * functions]), one sums it in the row's dtype as PyTorch does (an `omp simd` reduction:
+ * the order is fixed by the row and the build, never by threads or the CPU), and one
+ * scales it by 1 / sum, or, for
+ * log_softmax, rewrites it as (x - max) - log(sum) from x. Other layouts and the 16-bit
+ * dtypes take the scalar lines above. */
+#define NM_SOFTMAX_ROWS_FN_(T, SUFFIX, LOG)                                                 \
+    static void softmax_rows_##SUFFIX(const T *xs, T *ys, int64_t rows, int64_t len,        \
+                                      bool as_log, int nthreads)                            \
+    {                                                                                       \
+        const vecmath_table *vm = vecmath_active();                                         \
+        PITH_PARALLEL_FOR(r, rows, nthreads, {                                              \
+            const T *x = xs + r * len;                                                      \
+            T *y = ys + r * len;                                                            \
+            T max = -INFINITY;                                                              \
+            int nan = 0;                                                                    \
+            _Pragma("omp simd reduction(max : max) reduction(| : nan)")                     \
+            for (int64_t j = 0; j < len; j++) {                                             \
+                T v = x[j];                                                                 \
+                max = v > max ? v : max;                                                    \
+                nan |= v != v;                                                              \
+            }                                                                               \
+            if (nan)                                                                        \
+                max = (T)NAN;                                                               \
+            _Pragma("omp simd")                                                             \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j] = x[j] - max;                                                          \
+            vm->exp_##SUFFIX(y, y, len);                                                    \
+            T sum = 0;                                                                      \
+            _Pragma("omp simd reduction(+ : sum)")                                          \
+            for (int64_t j = 0; j < len; j++)                                               \
+                sum += y[j];                                                                \
+            if (as_log) {                                                                   \
+                T log_sum = (T)LOG((T)sum);                                                 \
+                for (int64_t k = 0; k < len; k++)                                           \
+                    y[k] = (x[k] - max) - log_sum;                                          \
+            } else {                                                                        \
+                T inv = (T)1 / sum;                                                         \
+                _Pragma("omp simd")                                                         \
+                for (int64_t k = 0; k < len; k++)                                           \
+                    y[k] *= inv;                                                            \
+            }                                                                               \
+        });                                                                                 \
+    }
+NM_SOFTMAX_ROWS_FN_(float, f32, logf)
+NM_SOFTMAX_ROWS_FN_(double, f64, log)
+
 /* The dtype the softmax computes in: dtype= converts the input first. */
 static pith_status softmax_prepare(const char *name, const pith_tensor *x, int64_t dim,
                                    pith_opt_dtype dtype, int *wrapped, pith_dtype *work)
@@ -116,6 +168,16 @@ static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
             s.inner *= self->sizes[i];
     }
     int nthreads = parallel_threads_for(self->numel);
+    if (s.inner == 1 && (work == PITH_FLOAT32 || work == PITH_FLOAT64)) {
+        if (work == PITH_FLOAT32)
+            softmax_rows_f32((const float *)tensor_data(src), (float *)tensor_data(out),
+                             s.outer, s.len, log, nthreads);
+        else
+            softmax_rows_f64((const double *)tensor_data(src), (double *)tensor_data(out),
+                             s.outer, s.len, log, nthreads);
+        pith_release(src);
+        return ret_tensor(ret, out);
+    }
     switch (work) {
 #define NM_SOFTMAX_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                   \
     case E:                                                                                 \
@@ -154,29 +216,42 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
 /* ---- layer_norm ---- */
 
 /* One row of `len` elements: y = (x - mean) / sqrt(var + eps) * w + b, with the biased
- * variance from a two-pass sum in double. w and b may be NULL. */
+ * variance from a two-pass sum in double. w and b may be NULL. The row is read from memory
+ * once and stays in cache for the second and third passes; the sums are `omp simd`
+ * reductions in double (their order is fixed by the row and the build, never by threads),
+ * and the last pass
+ * has one loop per combination of w and b, without a branch per element, so that it
+ * vectorises. */
+#define NM_SUM_(ACC, EXPR)                                                                  \
+    do {                                                                                    \
+        double acc_ = 0;                                                                    \
+        _Pragma("omp simd reduction(+ : acc_)")                                             \
+        for (int64_t i = 0; i < len; i++)                                                   \
+            acc_ += (EXPR);                                                                 \
+        ACC = acc_;                                                                         \
+    } while (0)
 #define NM_LAYER_NORM_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                  \
     static void layer_norm_row_##E(const T *x, const T *w, const T *b, T *y, int64_t len,   \
                                    double eps)                                              \
     {                                                                                       \
-        double sum = 0, m2 = 0;                                                             \
-        for (int64_t j = 0; j < len; j++)                                                   \
-            sum += (double)LOAD(x[j]);                                                      \
+        double sum, m2;                                                                     \
+        NM_SUM_(sum, (double)LOAD(x[i]));                                                  \
         double mean = sum / (double)len;                                                    \
-        for (int64_t j = 0; j < len; j++) {                                                 \
-            double d = (double)LOAD(x[j]) - mean;                                           \
-            m2 += d * d;                                                                    \
-        }                                                                                   \
+        NM_SUM_(m2, ((double)LOAD(x[i]) - mean) * ((double)LOAD(x[i]) - mean));           \
         CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                                 \
         CT cmean = (CT)mean;                                                                \
-        for (int64_t j = 0; j < len; j++) {                                                 \
-            CT v = (LOAD(x[j]) - cmean) * rstd;                                             \
-            if (w)                                                                          \
-                v *= LOAD(w[j]);                                                            \
-            if (b)                                                                          \
-                v += LOAD(b[j]);                                                            \
-            y[j] = STORE(v);                                                                \
-        }                                                                                   \
+        if (w && b)                                                                         \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j] = STORE((LOAD(x[j]) - cmean) * rstd * LOAD(w[j]) + LOAD(b[j]));        \
+        else if (w)                                                                         \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j] = STORE((LOAD(x[j]) - cmean) * rstd * LOAD(w[j]));                     \
+        else if (b)                                                                         \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j] = STORE((LOAD(x[j]) - cmean) * rstd + LOAD(b[j]));                     \
+        else                                                                                \
+            for (int64_t j = 0; j < len; j++)                                               \
+                y[j] = STORE((LOAD(x[j]) - cmean) * rstd);                                  \
     }                                                                                       \
     static void layer_norm_##E(const char *xs, const char *ws, const char *bs, char *ys,    \
                                int64_t rows, int64_t len, double eps, int nthreads)         \
