@@ -181,7 +181,7 @@ VM_INLINE VF exp_core2_f(VF xh, VF xl, int has_low, VI *n)
     const float shifter = 0x1.8p23f;
     VF t = VM_FMA_F(xh, vf(VM_LOG2E_F), vf(shifter));
     VF k = t - shifter;
-    *n = (VI)t - (VI)vf(shifter);
+    *n = (VI)((VU)t - (VU)vf(shifter));
     VF r = xh - k * VM_LN2_HI_F;
     r = VM_FMA_F(k, vf(-VM_LN2_LO_F), r);
     if (has_low) /* a constant after inlining; adding a zero would not fold (-0 + 0 = +0) */
@@ -206,9 +206,9 @@ VM_INLINE VF log_reduce_f(VF x, VF *e)
 {
     VI tiny = x < 0x1p-126f;
     VI bits = (VI)self(tiny, x * 0x1p23f, x);
-    VI k = (bits - 0x3f3504f3) >> 23; /* 0x3f3504f3: sqrt(1/2) */
+    VI k = (VI)((VU)bits - 0x3f3504f3u) >> 23; /* 0x3f3504f3: sqrt(1/2) */
     *e = __builtin_convertvector(k - (tiny & 23), VF);
-    return (VF)(bits - (VI)((VU)k << 23)) - 1.0f;
+    return (VF)((VU)bits - ((VU)k << 23)) - 1.0f;
 }
 
 /* e ln 2 + log(1 + f) + c, f in [sqrt(1/2) - 1, sqrt(2) - 1], |c| tiny: fdlibm's form, in
@@ -447,7 +447,7 @@ VM_INLINE VD scale_d(VD p, VL n)
 VM_INLINE VD int_to_double(VL k)
 {
     const double shifter = 0x1.8p52;
-    return (VD)(k + (VL)vd(shifter)) - shifter;
+    return (VD)((VUL)k + (VUL)vd(shifter)) - shifter;
 }
 
 /* exp(xh + xl) = p 2^n, xh in [-800, 710]; see exp_core_f. */
@@ -456,7 +456,7 @@ VM_INLINE VD exp_core2_d(VD xh, VD xl, int has_low, VL *n)
     const double shifter = 0x1.8p52;
     VD t = VM_FMA_D(xh, vd(VM_LOG2E_D), vd(shifter));
     VD k = t - shifter;
-    *n = (VL)t - (VL)vd(shifter);
+    *n = (VL)((VUL)t - (VUL)vd(shifter));
     VD r = xh - k * VM_LN2_HI_D;
     r = VM_FMA_D(k, vd(-VM_LN2_LO_D), r);
     if (has_low)
@@ -478,9 +478,9 @@ VM_INLINE VD log_reduce_d(VD x, VD *e)
 {
     VL tiny = x < 0x1p-1022;
     VL bits = (VL)seld(tiny, x * 0x1p54, x);
-    VL k = (bits - 0x3fe6a09e667f3bcdLL) >> 52; /* sqrt(1/2) */
+    VL k = (VL)((VUL)bits - 0x3fe6a09e667f3bcdULL) >> 52; /* sqrt(1/2) */
     *e = int_to_double(k - (tiny & 54));
-    return (VD)(bits - (VL)((VUL)k << 52)) - 1.0;
+    return (VD)((VUL)bits - ((VUL)k << 52)) - 1.0;
 }
 
 VM_INLINE VD log_poly_d(VD f, VD e, VD c)
@@ -659,7 +659,7 @@ VM_INLINE VD sincos_fd(VD x, int cosine)
     const double shifter = 0x1.8p52;
     VD t = VM_FMA_D(x, vd(VM_TWO_OVER_PI_D), vd(shifter));
     VD k = t - shifter;
-    VL q = (VL)t - (VL)vd(shifter) + cosine;
+    VL q = (VL)((VUL)t - (VUL)vd(shifter) + (uint64_t)cosine);
     VD r = VM_FMA_D(k, vd(-VM_PIO2_F_2), x - k * VM_PIO2_F_1);
     VD z = r * r;
     VD s = VM_FMA_D(r * z, HORNER_D(z, VM_SIN_F), r);
@@ -702,7 +702,7 @@ VM_INLINE VD sincos_dd(VD x, int cosine)
     const double shifter = 0x1.8p52;
     VD t = VM_FMA_D(x, vd(VM_TWO_OVER_PI_D), vd(shifter));
     VD k = t - shifter;
-    VL q = (VL)t - (VL)vd(shifter) + cosine;
+    VL q = (VL)((VUL)t - (VUL)vd(shifter) + (uint64_t)cosine);
     VD r0 = x - k * VM_PIO2_D_1;
     VD w2 = -(k * VM_PIO2_D_2), r1 = r0 + w2;
     VD e1 = sum_error_d(r0, w2, r1);
@@ -781,9 +781,9 @@ VM_INLINE VF pow_signs_f(VF x, VF y, VF e)
 VM_INLINE VD log2_fd(VD x)
 {
     VL bits = (VL)x;
-    VL k = (bits - 0x3fe6a09e667f3bcdLL) >> 52; /* sqrt(1/2) */
+    VL k = (VL)((VUL)bits - 0x3fe6a09e667f3bcdULL) >> 52; /* sqrt(1/2) */
     VD e = int_to_double(k);
-    VD f = (VD)(bits - (VL)((VUL)k << 52)) - 1.0;
+    VD f = (VD)((VUL)bits - ((VUL)k << 52)) - 1.0;
     VD s = f / (2.0 + f), z = s * s;
     return VM_FMA_D(s, VM_FMA_D(z, HORNER_D(z, VM_POW_LOG2_F), vd(VM_TWO_LOG2E_D)), e);
 }
@@ -793,7 +793,7 @@ VM_INLINE VD exp2_fd(VD w)
     const double shifter = 0x1.8p52;
     VD t = w + shifter;
     VD r = w - (t - shifter);
-    VL n = (VL)t - (VL)vd(shifter);
+    VL n = (VL)((VUL)t - (VUL)vd(shifter));
     return scale1_d(1.0 + r * HORNER_D(r, VM_POW_EXP2_F), n);
 }
 
