@@ -655,6 +655,7 @@ def c_stub(pith):
     lines += [")", "", "def _tensor_bytes(t: Tensor, /) -> bytes: ...",
               "def _live_tensors() -> int: ...",
               "def _get_cpu_capability() -> str: ...",
+              "def _blas_info() -> dict[str, Any]: ...",
               "def _cpu_device(device: Any, fn: str, /) -> device | None: ...",
               "def __getattr__(name: str) -> Any: ...", ""]
     return "\n".join(lines)

@@ -4,6 +4,7 @@ torch.__config__: show() and parallel_info(), plus blas_info()).
 See docs/python.md "Threads and the BLAS".
 """
 import os
+from typing import Any
 
 from . import _C, _openmp_env
 
@@ -13,7 +14,7 @@ _ENV_SHOWN = ("PITH_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
               "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def blas_info() -> dict:
+def blas_info() -> dict[str, Any]:
     """The OpenBLAS in the process: `config` (openblas_get_config(): version, build options,
     the kernel for this CPU), `threading` ('openmp', 'pthreads' or 'sequential') and
     `num_threads`, its own thread count, which follows pith.set_num_threads."""

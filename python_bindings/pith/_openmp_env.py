@@ -1,5 +1,6 @@
 """The OpenMP wait policy that pith gives libgomp when it loads; used once, by pith/__init__.py."""
 import os
+from typing import Any
 
 # Note [OpenMP wait policy]
 # After a parallel region, libgomp's idle workers spin before they sleep: 300000 spins
@@ -24,10 +25,10 @@ DEFAULTS = {"GOMP_SPINCOUNT": "10000"}
 _VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 # How libgomp got its wait policy: (who, the variables' values at load).
-_applied = ("not loaded yet", {})
+_applied: tuple[str, dict[str, str]] = ("not loaded yet", {})
 
 
-def _libgomp_loaded():
+def _libgomp_loaded() -> bool:
     """Whether a libgomp.so.1 (the SONAME that libpith needs) is in the process already:
     Debian's (libgomp.so.1.0.0) or torch's (torch/lib/libgomp.so.1). Copies renamed by
     auditwheel (libgomp-<hash>.so.1) are other runtimes, which libpith does not use."""
@@ -42,7 +43,7 @@ class loading_defaults:
     """`with loading_defaults(): from . import _C` gives libgomp pith's DEFAULTS while it
     loads (see the Note above)."""
 
-    def __enter__(self):
+    def __enter__(self) -> "loading_defaults":
         global _applied
         self._set = False
         user = {v: os.environ[v] for v in _VARIABLES if v in os.environ}
@@ -56,14 +57,13 @@ class loading_defaults:
             _applied = ("pith's default", dict(DEFAULTS))
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         if self._set:
             for var in DEFAULTS:
                 os.environ.pop(var, None)
-        return False
 
 
-def describe():
+def describe() -> str:
     """One line: the wait policy libgomp got, and from whom."""
     who, values = _applied
     settings = ", ".join(f"{k}={v}" for k, v in values.items())
