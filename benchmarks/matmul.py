@@ -282,6 +282,7 @@ def write_results(args, cases, libs, thread_counts, samples, reports):
     for var in ENV_SHOWN:
         lines.append(f"- {var}={os.environ.get(var, '(unset)')}")
     text = "\n".join(lines) + "\n"
+    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "matmul_results.md"), "w") as f:
         f.write(text)
     print(text)

@@ -316,6 +316,7 @@ def main():
     for var in ENV_SHOWN:
         lines.append(f"- {var}={os.environ.get(var, '(unset)')}")
     text = "\n".join(lines) + "\n"
+    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "models_results.md"), "w") as f:
         f.write(text)
     print(text)

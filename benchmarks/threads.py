@@ -161,6 +161,7 @@ def main():
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "PYTHONPATH"):
         lines.append(f"- {var}={os.environ.get(var, '(unset)')}")
     text = "\n".join(lines) + "\n"
+    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "threads_results.md"), "w") as f:
         f.write(text)
     print(text)

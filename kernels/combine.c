@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "kernels/elementwise.h"
+#include "kernels/elementwise_loops.h"
 #include "kernels/factories.h"
 #include "kernels/indexing.h"
 #include "kernels/views.h"
@@ -328,31 +329,66 @@ static pith_status masked_fill_check(const char *op, const pith_tensor *self,
     return scalar_encode(op, value, self->dtype, elem);
 }
 
-/* out[i] = mask[i] ? value : src[i] over `out`'s shape, with src and mask given as
- * geometries of that shape (broadcast strides allowed). `out` may be `src` itself. */
-static void masked_fill_run(char *out, const int64_t *out_strides, const char *src,
-                            const view_geometry *src_g, const char *mask,
-                            const view_geometry *mask_g, const unsigned char *elem,
-                            size_t itemsize, int64_t n, bool serial)
+/* out[i] = mask[i] ? value : src[i], as an elementwise loop (args: out, mask, src; ctx:
+ * the value's bytes), one per element size since it only moves bytes. The contiguous case
+ * is a select that the compiler vectorises; `out` may be `src` itself (an exact alias,
+ * Note [Aliasing in inner loops] in elementwise.c). */
+#define MASKED_FILL_LOOP(bytes, type)                                                       \
+    static int masked_fill_##bytes(char **args, const int64_t *n, const int64_t *s,        \
+                                   void *ctx)                                              \
+    {                                                                                       \
+        type v;                                                                             \
+        memcpy(&v, ctx, sizeof v);                                                          \
+        const int64_t len = n[0];                                                           \
+        if (s[0] == bytes && s[1] == 1 && s[2] == bytes) {                                  \
+            type *o = (type *)args[0];                                                      \
+            const uint8_t *m = (const uint8_t *)args[1];                                    \
+            const type *a = (const type *)args[2];                                          \
+            EW_IVDEP for (int64_t i = 0; i < len; i++) o[i] = m[i] ? v : a[i];              \
+        } else {                                                                            \
+            for (int64_t i = 0; i < len; i++)                                               \
+                *(type *)(args[0] + i * s[0]) = *(const uint8_t *)(args[1] + i * s[1])      \
+                                                    ? v                                     \
+                                                    : *(const type *)(args[2] + i * s[2]);  \
+        }                                                                                   \
+        return 0;                                                                           \
+    }
+MASKED_FILL_LOOP(1, uint8_t)
+MASKED_FILL_LOOP(2, uint16_t)
+MASKED_FILL_LOOP(4, uint32_t)
+MASKED_FILL_LOOP(8, uint64_t)
+
+static elementwise_loop masked_fill_loop_for(size_t itemsize)
 {
-    int threads = serial ? 1 : parallel_threads_for(n);
-    PITH_PARALLEL_REGION(threads, {
-        int64_t begin, end;
-        thread_range(n, &begin, &end);
-        strided_walk wo, ws, wm;
-        walk_init(&wo, src_g->ndim, src_g->sizes, out_strides, itemsize, begin);
-        walk_init(&ws, src_g->ndim, src_g->sizes, src_g->strides, itemsize, begin);
-        walk_init(&wm, mask_g->ndim, mask_g->sizes, mask_g->strides, 1, begin);
-        for (int64_t i = begin; i < end; i++) {
-            if (mask[wm.offset])
-                element_copy(out + wo.offset, (const char *)elem, itemsize);
-            else if (out + wo.offset != src + ws.offset)
-                element_copy(out + wo.offset, src + ws.offset, itemsize);
-            walk_next(&wo);
-            walk_next(&ws);
-            walk_next(&wm);
-        }
-    });
+    switch (itemsize) {
+    case 1:
+        return masked_fill_1;
+    case 2:
+        return masked_fill_2;
+    case 4:
+        return masked_fill_4;
+    default:
+        return masked_fill_8;
+    }
+}
+
+/* Runs the loop over `out`'s shape, with mask and src broadcast to it (validated by the
+ * caller). A bool is one byte holding 0 or 1, so the mask is read as uint8. With `serial`
+ * (an in-place self that is expanded, so that two elements share a location) it runs on
+ * one thread, in order, so that no two threads write one location. */
+static void masked_fill_run(const pith_tensor *out, const pith_tensor *mask, const pith_tensor *src,
+                            unsigned char *elem, bool serial)
+{
+    elementwise_geometry g;
+    geometry_init(&g, out->ndim, out->sizes);
+    geometry_add_operand(&g, out);
+    geometry_add_operand(&g, mask);
+    geometry_add_operand(&g, src);
+    elementwise_loop loop = masked_fill_loop_for(pith_dtype_size(out->dtype));
+    if (serial)
+        geometry_run_serial(&g, loop, elem);
+    else
+        (void)geometry_run(&g, loop, elem);
 }
 
 /* The broadcast shape of self and mask (masked_fill is not in place, so both expand). */
@@ -370,18 +406,14 @@ pith_status masked_fill_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *
     unsigned char elem[8];
     int ndim;
     int64_t sizes[PITH_MAX_DIMS];
-    view_geometry sg, mg;
     if (masked_fill_check("masked_fill", self, mask, value, elem) != PITH_OK ||
-        masked_fill_shape(self, mask, &ndim, sizes) != PITH_OK ||
-        geometry_expand("masked_fill", self, ndim, sizes, &sg) != PITH_OK ||
-        geometry_expand("masked_fill", mask, ndim, sizes, &mg) != PITH_OK)
+        masked_fill_shape(self, mask, &ndim, sizes) != PITH_OK)
         return pith_last_status();
     pith_tensor *out = tensor_new(ndim, sizes, self->dtype, self->device);
     if (!out)
         return pith_last_status();
     if (out->numel > 0)
-        masked_fill_run(tensor_data(out), out->strides, tensor_data(self), &sg, tensor_data(mask),
-                        &mg, elem, pith_dtype_size(self->dtype), out->numel, false);
+        masked_fill_run(out, mask, self, elem, false);
     return ret_tensor(ret, out);
 }
 
@@ -410,17 +442,14 @@ pith_status masked_fill__cpu(pith_keyset ks, pith_value *ret, const pith_tensor 
                              const pith_tensor *mask, pith_scalar value)
 {
     unsigned char elem[8];
-    view_geometry sg, mg;
+    view_geometry mg;
     if (masked_fill_check("masked_fill_", self, mask, value, elem) != PITH_OK ||
         geometry_expand("masked_fill_", mask, self->ndim, self->sizes, &mg) != PITH_OK)
         return pith_last_status();
-    geometry_of(self, &sg);
     /* PyTorch only warns about writing into an expanded self; do it serially so that no
      * two threads write one location. */
     if (self->numel > 0)
-        masked_fill_run(tensor_data(self), self->strides, tensor_data(self), &sg,
-                        tensor_data(mask), &mg, elem, pith_dtype_size(self->dtype), self->numel,
-                        tensor_has_internal_overlap(self));
+        masked_fill_run(self, mask, self, elem, tensor_has_internal_overlap(self));
     tensor_bump_version(self);
     return ret_self(ret, self);
 }

@@ -294,6 +294,17 @@ int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
     return result;
 }
 
+int geometry_run_serial(elementwise_geometry *g, elementwise_loop loop, void *ctx)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < g->ndim; d++)
+        numel *= g->sizes[d];
+    if (numel == 0)
+        return 0;
+    geometry_coalesce(g);
+    return geometry_run_range(g, 0, numel, loop, ctx);
+}
+
 /* ---- applying a loop to tensors ---- */
 
 /* The usual case, decided without looking at the geometry: two different storages whose

@@ -42,6 +42,9 @@ void geometry_add_operand(elementwise_geometry *g, const pith_tensor *t);
 /* Coalesces and runs `loop` over every element, with OpenMP above the grain size. Returns
  * the OR of the loop's results. No validation happens here (it may run in threads). */
 int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx);
+/* geometry_run on the calling thread only, whatever the size: for an output that is
+ * expanded (two elements share a location), which threads must not write at once. */
+int geometry_run_serial(elementwise_geometry *g, elementwise_loop loop, void *ctx);
 
 /* ---- broadcasting and outputs ---- */
 

@@ -159,6 +159,46 @@ def test_classifiers_match_torch_on_layouts(data, shape, name, fn):
     assert_matches_torch(getattr(pith, fn)(x), getattr(torch, fn)(to_torch(a, name)))
 
 
+# ---- masked_fill and masked_fill_ -----------------------------------------------------------
+
+@needs_torch
+@PROPERTY
+@given(st.data(), shapes, st.sampled_from(DTYPE_NAMES), st.booleans())
+def test_masked_fill_matches_torch_on_layouts(data, shape, name, in_place):
+    """Every layout of self, and a mask broadcast from a suffix of self's shape with some of
+    its dims set to 1 (as a causal mask of shape (1, 1, T, T) is), in any layout too."""
+    x, a = data.draw(tensors(name, shape))
+    keep = data.draw(st.integers(0, len(shape)))
+    mask_shape = tuple(1 if data.draw(st.booleans()) else n for n in shape[len(shape) - keep:])
+    m, b = data.draw(tensors("bool", mask_shape))
+    value = data.draw(st.sampled_from([0, 1, -3]) if name in ("bool", "uint8") or
+                      name.startswith("int") else st.sampled_from([0.5, -2.0, float("-inf")]))
+    if name == "bool":
+        value = bool(value)
+    want = to_torch(a, name).masked_fill(to_torch(b, "bool"), value)
+    if in_place:
+        if x.stride() and 0 in x.stride():
+            return  # an expanded self: written serially, PyTorch warns; not compared
+        got = x.masked_fill_(m, value)
+        assert got is x
+    else:
+        got = x.masked_fill(m, value)
+    assert_matches_torch(got, want)
+
+
+def test_masked_fill_causal_mask_at_size():
+    """The attention mask of a GPT: a (1, 1, T, T) tril mask over (B, H, T, T) scores, large
+    enough to run in threads, against NumPy."""
+    t = 64
+    scores = pith.randn(2, 3, t, t)
+    mask = pith.tril(pith.ones(t, t)).view(1, 1, t, t) == 0
+    got = scores.masked_fill(mask, float("-inf")).numpy()
+    want = np.where(np.tril(np.ones((t, t))) == 0, -np.inf, scores.numpy())
+    np.testing.assert_array_equal(got, want)
+    scores.masked_fill_(mask, 0.0)
+    np.testing.assert_array_equal(scores.numpy(), np.where(np.isinf(want), 0.0, want))
+
+
 # ---- broadcast_to, expand_as, broadcast_tensors, broadcast_shapes ----------------------------
 
 @needs_torch
