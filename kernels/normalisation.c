@@ -216,15 +216,16 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
 /* ---- layer_norm ---- */
 
 /* One row of `len` elements: y = (x - mean) / sqrt(var + eps) * w + b, with the biased
- * variance from a two-pass sum in double. w and b may be NULL. The row is read from memory
- * once and stays in cache for the second and third passes; the sums are `omp simd`
- * reductions in double (their order is fixed by the row and the build, never by threads),
- * and the last pass
- * has one loop per combination of w and b, without a branch per element, so that it
- * vectorises. */
-#define NM_SUM_(ACC, EXPR)                                                                  \
+ * variance from a two-pass sum (the mean, then the squares about it) in the compute type
+ * CT, as PyTorch's opmath: float for float32 and the 16-bit dtypes, double for float64. w
+ * and b may be NULL. The row is read from memory once and stays in cache for the second
+ * and third passes; the sums are `omp simd` reductions (their order is fixed by the row and
+ * the build, never by threads or the CPU), which for float32 run as wide as the build's
+ * vectors with no conversion per element, and the last pass has one loop per combination
+ * of w and b, without a branch per element, so that it vectorises. */
+#define NM_SUM_(CT, ACC, EXPR)                                                              \
     do {                                                                                    \
-        double acc_ = 0;                                                                    \
+        CT acc_ = 0;                                                                        \
         _Pragma("omp simd reduction(+ : acc_)")                                             \
         for (int64_t i = 0; i < len; i++)                                                   \
             acc_ += (EXPR);                                                                 \
@@ -234,12 +235,11 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
     static void layer_norm_row_##E(const T *x, const T *w, const T *b, T *y, int64_t len,   \
                                    double eps)                                              \
     {                                                                                       \
-        double sum, m2;                                                                     \
-        NM_SUM_(sum, (double)LOAD(x[i]));                                                  \
-        double mean = sum / (double)len;                                                    \
-        NM_SUM_(m2, ((double)LOAD(x[i]) - mean) * ((double)LOAD(x[i]) - mean));           \
-        CT rstd = (CT)(1.0 / sqrt(m2 / (double)len + eps));                                 \
-        CT cmean = (CT)mean;                                                                \
+        CT sum, m2;                                                                         \
+        NM_SUM_(CT, sum, (CT)LOAD(x[i]));                                                   \
+        CT cmean = sum / (CT)len;                                                           \
+        NM_SUM_(CT, m2, ((CT)LOAD(x[i]) - cmean) * ((CT)LOAD(x[i]) - cmean));               \
+        CT rstd = (CT)(1.0 / sqrt((double)m2 / (double)len + eps));                         \
         if (w && b)                                                                         \
             for (int64_t j = 0; j < len; j++)                                               \
                 y[j] = STORE((LOAD(x[j]) - cmean) * rstd * LOAD(w[j]) + LOAD(b[j]));        \
