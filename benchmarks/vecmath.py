@@ -6,8 +6,12 @@
 Each op of Note [Vectorised math functions] (kernels/vecmath.h) on a (4, 64, 768) tensor,
 pith and PyTorch each in its own worker process (torch brings its own OpenMP runtime, and two
 spinning pools on two cores would measure nothing), driven by this script over pipes: the
-workers take turns within every repeat, with a pause between turns so that the idle pool has
-stopped spinning. Each figure is the median over the repeats of a timed loop of `number`
+workers take turns within every repeat, with a pause between turns (50 ms) so that the idle
+pool has stopped spinning: torch's libgomp spins 300000 times after each region, several ms
+on this machine, and pith's 2-thread regions run within that window measure the contention
+(5 ms pauses made pith's `x + y` look 6x slower than when run alone). The share of CPU time
+the hypervisor took (steal, from /proc/stat) during the run goes into the results: a run
+with much steal distorts the 2-thread figures of both libraries. Each figure is the median over the repeats of a timed loop of `number`
 calls. Writes a markdown table (the environment included) to --out and prints it.
 """
 import argparse
@@ -92,7 +96,7 @@ def parse_args():
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--number", type=int, default=20, help="calls per timed loop")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--pause", type=float, default=0.005,
+    parser.add_argument("--pause", type=float, default=0.05,
                         help="seconds between the workers' turns")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "vecmath_results.md"))
@@ -147,6 +151,16 @@ def measure(threads, args):
     return rows, infos
 
 
+def cpu_times():
+    """(steal, total) jiffies over all CPUs, from /proc/stat (zeros where it is missing)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
 def git_head():
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -158,7 +172,10 @@ def git_head():
 
 def main():
     args = parse_args()
+    steal0, total0 = cpu_times()
     results = {t: measure(t, args) for t in args.threads}
+    steal1, total1 = cpu_times()
+    steal = (steal1 - steal0) / (total1 - total0) if total1 > total0 else 0.0
     lines = ["# pith's vectorised math functions against PyTorch", "",
              "Produced by `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python "
              "benchmarks/vecmath.py`. One (4, 64, 768) " + args.dtype + " tensor per op; each "
@@ -169,7 +186,8 @@ def main():
     first = next(iter(results.values()))[1]
     lines += [f"- Date: {datetime.datetime.now().isoformat(timespec='seconds')}; git {git_head()}",
               f"- Machine: {platform.processor() or platform.machine()}; {os.cpu_count()} "
-              f"logical CPUs; load average at the end {', '.join(f'{v:.2f}' for v in os.getloadavg())}",
+              f"logical CPUs; load average at the end {', '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+              f"steal during the run {steal:.0%} of CPU time",
               f"- pith {first['pith']['version']} (CPU capability "
               f"{first['pith']['cpu_capability']}), PyTorch {first['torch']['version']} "
               f"({first['torch']['cpu_capability']}); Python {platform.python_version()}",
