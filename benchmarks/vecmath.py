@@ -94,7 +94,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=21)
-    parser.add_argument("--number", type=int, default=20, help="calls per timed loop")
+    parser.add_argument("--number", type=int, default=200,
+                        help="calls per timed loop (docs/building.md: at least several ms)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--pause", type=float, default=0.05,
                         help="seconds between the workers' turns")
