@@ -11,7 +11,9 @@ own, started once and kept warm, and the driver interleaves them sample by sampl
 is one worker timing `number` back-to-back calls of one case (number chosen so that a sample
 takes about --sample seconds), and the next worker starts only --pause seconds after the
 previous one ends, so that the threads a library leaves spinning (OpenBLAS's pthread pool
-spins for up to ~0.1 s) do not slow the next one. The order of the libraries rotates from
+spins for up to ~0.1 s) do not slow the next one; before each sample the worker makes a tenth
+as many calls untimed, so that its threads and their vCPUs are awake (docs/building.md,
+"Benchmarks"). The order of the libraries rotates from
 round to round. Each cell is the median over rounds.
 
 A worker sets the thread count before importing its library (PITH_NUM_THREADS,
@@ -175,6 +177,7 @@ def worker(lib_name, threads):
                   flush=True)
             continue
         timer, number = timers[name]
+        timer.timeit(max(1, number // 10))  # wakes this worker's threads and vCPUs first
         print(json.dumps({"seconds": timer.timeit(number) / number}), flush=True)
 
 

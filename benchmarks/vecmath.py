@@ -11,7 +11,9 @@ pool has stopped spinning: torch's libgomp spins 300000 times after each region,
 on this machine, and pith's 2-thread regions run within that window measure the contention
 (5 ms pauses made pith's `x + y` look 6x slower than when run alone). The share of CPU time
 the hypervisor took (steal, from /proc/stat) during the run goes into the results: a run
-with much steal distorts the 2-thread figures of both libraries. Each figure is the median over the repeats of a timed loop of `number`
+with much steal distorts the 2-thread figures of both libraries. Before every timed loop a
+worker runs the statement a tenth as many times untimed, so that its threads (and the vCPUs
+they run on) are awake when the timing starts (docs/building.md, "Benchmarks"). Each figure is the median over the repeats of a timed loop of `number`
 calls. Writes a markdown table (the environment included) to --out and prints it.
 """
 import argparse
@@ -84,6 +86,7 @@ for line in sys.stdin:
         timers[stmt].timeit(max(1, number // 4))  # warm-up
         result = eval(stmt, env)
         env["_last"] = result
+    timers[stmt].timeit(max(1, number // 10))  # wakes this worker's threads and vCPUs
     seconds = timers[stmt].timeit(number) / number
     checksum = float(eval(stmt, env).double().sum())
     print(json.dumps([seconds, checksum]), flush=True)
