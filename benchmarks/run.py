@@ -379,7 +379,11 @@ def write_results(out_dir, rows, imports, threads, quick, calls=()):
 
 
 def write_plot(out_dir, rows):
-    import matplotlib
+    """DIR/plot.png, or None without matplotlib (the table is written either way)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     labels = [row["short"] for row in rows]
@@ -462,7 +466,8 @@ def main():
     print("   " + ", ".join(f"{k} {fmt_time(v)}" for k, v in imports.items()), flush=True)
     results = write_results(ARGS.out, rows, imports, ARGS.threads, ARGS.quick, calls)
     plot = write_plot(ARGS.out, rows)
-    print(f"wrote {results} and {plot}")
+    print(f"wrote {results}" + (f" and {plot}" if plot else " (no plot: matplotlib is not "
+                                                           "installed)"))
 
 
 if __name__ == "__main__":
