@@ -105,10 +105,19 @@ DIFFERENCES = {
     # PyTorch's vectorised float32 erf gives NaN at inf, and 0.5 x (1 + erf) overflows at
     # 3.4e38; gelu(x) is x there (float64 PyTorch agrees).
     ("gelu", "float32"): {math.inf: math.inf, 3.4e38: 3.4e38},
+    # (that NaN and that overflow are its AVX-512 path; its AVX2 path agrees with pith)
     # 1 + erf(x) cancels to 0 in PyTorch's formula.
     ("gelu", "float64"): {-20.0: -5.507248237212468e-88},
     ("gelu_tanh", "float64"): {-20.0: -3.3754509563109673e-261},
 }
+
+
+# Differences that only some of PyTorch's CPU paths have: PyTorch may agree with pith there.
+AGREES_ON_SOME_CPUS = {("gelu", "float32", math.inf),
+                       ("gelu", "float32", float(np.float32(3.4e38)))}
+# A zero gelu (x = -0, or x < 0 underflowing) has the sign of x (x Phi(x)) in pith and in
+# PyTorch's AVX-512 path, and is +0 in its AVX2 path.
+ZERO_SIGN_ON_SOME_CPUS = {("gelu", "float32")}
 
 
 def same_value(a, b):
@@ -130,7 +139,10 @@ def test_special_values_match_torch_except_the_documented_differences(name, dtyp
     for xi, g, w in zip(x.tolist(), got.tolist(), want.tolist()):
         if xi in known:
             assert same_value(g, known[xi]), f"{name}({xi}) = {g}, not {known[xi]}"
-            assert not same_value(w, g), f"{name}({xi}): PyTorch now agrees; drop the entry"
+            if (name, dtype, xi) not in AGREES_ON_SOME_CPUS:
+                assert not same_value(w, g), f"{name}({xi}): PyTorch now agrees; drop the entry"
+        elif (name, dtype) in ZERO_SIGN_ON_SOME_CPUS and g == 0 and w == 0:
+            assert math.copysign(1, g) == math.copysign(1, xi), f"{name}({xi}) = {g}"
         else:
             assert same_value(g, w), f"{name}({xi}) = {g}, PyTorch gives {w}"
 
