@@ -268,7 +268,8 @@ static int geometry_run_range(const elementwise_geometry *g, int64_t begin, int6
 
 /* See Note [Thread count and grain size] (core/parallel.h): one region per kernel, each
  * thread taking one contiguous share of the flat range. */
-int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
+static int geometry_run_on(elementwise_geometry *g, elementwise_loop loop, void *ctx,
+                           bool serial)
 {
     int64_t numel = 1;
     for (int d = 0; d < g->ndim; d++)
@@ -276,7 +277,7 @@ int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
     if (numel == 0)
         return 0;
     geometry_coalesce(g);
-    int nthreads = parallel_threads_for(numel);
+    int nthreads = serial ? 1 : parallel_threads_for(numel);
     if (nthreads <= 1)
         return geometry_run_range(g, 0, numel, loop, ctx);
     int result = 0;
@@ -294,15 +295,14 @@ int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
     return result;
 }
 
+int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
+{
+    return geometry_run_on(g, loop, ctx, false);
+}
+
 int geometry_run_serial(elementwise_geometry *g, elementwise_loop loop, void *ctx)
 {
-    int64_t numel = 1;
-    for (int d = 0; d < g->ndim; d++)
-        numel *= g->sizes[d];
-    if (numel == 0)
-        return 0;
-    geometry_coalesce(g);
-    return geometry_run_range(g, 0, numel, loop, ctx);
+    return geometry_run_on(g, loop, ctx, true);
 }
 
 /* ---- applying a loop to tensors ---- */
