@@ -13,7 +13,9 @@ in an order that rotates between rounds; each cell is the median over rounds of 
 median time per call. The cases are models.py's GPT (llama2.c-sized) and MLP, a chain of
 elementwise ops (back-to-back parallel regions, where spinning pays), and the MLP with a
 NumPy matmul after each forward in the same process (NumPy's own BLAS threads then need
-the cores that pith's idle workers spin on). Writes DIR/threads_results.md.
+the cores that pith's idle workers spin on), and bursts of ops after an idle pause (where a
+short spin lets both threads fall asleep and wake each other late, call after call, on a
+virtual machine). Writes DIR/threads_results.md.
 """
 import argparse
 import json
@@ -39,7 +41,8 @@ POLICIES = [  # (label, environment)
 ]
 CASES = ["GPT 4x256, batch 4x64", "MLP 784-512-512-10, batch 32",
          "MLP 784-512-512-10, batch 1", "elementwise chain, 16 ops on 256K floats",
-         "MLP batch 32, then NumPy 256x256 @ 256x256"]
+         "MLP batch 32, then NumPy 256x256 @ 256x256",
+         "layer_norm (4, 256, 256), 10 calls after a 20 ms pause"]
 
 
 def worker(threads, case_names, seconds):
@@ -69,6 +72,19 @@ def worker(threads, case_names, seconds):
                 for _ in range(4):
                     y = (y * 0.5 + a).relu() - a
                 return y
+        elif name.startswith("layer_norm"):
+            # A burst of ops after the process was idle (Python work, I/O): the workers
+            # have slept, and on a virtual machine their vCPUs may have been given away.
+            # The step times its burst itself, without the pause.
+            xs = pith.randn(4, 256, 256)
+            w, b = pith.randn(256), pith.randn(256)
+
+            def step():
+                time.sleep(0.02)
+                start = time.perf_counter()
+                for _ in range(10):
+                    pith.nn.functional.layer_norm(xs, (256,), w, b)
+                return time.perf_counter() - start
         else:
             _, builder, shape, kind = mlp["MLP 784-512-512-10, batch 32"]
             with pith.no_grad():
@@ -88,8 +104,8 @@ def worker(threads, case_names, seconds):
             deadline = time.perf_counter() + seconds
             while time.perf_counter() < deadline or len(times) < 5:
                 start = time.perf_counter()
-                step()
-                times.append(time.perf_counter() - start)
+                own = step()
+                times.append(own if isinstance(own, float) else time.perf_counter() - start)
         results[name] = statistics.median(times)
     info = pith.__config__.blas_info() if hasattr(pith, "__config__") else {}
     print(json.dumps({"times": results, "blas": info.get("threading", "?")}))

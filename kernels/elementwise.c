@@ -268,8 +268,10 @@ static int geometry_run_range(const elementwise_geometry *g, int64_t begin, int6
 
 /* See Note [Thread count and grain size] (core/parallel.h): one region per kernel, each
  * thread taking one contiguous share of the flat range. */
+/* Runs `loop` over the geometry; `per_element` is the work of one of its elements in
+ * elements of the operands (1, or a block's length for copy_blocks), for the grain rule. */
 static int geometry_run_on(elementwise_geometry *g, elementwise_loop loop, void *ctx,
-                           bool serial)
+                           bool serial, int64_t per_element)
 {
     int64_t numel = 1;
     for (int d = 0; d < g->ndim; d++)
@@ -277,7 +279,7 @@ static int geometry_run_on(elementwise_geometry *g, elementwise_loop loop, void 
     if (numel == 0)
         return 0;
     geometry_coalesce(g);
-    int nthreads = serial ? 1 : parallel_threads_for(numel);
+    int nthreads = serial ? 1 : parallel_threads_for(numel * per_element);
     if (nthreads <= 1)
         return geometry_run_range(g, 0, numel, loop, ctx);
     int result = 0;
@@ -297,12 +299,12 @@ static int geometry_run_on(elementwise_geometry *g, elementwise_loop loop, void 
 
 int geometry_run(elementwise_geometry *g, elementwise_loop loop, void *ctx)
 {
-    return geometry_run_on(g, loop, ctx, false);
+    return geometry_run_on(g, loop, ctx, false, 1);
 }
 
 int geometry_run_serial(elementwise_geometry *g, elementwise_loop loop, void *ctx)
 {
-    return geometry_run_on(g, loop, ctx, true);
+    return geometry_run_on(g, loop, ctx, true, 1);
 }
 
 /* ---- applying a loop to tensors ---- */
@@ -520,6 +522,189 @@ pith_status broadcast_check_into(const char *op, const pith_tensor *dst,
     return PITH_OK;
 }
 
+/* Copies blocks of `*(int64_t *)ctx` bytes: args[0] and args[1] advance by their strides
+ * from one block to the next. */
+static int copy_blocks(char **args, const int64_t *n, const int64_t *strides, void *ctx)
+{
+    const size_t bytes = (size_t)*(const int64_t *)ctx;
+    char *out = args[0];
+    const char *in = args[1];
+    for (int64_t i = 0; i < n[0]; i++, out += strides[0], in += strides[1])
+        memcpy(out, in, bytes);
+    return 0;
+}
+
+/* The square tile of a transposing copy: COPY_TILE elements along each of its two dims
+ * (32 x 32 x 8 bytes = 8 KiB of buffer for float64, half of it for float32). */
+#define COPY_TILE 32
+
+/* Copies one tile of a transposing copy: `ni` elements along the output's contiguous dim
+ * by `nj` along the input's, whose other steps are in_i and out_j bytes. The tile goes
+ * through a buffer: the input's rows are read whole into it, then the output's rows are
+ * written whole from it, so that neither side needs more than one line at a time in L1
+ * (lines a power-of-two stride apart share a set: 32 of them at a stride of 4 KiB would
+ * not all stay). */
+/* The transpose of a full tile from its buffer to the output in blocks of vectors (4 x 4
+ * lanes of 4 bytes, 2 x 2 of 8): shuffles, where element by element it would be a load and a
+ * store each. Returns whether it did it (1 and 2 bytes: never). */
+typedef uint32_t copy_v4u __attribute__((vector_size(16)));
+typedef uint64_t copy_v2u __attribute__((vector_size(16)));
+static bool copy_tile_transpose_4(char *out, uint32_t (*buf)[COPY_TILE], int64_t out_j)
+{
+    for (int j = 0; j < COPY_TILE; j += 4)
+        for (int i = 0; i < COPY_TILE; i += 4) {
+            copy_v4u r0, r1, r2, r3;
+            memcpy(&r0, &buf[i][j], sizeof r0);
+            memcpy(&r1, &buf[i + 1][j], sizeof r1);
+            memcpy(&r2, &buf[i + 2][j], sizeof r2);
+            memcpy(&r3, &buf[i + 3][j], sizeof r3);
+            copy_v4u t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
+            copy_v4u t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+            copy_v4u t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
+            copy_v4u t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
+            copy_v4u c[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5),
+                             __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+                             __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                             __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+            for (int m = 0; m < 4; m++)
+                memcpy(out + (j + m) * out_j + i * 4, &c[m], sizeof c[m]);
+        }
+    return true;
+}
+static bool copy_tile_transpose_8(char *out, uint64_t (*buf)[COPY_TILE], int64_t out_j)
+{
+    for (int j = 0; j < COPY_TILE; j += 2)
+        for (int i = 0; i < COPY_TILE; i += 2) {
+            copy_v2u r0, r1;
+            memcpy(&r0, &buf[i][j], sizeof r0);
+            memcpy(&r1, &buf[i + 1][j], sizeof r1);
+            copy_v2u c0 = __builtin_shufflevector(r0, r1, 0, 2);
+            copy_v2u c1 = __builtin_shufflevector(r0, r1, 1, 3);
+            memcpy(out + j * out_j + i * 8, &c0, sizeof c0);
+            memcpy(out + (j + 1) * out_j + i * 8, &c1, sizeof c1);
+        }
+    return true;
+}
+static bool copy_tile_transpose_1(char *out, uint8_t (*buf)[COPY_TILE], int64_t out_j)
+{
+    return false;
+}
+static bool copy_tile_transpose_2(char *out, uint16_t (*buf)[COPY_TILE], int64_t out_j)
+{
+    return false;
+}
+
+#define COPY_TILE_FN_(BYTES, TYPE)                                                          \
+    static void copy_tile_##BYTES(char *out, const char *in, int64_t ni, int64_t nj,        \
+                                  int64_t out_j, int64_t in_i)                              \
+    {                                                                                       \
+        TYPE buf[COPY_TILE][COPY_TILE];                                                     \
+        for (int64_t i = 0; i < ni; i++) {                                                  \
+            if (nj == COPY_TILE) /* a constant size: vector moves, not a call */            \
+                memcpy(buf[i], in + i * in_i, COPY_TILE * BYTES);                           \
+            else                                                                            \
+                for (int64_t j = 0; j < nj; j++)                                            \
+                    memcpy(&buf[i][j], in + i * in_i + j * BYTES, BYTES);                   \
+        }                                                                                   \
+        if (ni == COPY_TILE && nj == COPY_TILE && copy_tile_transpose_##BYTES(out, buf, out_j)) \
+            return;                                                                         \
+        for (int64_t j = 0; j < nj; j++) {                                                  \
+            char *o = out + j * out_j;                                                      \
+            if (ni == COPY_TILE)                                                            \
+                for (int64_t i = 0; i < COPY_TILE; i++)                                     \
+                    memcpy(o + i * BYTES, &buf[i][j], BYTES);                               \
+            else                                                                            \
+                for (int64_t i = 0; i < ni; i++)                                            \
+                    memcpy(o + i * BYTES, &buf[i][j], BYTES);                               \
+        }                                                                                   \
+    }
+COPY_TILE_FN_(1, uint8_t)
+COPY_TILE_FN_(2, uint16_t)
+COPY_TILE_FN_(4, uint32_t)
+COPY_TILE_FN_(8, uint64_t)
+typedef void (*copy_tile_fn)(char *, const char *, int64_t, int64_t, int64_t, int64_t);
+
+
+/* A copy whose output is contiguous along dim `last` (after coalescing) and whose input is
+ * contiguous along another dim `jd`, in tiles of COPY_TILE x COPY_TILE over the two, with
+ * the other dims outside; OpenMP across tiles above the grain size. */
+static void geometry_copy_tiles(const elementwise_geometry *g, int jd, int64_t itemsize)
+{
+    const int last = g->ndim - 1;
+    int outer_dims[PITH_MAX_DIMS], nouter = 0;
+    int64_t outer = 1;
+    for (int d = 0; d < last; d++)
+        if (d != jd) {
+            outer_dims[nouter++] = d;
+            outer *= g->sizes[d];
+        }
+    const int64_t si = g->sizes[last], sj = g->sizes[jd];
+    const int64_t ti = (si + COPY_TILE - 1) / COPY_TILE, tj = (sj + COPY_TILE - 1) / COPY_TILE;
+    const int64_t tiles = outer * ti * tj;
+    copy_tile_fn tile = itemsize == 1 ? copy_tile_1
+                        : itemsize == 2 ? copy_tile_2
+                        : itemsize == 4 ? copy_tile_4
+                                        : copy_tile_8;
+    int nthreads = parallel_threads_for(outer * si * sj);
+    PITH_PARALLEL_FOR(t, tiles, nthreads, {
+        int64_t rest = t / (ti * tj), within = t % (ti * tj);
+        int64_t bj = within / ti, bi = within % ti;
+        int64_t off_out = 0, off_in = 0;
+        for (int k = nouter - 1; k >= 0; k--) {
+            int d = outer_dims[k];
+            int64_t idx = rest % g->sizes[d];
+            rest /= g->sizes[d];
+            off_out += idx * g->strides[0][d];
+            off_in += idx * g->strides[1][d];
+        }
+        int64_t i0 = bi * COPY_TILE, j0 = bj * COPY_TILE;
+        off_out += i0 * g->strides[0][last] + j0 * g->strides[0][jd];
+        off_in += i0 * g->strides[1][last] + j0 * g->strides[1][jd];
+        tile(g->data[0] + off_out, g->data[1] + off_in,
+             si - i0 < COPY_TILE ? si - i0 : COPY_TILE, sj - j0 < COPY_TILE ? sj - j0 : COPY_TILE,
+             g->strides[0][jd], g->strides[1][last]);
+    });
+}
+
+/* Note [Copies by rows and by tiles]
+ * A copy without conversion (copying bytes is also what the cast loop of a dtype to itself
+ * does: copy_4 and the like move bits, and no NaN is quieted) takes one of three paths
+ * after coalescing:
+ * - Both operands contiguous along the inner dim, but the dim short (the heads of a
+ *   (B, H, T, D) attention tensor transposed to (B, T, H, D) are rows of D elements, 32 or
+ *   64): one loop call per row would cost more than the row. It runs as a geometry of
+ *   rows instead, each element of which is a memcpy of a row, so that one call copies a
+ *   whole second dim of rows.
+ * - The output contiguous along the inner dim and the input along another (a transpose, a
+ *   permute from NCHW to NHWC): the inner loop would read the input one cache line per
+ *   element, and make a call per output row however short (3 channels). It runs in square
+ *   tiles over those two dims (geometry_copy_tiles), each of which reads whole lines of the
+ *   input and writes whole lines of the output.
+ * - Anything else runs the copy loop over the geometry.
+ * The grain rule counts elements in every path. Tiles and rows are disjoint pieces of the
+ * output, so threads never write one element twice; an expanded (self-overlapping) output
+ * never comes here, since copy_ refuses it first. */
+static void geometry_copy(elementwise_geometry *g, int64_t itemsize, elementwise_loop copy_loop)
+{
+    geometry_coalesce(g);
+    const int last = g->ndim - 1;
+    if (last >= 1 && g->strides[0][last] == itemsize && g->strides[1][last] == itemsize &&
+        g->sizes[last] * itemsize <= 4096) {
+        int64_t bytes = g->sizes[last] * itemsize, row = g->sizes[last];
+        g->ndim = last; /* the rows are now the elements */
+        geometry_run_on(g, copy_blocks, &bytes, false, row);
+        return;
+    }
+    if (last >= 1 && g->strides[0][last] == itemsize && g->strides[1][last] != itemsize) {
+        for (int d = last - 1; d >= 0; d--)
+            if (g->strides[1][d] == itemsize) {
+                geometry_copy_tiles(g, d, itemsize);
+                return;
+            }
+    }
+    geometry_run(g, copy_loop, NULL);
+}
+
 pith_status elementwise_copy(const char *op, pith_tensor *dst, const pith_tensor *src)
 {
     if (broadcast_check_into(op, dst, src) != PITH_OK)
@@ -539,7 +724,10 @@ pith_status elementwise_copy(const char *op, pith_tensor *dst, const pith_tensor
     geometry_init(&g, dst->ndim, dst->sizes);
     geometry_add_operand(&g, dst);
     geometry_add_operand(&g, src);
-    geometry_run(&g, cast_loop(dst->dtype, src->dtype), NULL);
+    if (dst->dtype == src->dtype)
+        geometry_copy(&g, (int64_t)dtype_itemsize(dst->dtype), cast_loop(dst->dtype, src->dtype));
+    else
+        geometry_run(&g, cast_loop(dst->dtype, src->dtype), NULL);
     pith_release(temp);
     return PITH_OK;
 }

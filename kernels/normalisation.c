@@ -1,8 +1,10 @@
 /* normalisation.c — softmax, log_softmax and layer_norm (CPU and Meta kernels).
  *
  * Both work on a contiguous copy of the input (none is made when it already is), seen as
- * [outer, len, inner] around the normalised dims, and compute in float (double for
- * float64) with double accumulators for the sums. Validation is shared by both kernels. */
+ * [outer, len, inner] around the normalised dims. Contiguous float32 and float64 rows run in
+ * the row kernels of the vecmath table (Note [Softmax rows], Note [Row sums in a fixed
+ * order]); the scalar lines here serve the other layouts and the 16-bit dtypes, computing in
+ * float (double for float64). Validation is shared by both kernels. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,9 +18,11 @@
 #define NM_PLAIN(x) (x)
 
 /* Columns: dtype, element type, compute type, load, store, exp, log. */
-#define NM_FORALL_FLOAT_DTYPES(M)                                                           \
+#define NM_FORALL_HALF_DTYPES(M)                                                            \
     M(PITH_FLOAT16, uint16_t, float, half_to_float, float_to_half, expf, logf)              \
-    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, float_to_bfloat16, expf, logf)     \
+    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, float_to_bfloat16, expf, logf)
+#define NM_FORALL_FLOAT_DTYPES(M)                                                           \
+    NM_FORALL_HALF_DTYPES(M)                                                                \
     M(PITH_FLOAT32, float, float, NM_PLAIN, NM_PLAIN, expf, logf)                           \
     M(PITH_FLOAT64, double, double, NM_PLAIN, NM_PLAIN, exp, log)
 
@@ -67,54 +71,24 @@ NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_FN_)
 
 /* Note [Softmax rows]
  * A softmax over contiguous rows (the last dim, inner == 1) of float32 or float64 takes each
- * row from memory once and works on it while it is in cache: one pass finds the max (a NaN
- * anywhere makes it NaN, and so the whole row, as in PyTorch), one writes x - max into the
- * output row and exponentiates it there with the vectorised exp (Note [Vectorised math
- * functions]), one sums it in the row's dtype as PyTorch does (an `omp simd` reduction:
- * the order is fixed by the row and the build, never by threads or the CPU), and one
- * scales it by 1 / sum, or, for
- * log_softmax, rewrites it as (x - max) - log(sum) from x. Other layouts and the 16-bit
- * dtypes take the scalar lines above. */
-#define NM_SOFTMAX_ROWS_FN_(T, SUFFIX, LOG)                                                 \
+ * row from memory once and works on it while it is in cache, in the row kernel of the
+ * vecmath table (vecmath_impl.h), compiled for the CPU's vectors: one pass finds the max (a
+ * NaN anywhere makes it NaN, and so the whole row, as in PyTorch), one writes exp(x - max)
+ * with the vectorised exp (Note [Vectorised math functions]) and sums it as it goes, and one
+ * scales the row by 1 / sum, or, for log_softmax, writes (x - max) - log(sum) from x. The sums
+ * are in the row's dtype, as PyTorch's, in the order of Note [Row sums in a fixed order], so
+ * they depend on neither threads nor the CPU. Other layouts and the 16-bit dtypes take the
+ * scalar lines above. */
+#define NM_SOFTMAX_ROWS_FN_(T, SUFFIX)                                                      \
     static void softmax_rows_##SUFFIX(const T *xs, T *ys, int64_t rows, int64_t len,        \
                                       bool as_log, int nthreads)                            \
     {                                                                                       \
         const vecmath_table *vm = vecmath_active();                                         \
-        PITH_PARALLEL_FOR(r, rows, nthreads, {                                              \
-            const T *x = xs + r * len;                                                      \
-            T *y = ys + r * len;                                                            \
-            T max = -INFINITY;                                                              \
-            int nan = 0;                                                                    \
-            _Pragma("omp simd reduction(max : max) reduction(| : nan)")                     \
-            for (int64_t j = 0; j < len; j++) {                                             \
-                T v = x[j];                                                                 \
-                max = v > max ? v : max;                                                    \
-                nan |= v != v;                                                              \
-            }                                                                               \
-            if (nan)                                                                        \
-                max = (T)NAN;                                                               \
-            _Pragma("omp simd")                                                             \
-            for (int64_t j = 0; j < len; j++)                                               \
-                y[j] = x[j] - max;                                                          \
-            vm->exp_##SUFFIX(y, y, len);                                                    \
-            T sum = 0;                                                                      \
-            _Pragma("omp simd reduction(+ : sum)")                                          \
-            for (int64_t j = 0; j < len; j++)                                               \
-                sum += y[j];                                                                \
-            if (as_log) {                                                                   \
-                T log_sum = (T)LOG((T)sum);                                                 \
-                for (int64_t k = 0; k < len; k++)                                           \
-                    y[k] = (x[k] - max) - log_sum;                                          \
-            } else {                                                                        \
-                T inv = (T)1 / sum;                                                         \
-                _Pragma("omp simd")                                                         \
-                for (int64_t k = 0; k < len; k++)                                           \
-                    y[k] *= inv;                                                            \
-            }                                                                               \
-        });                                                                                 \
+        PITH_PARALLEL_FOR(r, rows, nthreads,                                                \
+                          vm->softmax_row_##SUFFIX(ys + r * len, xs + r * len, len, as_log););\
     }
-NM_SOFTMAX_ROWS_FN_(float, f32, logf)
-NM_SOFTMAX_ROWS_FN_(double, f64, log)
+NM_SOFTMAX_ROWS_FN_(float, f32)
+NM_SOFTMAX_ROWS_FN_(double, f64)
 
 /* The dtype the softmax computes in: dtype= converts the input first. */
 static pith_status softmax_prepare(const char *name, const pith_tensor *x, int64_t dim,
@@ -219,10 +193,9 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
  * variance from a two-pass sum (the mean, then the squares about it) in the compute type
  * CT, as PyTorch's opmath: float for float32 and the 16-bit dtypes, double for float64. w
  * and b may be NULL. The row is read from memory once and stays in cache for the second
- * and third passes; the sums are `omp simd` reductions (their order is fixed by the row and
- * the build, never by threads or the CPU), which for float32 run as wide as the build's
- * vectors with no conversion per element, and the last pass has one loop per combination
- * of w and b, without a branch per element, so that it vectorises. */
+ * and third passes. float32 and float64 rows run in the vecmath table's row kernel instead
+ * (layer_norm_rows below), whose sums follow Note [Row sums in a fixed order]; these lines
+ * serve the 16-bit dtypes, whose sums are `omp simd` reductions in float. */
 #define NM_SUM_(CT, ACC, EXPR)                                                              \
     do {                                                                                    \
         CT acc_ = 0;                                                                        \
@@ -256,11 +229,24 @@ pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor 
     static void layer_norm_##E(const char *xs, const char *ws, const char *bs, char *ys,    \
                                int64_t rows, int64_t len, double eps, int nthreads)         \
     {                                                                                       \
-        PITH_PARALLEL_FOR(r, rows, nthreads,                                                        \
+        PITH_PARALLEL_FOR(r, rows, nthreads,                                                \
                             layer_norm_row_##E((const T *)xs + r * len, (const T *)ws,      \
                                                (const T *)bs, (T *)ys + r * len, len, eps););\
     }
-NM_FORALL_FLOAT_DTYPES(NM_LAYER_NORM_FN_)
+NM_FORALL_HALF_DTYPES(NM_LAYER_NORM_FN_)
+
+#define NM_LAYER_NORM_ROWS_FN_(T, SUFFIX)                                                   \
+    static void layer_norm_rows_##SUFFIX(const T *xs, const T *w, const T *b, T *ys,        \
+                                         int64_t rows, int64_t len, double eps,             \
+                                         int nthreads)                                      \
+    {                                                                                       \
+        const vecmath_table *vm = vecmath_active();                                         \
+        PITH_PARALLEL_FOR(r, rows, nthreads,                                                \
+                          vm->layer_norm_row_##SUFFIX(ys + r * len, xs + r * len, w, b, len,\
+                                                      eps););                               \
+    }
+NM_LAYER_NORM_ROWS_FN_(float, f32)
+NM_LAYER_NORM_ROWS_FN_(double, f64)
 
 static pith_status layer_norm_param_check(const char *what, const pith_tensor *param,
                                           const pith_tensor *input, pith_int_list shape)
@@ -352,11 +338,21 @@ static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
     int nthreads = parallel_threads_for(input->numel);
     const char *wd = w ? tensor_data(w) : NULL, *bd = b ? tensor_data(b) : NULL;
     switch (input->dtype) {
+    case PITH_FLOAT32:
+        layer_norm_rows_f32((const float *)tensor_data(x), (const float *)wd,
+                            (const float *)bd, (float *)tensor_data(out), rows, len, eps,
+                            nthreads);
+        break;
+    case PITH_FLOAT64:
+        layer_norm_rows_f64((const double *)tensor_data(x), (const double *)wd,
+                            (const double *)bd, (double *)tensor_data(out), rows, len, eps,
+                            nthreads);
+        break;
 #define NM_LAYER_NORM_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                \
     case E:                                                                                 \
         layer_norm_##E(tensor_data(x), wd, bd, tensor_data(out), rows, len, eps, nthreads); \
         break;
-        NM_FORALL_FLOAT_DTYPES(NM_LAYER_NORM_CASE_)
+        NM_FORALL_HALF_DTYPES(NM_LAYER_NORM_CASE_)
 #undef NM_LAYER_NORM_CASE_
     default:
         break;

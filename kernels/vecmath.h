@@ -71,7 +71,33 @@ typedef struct vecmath_table {
 #undef VECMATH_FIELDS_
     vecmath_pow_f32 pow_f32;
     vecmath_pow_f64 pow_f64;
+    /* Rows (See Note [Row sums in a fixed order]): y = softmax(x) or, with as_log,
+     * log_softmax(x) over len elements (y may be x); y = layer_norm(x) * w + b with w and b
+     * optional (NULL). */
+    void (*softmax_row_f32)(float *y, const float *x, int64_t len, int as_log);
+    void (*softmax_row_f64)(double *y, const double *x, int64_t len, int as_log);
+    void (*layer_norm_row_f32)(float *y, const float *x, const float *w, const float *b,
+                               int64_t len, double eps);
+    void (*layer_norm_row_f64)(double *y, const double *x, const double *w, const double *b,
+                               int64_t len, double eps);
 } vecmath_table;
+
+/* Note [Row sums in a fixed order]
+ * The row kernels of softmax, log_softmax and layer_norm (vecmath_impl.h) sum a row, and find
+ * its max, in VECMATH_ROW_LANES partials whatever the vector width: element j goes to
+ * partial j % 16 for float32 (j % 8 for float64), in order of j, and the partials are folded
+ * by halves (lane i takes lane i + 8, then i + 4, i + 2, i + 1). SSE2 keeps four vectors of
+ * partials, AVX2 two, AVX-512 one, and each adds the same elements in the same order; the
+ * padding of a row's last block adds exact zeros. So a row's sums depend on the row alone:
+ * never on the thread that ran it, or on the instruction set. layer_norm has no other
+ * rounding that depends on the CPU (no FMA, no transcendental function), so its result is
+ * the same bits on every table; softmax takes exp from its table, so its AVX2 and AVX-512
+ * results are the same bits, and SSE2's may differ in the last bit (Note [Vectorised math
+ * functions]). The accumulators have the row's dtype, as PyTorch's do for softmax and its
+ * opmath for layer_norm; 16 partials make the error of a sum grow like len / 16 ulps at
+ * worst, not len. tests/kernels/vecmath_test.cc pins the order with a scalar model of it. */
+#define VECMATH_ROW_LANES_F32 16
+#define VECMATH_ROW_LANES_F64 8
 
 /* The tables (vecmath_sse2.c, ...): the x86-64 baseline, or plain vectors elsewhere. */
 extern const vecmath_table vecmath_sse2;

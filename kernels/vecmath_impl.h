@@ -958,6 +958,194 @@ VM_UNARY_LOOPS(reciprocal_square)
 VM_POW_LOOP(float, VF, FW, f)
 VM_POW_LOOP(double, VD, DW, d)
 
+/* ---- the row kernels of softmax, log_softmax and layer_norm (See Note [Row sums in a
+ * fixed order], vecmath.h) ---- */
+
+/* LANES partial sums (or maxima) of a row, LANES / W vectors of them; element j goes to
+ * partial j % LANES. MT is the lane mask type of VT. */
+#define VM_ROW_KERNELS(T, VT, MT, W, LANES, suffix, LOG)                                    \
+    enum { ROW_VECS_##suffix = LANES / W };                                                 \
+    VM_INLINE VT row_vec_##suffix(const T *p)                                               \
+    {                                                                                       \
+        VT v;                                                                               \
+        memcpy(&v, p, sizeof v);                                                            \
+        return v;                                                                           \
+    }                                                                                       \
+    /* The last block of a row, its n (< LANES) elements padded with `pad`. */              \
+    VM_INLINE void row_pad_##suffix(T *buf, const T *p, int64_t n, T pad)                   \
+    {                                                                                       \
+        for (int64_t i = 0; i < LANES; i++)                                                 \
+            buf[i] = i < n ? p[i] : pad;                                                    \
+    }                                                                                       \
+    /* The LANES partials folded by halves: lane i takes lane i + h, h = LANES/2, ..., 1. */ \
+    VM_INLINE T row_fold_sum_##suffix(const VT *acc)                                        \
+    {                                                                                       \
+        T buf[LANES];                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
+            memcpy(buf + k * W, &acc[k], sizeof(VT));                                       \
+        for (int h = LANES / 2; h >= 1; h /= 2)                                             \
+            for (int i = 0; i < h; i++)                                                     \
+                buf[i] = buf[i] + buf[i + h];                                               \
+        return buf[0];                                                                      \
+    }                                                                                       \
+    VM_INLINE T row_fold_max_##suffix(const VT *acc)                                        \
+    {                                                                                       \
+        T buf[LANES];                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
+            memcpy(buf + k * W, &acc[k], sizeof(VT));                                       \
+        for (int h = LANES / 2; h >= 1; h /= 2)                                             \
+            for (int i = 0; i < h; i++)                                                     \
+                buf[i] = buf[i + h] > buf[i] ? buf[i + h] : buf[i];                         \
+        return buf[0];                                                                      \
+    }                                                                                       \
+    VM_INLINE void row_max_block_##suffix(VT *m, MT *nan, const T *p)                       \
+    {                                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++) {                                       \
+            VT v = row_vec_##suffix(p + k * W);                                             \
+            MT gt = v > m[k];                                                               \
+            m[k] = (VT)(((MT)v & gt) | ((MT)m[k] & ~gt));                                   \
+            *nan |= v != v;                                                                 \
+        }                                                                                   \
+    }                                                                                       \
+    /* The max of a row, or NaN when any element is NaN. */                                 \
+    VM_INLINE T row_max_##suffix(const T *x, int64_t len)                                   \
+    {                                                                                       \
+        VT m[ROW_VECS_##suffix];                                                            \
+        MT nan = {0};                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
+            m[k] = (VT){0} - (T)INFINITY;                                                   \
+        int64_t i = 0;                                                                      \
+        for (; i + LANES <= len; i += LANES)                                                \
+            row_max_block_##suffix(m, &nan, x + i);                                         \
+        if (i < len) {                                                                      \
+            T buf[LANES];                                                                   \
+            row_pad_##suffix(buf, x + i, len - i, -(T)INFINITY);                            \
+            row_max_block_##suffix(m, &nan, buf);                                           \
+        }                                                                                   \
+        T max = row_fold_max_##suffix(m);                                                   \
+        for (int l = 0; l < W; l++)                                                         \
+            if (nan[l])                                                                     \
+                return (T)NAN;                                                              \
+        return max;                                                                         \
+    }                                                                                       \
+    /* exp(p - max) into y (n of them, when y is not NULL), summed into acc; lanes from n   \
+     * on add 0. */                                                                         \
+    VM_INLINE void row_exp_block_##suffix(VT *acc, T *y, const T *p, VT vmax, int n)        \
+    {                                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++) {                                       \
+            VT e = exp_##suffix(row_vec_##suffix(p + k * W) - vmax);                        \
+            if (n < LANES) {                                                                \
+                T lanes[W];                                                                 \
+                memcpy(lanes, &e, sizeof e);                                                \
+                for (int l = 0; l < W; l++)                                                 \
+                    if (k * W + l >= n)                                                     \
+                        lanes[l] = 0;                                                       \
+                memcpy(&e, lanes, sizeof e);                                                \
+            }                                                                               \
+            if (y && n == LANES)                                                            \
+                memcpy(y + k * W, &e, sizeof e);                                            \
+            else if (y && k * W < n)                                                        \
+                memcpy(y + k * W, &e,                                                       \
+                       (size_t)(n - k * W < W ? n - k * W : W) * sizeof(T));                \
+            acc[k] = acc[k] + e;                                                            \
+        }                                                                                   \
+    }                                                                                       \
+    /* y = softmax(x), or log_softmax(x), over one contiguous row (y may be x). */          \
+    static void vm_softmax_row_##suffix(T *y, const T *x, int64_t len, int as_log)          \
+    {                                                                                       \
+        if (len <= 0)                                                                       \
+            return;                                                                         \
+        T max = row_max_##suffix(x, len);                                                   \
+        VT vmax = (VT){0} + max, acc[ROW_VECS_##suffix];                                    \
+        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
+            acc[k] = (VT){0};                                                               \
+        T *out = as_log ? NULL : y;                                                         \
+        int64_t i = 0;                                                                      \
+        for (; i + LANES <= len; i += LANES)                                                \
+            row_exp_block_##suffix(acc, out ? out + i : NULL, x + i, vmax, LANES);          \
+        if (i < len) { /* the padding gives exp(0), then 0 */                               \
+            T buf[LANES];                                                                   \
+            row_pad_##suffix(buf, x + i, len - i, max);                                     \
+            row_exp_block_##suffix(acc, out ? out + i : NULL, buf, vmax, (int)(len - i));   \
+        }                                                                                   \
+        T sum = row_fold_sum_##suffix(acc);                                                 \
+        i = 0;                                                                              \
+        if (as_log) { /* (x - max) is exact; adding max to log(sum) first is not */         \
+            T log_sum = (T)LOG(sum);                                                        \
+            VT vl = (VT){0} + log_sum;                                                      \
+            for (; i + W <= len; i += W) {                                                  \
+                VT a = (row_vec_##suffix(x + i) - vmax) - vl;                               \
+                memcpy(y + i, &a, sizeof a);                                                \
+            }                                                                               \
+            for (; i < len; i++)                                                            \
+                y[i] = (x[i] - max) - log_sum;                                              \
+        } else {                                                                            \
+            T inv = (T)1 / sum;                                                             \
+            VT vi = (VT){0} + inv;                                                          \
+            for (; i + W <= len; i += W) {                                                  \
+                VT a = row_vec_##suffix(y + i) * vi;                                        \
+                memcpy(y + i, &a, sizeof a);                                                \
+            }                                                                               \
+            for (; i < len; i++)                                                            \
+                y[i] = y[i] * inv;                                                          \
+        }                                                                                   \
+    }                                                                                       \
+    /* acc += (p - c)^k, k = 1 or 2. */                                                     \
+    VM_INLINE void row_moment_block_##suffix(VT *acc, const T *p, VT vc, int square)        \
+    {                                                                                       \
+        for (int k = 0; k < ROW_VECS_##suffix; k++) {                                       \
+            VT d = row_vec_##suffix(p + k * W) - vc;                                        \
+            acc[k] = acc[k] + (square ? d * d : d);                                         \
+        }                                                                                   \
+    }                                                                                       \
+    /* The sum of (x[j] - c)^k over a row, k = 1 (with c = 0) or 2. */                      \
+    VM_INLINE T row_moment_##suffix(const T *x, int64_t len, T c, int square)               \
+    {                                                                                       \
+        VT acc[ROW_VECS_##suffix], vc = (VT){0} + c;                                        \
+        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
+            acc[k] = (VT){0};                                                               \
+        int64_t i = 0;                                                                      \
+        for (; i + LANES <= len; i += LANES)                                                \
+            row_moment_block_##suffix(acc, x + i, vc, square);                              \
+        if (i < len) { /* the padding adds (c - c)^k = 0 */                                 \
+            T buf[LANES];                                                                   \
+            row_pad_##suffix(buf, x + i, len - i, c);                                       \
+            row_moment_block_##suffix(acc, buf, vc, square);                                \
+        }                                                                                   \
+        return row_fold_sum_##suffix(acc);                                                  \
+    }                                                                                       \
+    /* y = (x - mean) * rstd * w + b over one row, w and b optional; the variance is the    \
+     * biased one, about the mean (two passes). */                                          \
+    static void vm_layer_norm_row_##suffix(T *y, const T *x, const T *w, const T *b,        \
+                                           int64_t len, double eps)                         \
+    {                                                                                       \
+        if (len <= 0)                                                                       \
+            return;                                                                         \
+        T mean = row_moment_##suffix(x, len, 0, 0) / (T)len;                                \
+        T m2 = row_moment_##suffix(x, len, mean, 1);                                        \
+        T rstd = (T)(1.0 / sqrt((double)m2 / (double)len + eps));                           \
+        VT vm = (VT){0} + mean, vr = (VT){0} + rstd;                                        \
+        int64_t i = 0;                                                                      \
+        for (; i + W <= len; i += W) {                                                      \
+            VT a = (row_vec_##suffix(x + i) - vm) * vr;                                     \
+            if (w)                                                                          \
+                a = a * row_vec_##suffix(w + i);                                            \
+            if (b)                                                                          \
+                a = a + row_vec_##suffix(b + i);                                            \
+            memcpy(y + i, &a, sizeof a);                                                    \
+        }                                                                                   \
+        for (; i < len; i++) {                                                              \
+            T a = (x[i] - mean) * rstd;                                                     \
+            if (w)                                                                          \
+                a = a * w[i];                                                               \
+            if (b)                                                                          \
+                a = a + b[i];                                                               \
+            y[i] = a;                                                                       \
+        }                                                                                   \
+    }
+VM_ROW_KERNELS(float, VF, VI, FW, VECMATH_ROW_LANES_F32, f, logf)
+VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
+
 #define VM_TABLE_ENTRY(name) .name##_f32 = vm_##name##_f, .name##_f64 = vm_##name##_d,
 const vecmath_table VM_TABLE = {
     .name = VM_NAME,
@@ -969,4 +1157,6 @@ const vecmath_table VM_TABLE = {
     .reciprocal_square_f64 = vm_reciprocal_square_d,
     .pow_f32 = vm_pow_f,
     .pow_f64 = vm_pow_d,
+    .softmax_row_f32 = vm_softmax_row_f, .softmax_row_f64 = vm_softmax_row_d,
+    .layer_norm_row_f32 = vm_layer_norm_row_f, .layer_norm_row_f64 = vm_layer_norm_row_d,
 };

@@ -1,11 +1,13 @@
 // vecmath_test.cc — the vectorised math functions (See Note [Vectorised math functions],
 // kernels/vecmath.h): the choice of instruction set, the error bounds of every function on
 // every table the CPU can run (special values, denormals and random inputs; every float32
-// input is scripts/check_vecmath_ulp.c's job), identical bits wherever an array is cut, and
+// input is scripts/check_vecmath_ulp.c's job), identical bits wherever an array is cut, the
+// row kernels of softmax and layer_norm against a scalar model of their summation order, and
 // the elementwise ops built on them (float16/bfloat16 through float32, strides, threads, pow
 // by a Python scalar).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -384,6 +386,190 @@ TEST_P(VecmathPow, OneExponentForAllGivesTheBitsOfAnArrayOfIt)
 }
 
 INSTANTIATE_TEST_SUITE_P(Tables, VecmathPow, ::testing::ValuesIn(RunnableCapabilities()),
+                         [](const auto &info) {
+                             return std::string(vecmath_capability_name(info.param));
+                         });
+
+// ---- the row kernels of softmax and layer_norm (See Note [Row sums in a fixed order]) ----
+
+// A scalar model of the order the Note fixes: element j into partial j % lanes, the partials
+// folded by halves.
+template <typename T> struct RowSum {
+    std::vector<T> p;
+    explicit RowSum(int lanes) : p(lanes, T(0)) {}
+    void add(size_t j, T v) { p[j % p.size()] = p[j % p.size()] + v; }
+    T fold() const
+    {
+        std::vector<T> b = p;
+        for (size_t h = b.size() / 2; h >= 1; h /= 2)
+            for (size_t i = 0; i < h; i++)
+                b[i] = b[i] + b[i + h];
+        return b[0];
+    }
+};
+
+template <typename T> std::vector<T> RandomRow(size_t n, uint64_t seed, T scale)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> d(0.0, 1.0);
+    std::vector<T> x(n);
+    for (T &v : x)
+        v = (T)(d(rng) * (double)scale) + (T)0.25;
+    return x;
+}
+
+const size_t kRowLengths[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 256, 1000, 4099};
+
+// The model of the softmax row, with the table's own exp on each element (its bits do not
+// depend on where an array is cut: WhereTheArrayIsCutChangesNoBits).
+template <typename T>
+std::vector<T> SoftmaxModel(void (*exp_fn)(T *, const T *, int64_t), const std::vector<T> &x,
+                            bool as_log, int lanes)
+{
+    T max = -INFINITY;
+    bool nan = false;
+    for (T v : x) {
+        max = v > max ? v : max;
+        nan |= v != v;
+    }
+    if (nan)
+        max = (T)NAN;
+    std::vector<T> e(x.size()), y(x.size());
+    RowSum<T> sum(lanes);
+    for (size_t j = 0; j < x.size(); j++) {
+        T d = x[j] - max;
+        exp_fn(&e[j], &d, 1);
+        sum.add(j, e[j]);
+    }
+    T s = sum.fold();
+    T log_sum = (T)std::log(s), inv = (T)1 / s;
+    for (size_t j = 0; j < x.size(); j++)
+        y[j] = as_log ? (x[j] - max) - log_sum : e[j] * inv;
+    return y;
+}
+
+template <typename T>
+std::vector<T> LayerNormModel(const std::vector<T> &x, const T *w, const T *b, double eps,
+                              int lanes)
+{
+    RowSum<T> s1(lanes), s2(lanes);
+    for (size_t j = 0; j < x.size(); j++)
+        s1.add(j, x[j]);
+    T mean = s1.fold() / (T)x.size();
+    for (size_t j = 0; j < x.size(); j++)
+        s2.add(j, (x[j] - mean) * (x[j] - mean));
+    T rstd = (T)(1.0 / std::sqrt((double)s2.fold() / (double)x.size() + eps));
+    std::vector<T> y(x.size());
+    for (size_t j = 0; j < x.size(); j++) {
+        T a = (x[j] - mean) * rstd;
+        if (w)
+            a = a * w[j];
+        if (b)
+            a = a + b[j];
+        y[j] = a;
+    }
+    return y;
+}
+
+template <typename T, typename B> void ExpectSameBits(const std::vector<T> &got,
+                                                      const std::vector<T> &want,
+                                                      const std::string &what)
+{
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < got.size(); j++)
+        ASSERT_EQ(Bits<B>(got[j]), Bits<B>(want[j]))
+            << what << ", len " << got.size() << ", element " << j << ": " << got[j]
+            << " != " << want[j];
+}
+
+class VecmathRows : public ::testing::TestWithParam<vecmath_capability> {};
+
+TEST_P(VecmathRows, SoftmaxSumsInTheFixedOrder)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    for (size_t n : kRowLengths)
+        for (int as_log = 0; as_log <= 1; as_log++) {
+            std::string what = std::string(table->name) + (as_log ? " log_softmax" : " softmax");
+            std::vector<float> x = RandomRow<float>(n, n, 3.0f), y(n);
+            table->softmax_row_f32(y.data(), x.data(), (int64_t)n, as_log);
+            ExpectSameBits<float, uint32_t>(
+                y, SoftmaxModel<float>(table->exp_f32, x, as_log, VECMATH_ROW_LANES_F32),
+                what + " float32");
+            std::vector<double> xd = RandomRow<double>(n, n + 1, 3.0), yd(n);
+            table->softmax_row_f64(yd.data(), xd.data(), (int64_t)n, as_log);
+            ExpectSameBits<double, uint64_t>(
+                yd,
+                SoftmaxModel<double>(table->exp_f64, xd, as_log, VECMATH_ROW_LANES_F64),
+                what + " float64");
+            // in place
+            table->softmax_row_f32(x.data(), x.data(), (int64_t)n, as_log);
+            ExpectSameBits<float, uint32_t>(x, y, what + " float32 in place");
+        }
+}
+
+TEST_P(VecmathRows, SoftmaxOfARowWithANanOrOnlyMinusInfinityIsNan)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    for (size_t n : {1, 5, 16, 40}) {
+        std::vector<float> x = RandomRow<float>(n, 7, 1.0f), y(n);
+        x[n / 2] = NAN;
+        for (int as_log = 0; as_log <= 1; as_log++) {
+            table->softmax_row_f32(y.data(), x.data(), (int64_t)n, as_log);
+            for (float v : y)
+                ASSERT_TRUE(std::isnan(v)) << table->name << " len " << n;
+        }
+        std::vector<float> minf(n, -INFINITY);
+        table->softmax_row_f32(y.data(), minf.data(), (int64_t)n, 0);
+        for (float v : y)
+            ASSERT_TRUE(std::isnan(v)) << table->name << " len " << n;
+    }
+}
+
+TEST_P(VecmathRows, SoftmaxIsCloseToALongDoubleReference)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    for (size_t n : {3, 256, 4099, 50000}) {
+        std::vector<float> x = RandomRow<float>(n, 3 * n, 4.0f), y(n);
+        table->softmax_row_f32(y.data(), x.data(), (int64_t)n, 0);
+        long double max = -INFINITY, sum = 0;
+        for (float v : x)
+            max = std::max(max, (long double)v);
+        for (float v : x)
+            sum += std::exp((long double)v - max);
+        for (size_t j = 0; j < n; j++) {
+            long double want = std::exp((long double)x[j] - max) / sum;
+            ASSERT_NEAR((double)y[j], (double)want, 1e-5 * (double)want + 1e-30)
+                << table->name << " len " << n << " element " << j;
+        }
+    }
+}
+
+TEST_P(VecmathRows, LayerNormSumsInTheFixedOrderWithAndWithoutAffine)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    for (size_t n : kRowLengths) {
+        std::vector<float> x = RandomRow<float>(n, n, 2.0f), w = RandomRow<float>(n, 11, 1.0f),
+                           b = RandomRow<float>(n, 12, 1.0f), y(n);
+        std::vector<double> xd = RandomRow<double>(n, n, 2.0), wd = RandomRow<double>(n, 13, 1.0),
+                            bd = RandomRow<double>(n, 14, 1.0), yd(n);
+        for (int affine = 0; affine < 4; affine++) {
+            const float *wp = affine & 1 ? w.data() : nullptr, *bp = affine & 2 ? b.data() : nullptr;
+            const double *wdp = affine & 1 ? wd.data() : nullptr,
+                         *bdp = affine & 2 ? bd.data() : nullptr;
+            std::string what = std::string(table->name) + " affine " + std::to_string(affine);
+            table->layer_norm_row_f32(y.data(), x.data(), wp, bp, (int64_t)n, 1e-5);
+            ExpectSameBits<float, uint32_t>(
+                y, LayerNormModel<float>(x, wp, bp, 1e-5, VECMATH_ROW_LANES_F32),
+                what + " float32");
+            table->layer_norm_row_f64(yd.data(), xd.data(), wdp, bdp, (int64_t)n, 1e-5);
+            ExpectSameBits<double, uint64_t>(
+                yd, LayerNormModel<double>(xd, wdp, bdp, 1e-5, VECMATH_ROW_LANES_F64),
+                what + " float64");
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, VecmathRows, ::testing::ValuesIn(RunnableCapabilities()),
                          [](const auto &info) {
                              return std::string(vecmath_capability_name(info.param));
                          });

@@ -295,3 +295,50 @@ def test_views_keep_the_dtype(dtype):
     for v in (x.t(), x.view(6), x.unsqueeze(0), x.expand(4, 2, 3), x.narrow(1, 0, 2)):
         assert v.dtype is x.dtype
     assert np.asarray(to_numpy(x.t())).dtype == np_dtype(dtype)
+
+
+# ---- copies by rows and by tiles (Note [Copies by rows and by tiles]) -------------------
+
+@given(data=st.data())
+@examples(150)
+def test_contiguous_of_permuted_and_stepped_tensors_copies_every_bit(data):
+    """contiguous() of a permuted, stepped or narrowed tensor is NumPy's C-order copy, bit for
+    bit (NaN payloads included), at sizes that reach the row-block and the tiled paths: rows
+    of a few elements, full 32 x 32 tiles and their edges, every element size."""
+    dtype = data.draw(st.sampled_from(["uint8", "int16", "float16", "int32", "float32",
+                                       "int64", "float64"]))
+    ndim = data.draw(st.integers(2, 4))
+    shape = tuple(data.draw(st.lists(st.sampled_from([1, 2, 3, 5, 8, 31, 32, 33, 64, 70]),
+                                     min_size=ndim, max_size=ndim)))
+    assume(int(np.prod(shape)) <= 300_000)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    itemsize = np.dtype(dtype).itemsize
+    base = rng.integers(0, 256, size=int(np.prod(shape)) * itemsize, dtype=np.uint8)
+    a = base.view(dtype).reshape(shape)
+    order = data.draw(st.permutations(range(ndim)))
+    steps = tuple(data.draw(st.sampled_from([1, 1, 2])) for _ in range(ndim))
+    index = tuple(slice(None, None, s) for s in steps)
+    x = pith.from_numpy(a).permute(*order)[index]
+    want = np.ascontiguousarray(a.transpose(order)[index])
+    got = x.contiguous()
+    assert got.is_contiguous() and tuple(got.shape) == want.shape
+    assert got.numpy().view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), \
+        (dtype, shape, order, steps)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transposing_copies_at_threaded_sizes_match_numpy(threads):
+    """The tiled copy split between threads: a (B, H, T, D) attention tensor merged back to
+    (B, T, H, D), a matrix transposed, and NCHW to NHWC."""
+    saved = pith.get_num_threads()
+    pith.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(threads)
+        for shape, perm in [((4, 8, 256, 32), (0, 2, 1, 3)), ((1000, 1030), (1, 0)),
+                            ((16, 3, 64, 64), (0, 2, 3, 1)), ((2, 64, 64, 3), (0, 3, 1, 2))]:
+            for dtype in ["float32", "float64", "int16", "uint8"]:
+                a = rng.standard_normal(shape).astype(dtype)
+                got = pith.from_numpy(a).permute(*perm).contiguous().numpy()
+                np.testing.assert_array_equal(got, np.ascontiguousarray(a.transpose(perm)))
+    finally:
+        pith.set_num_threads(saved)
