@@ -34,6 +34,7 @@ import models  # noqa: E402  (the model builders and weights)
 PTHREAD_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 POLICIES = [  # (label, environment)
     ("GOMP_SPINCOUNT=300000 (libgomp's default)", {"GOMP_SPINCOUNT": "300000"}),
+    ("GOMP_SPINCOUNT=100000", {"GOMP_SPINCOUNT": "100000"}),
     ("GOMP_SPINCOUNT=30000", {"GOMP_SPINCOUNT": "30000"}),
     ("GOMP_SPINCOUNT=10000", {"GOMP_SPINCOUNT": "10000"}),
     ("GOMP_SPINCOUNT=3000", {"GOMP_SPINCOUNT": "3000"}),
@@ -135,6 +136,8 @@ def main():
                         help="timed seconds per case in each worker run")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument("-k", default="", help="only cases whose name contains this")
+    parser.add_argument("--builds", default="openmp,pthread",
+                        help="the OpenBLAS builds to run, of openmp,pthread")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=2, help=argparse.SUPPRESS)
     parser.add_argument("--cases", help=argparse.SUPPRESS)
@@ -142,8 +145,9 @@ def main():
     if args.worker:
         return worker(args.threads, json.loads(args.cases), args.seconds)
     names = [c for c in CASES if args.k in c]
-    builds = [("openmp", {})]
-    if os.path.exists(os.path.join(PTHREAD_DIR, "libopenblas.so.0")):
+    wanted = args.builds.split(",")
+    builds = [("openmp", {})] if "openmp" in wanted else []
+    if "pthread" in wanted and os.path.exists(os.path.join(PTHREAD_DIR, "libopenblas.so.0")):
         builds.append(("pthread", {"LD_LIBRARY_PATH": PTHREAD_DIR}))
     variants = [(build, label, 2, {**benv, **penv}) for build, benv in builds
                 for label, penv in POLICIES]
@@ -160,7 +164,9 @@ def main():
     labels = [label for label, _ in POLICIES] + ["(1 thread)"]
     lines = ["# OpenMP wait policy and OpenBLAS build (benchmarks/threads.py)", "",
              f"Produced by `python benchmarks/threads.py --rounds {args.rounds} --seconds "
-             f"{args.seconds}`" + (f" -k '{args.k}'" if args.k else "") + ". pith only, "
+             f"{args.seconds}`" + (f" -k '{args.k}'" if args.k else "") +
+             (f" --builds {args.builds}" if args.builds != "openmp,pthread" else "") +
+             ". pith only, "
              "2 threads unless the row says 1; each cell is the median over rounds of a "
              "worker's median time per call.", ""]
     for build, _ in builds:

@@ -16,6 +16,7 @@
 #include "core/parallel.h"
 #include "kernels/linalg.h"
 #include "kernels/reduce.h"
+#include "kernels/vecmath.h"
 
 /* Output columns per block of the own loop (accumulators live on the stack). */
 #define GEMM_COL_BLOCK 256
@@ -149,6 +150,9 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
  * 0, which BLAS rejects): then it is copied. With beta == 0, C is not read (linalg.h):
  * OpenBLAS's GEMV then zeroes y rather than scale it (0 * nan would be nan), which a test
  * pins (Linalg.BetaZeroIgnoresNanOnVectorShapes, with an out= full of nan).
+ *
+ * A product with every dim at most 64 and more than one row and column goes to the vecmath
+ * table's own small GEMM instead, with any strides (Note [Small GEMMs], kernels/vecmath.h).
  *
  * A batch of separate products (B has a batch of its own, so they cannot be stacked) that
  * each stay below OpenBLAS's own threshold for using threads (BLAS_ONE_THREAD_*: 0.3.21's
@@ -330,10 +334,28 @@ static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, 
 
 /* One product, C (n x m, row stride m) = beta * C + alpha * A @ B, by the BLAS routine its
  * shape calls for. See Note [Vector products]. */
+/* Whether a product goes to the vecmath table's small GEMM: Note [Small GEMMs]
+ * (kernels/vecmath.h). Vector shapes stay with GEMV and dot. */
+static bool gemm_small_applies(int64_t n, int64_t m, int64_t k)
+{
+    return n > 1 && m > 1 && n <= VECMATH_GEMM_SMALL && m <= VECMATH_GEMM_SMALL &&
+           k <= VECMATH_GEMM_SMALL;
+}
+
 static pith_status blas_product(pith_dtype dtype, int64_t n, int64_t m, int64_t k,
                                 const char *a, int64_t a_rs, int64_t a_cs, const char *b,
                                 int64_t b_rs, int64_t b_cs, char *c, matmul_scalars s)
 {
+    if (gemm_small_applies(n, m, k)) {
+        const vecmath_table *vm = vecmath_active();
+        if (dtype == PITH_FLOAT32)
+            vm->gemm_small_f32(n, m, k, (const float *)a, a_rs, a_cs, (const float *)b, b_rs,
+                               b_cs, (float *)c, m, s.alpha, s.beta, s.beta_zero);
+        else
+            vm->gemm_small_f64(n, m, k, (const double *)a, a_rs, a_cs, (const double *)b,
+                               b_rs, b_cs, (double *)c, m, s.alpha, s.beta, s.beta_zero);
+        return PITH_OK;
+    }
     if (n == 1 && m == 1)
         return blas_dot(dtype, k, a, a_cs, b, b_rs, c, s);
     if (n == 1) /* C's row = B^T a, B^T being m x k with strides (b_cs, b_rs) */
@@ -349,6 +371,8 @@ static bool blas_product_is_small(const matmul_plan *p)
 {
     bool trans;
     int64_t ld;
+    if (gemm_small_applies(p->n, p->m, p->k))
+        return true; /* any strides, no copy */
     if (p->n == 1 && p->m == 1)
         return blas_inc_ok(p->a_cs) && blas_inc_ok(p->b_rs);
     if (p->n == 1)

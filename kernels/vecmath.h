@@ -80,7 +80,29 @@ typedef struct vecmath_table {
                                int64_t len, double eps);
     void (*layer_norm_row_f64)(double *y, const double *x, const double *w, const double *b,
                                int64_t len, double eps);
+    /* C (n x m, row stride ldc) = alpha A @ B + beta C for A n x k with element strides
+     * (a_rs, a_cs) and B k x m with (b_rs, b_cs), every dim at most VECMATH_GEMM_SMALL; with
+     * beta_zero C is not read. See Note [Small GEMMs]. */
+    void (*gemm_small_f32)(int64_t n, int64_t m, int64_t k, const float *a, int64_t a_rs,
+                           int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *c,
+                           int64_t ldc, double alpha, double beta, int beta_zero);
+    void (*gemm_small_f64)(int64_t n, int64_t m, int64_t k, const double *a, int64_t a_rs,
+                           int64_t a_cs, const double *b, int64_t b_rs, int64_t b_cs,
+                           double *c, int64_t ldc, double alpha, double beta, int beta_zero);
 } vecmath_table;
+
+/* Note [Small GEMMs]
+ * A product whose n, m and k are all at most VECMATH_GEMM_SMALL (attention's q @ k^T and
+ * att @ v per head, at 64 tokens and 32 dims) costs Debian's OpenBLAS 0.3.21 more in its
+ * interface and packing than in arithmetic. The vecmath table's gemm_small packs B (k x m)
+ * into a zero-padded buffer on the stack, in one pass whatever its strides (q @ k^T reads
+ * k transposed), and computes C in micro-tiles of 6 rows by 16 float32 (8 float64) columns
+ * held in registers: per step along k, one broadcast of A per row and one multiply-add per
+ * vector (fused where the table has FMA). Each element of C is the sum over k in order of
+ * k, so its bits depend on the table (SSE2 rounds each product; AVX2 and AVX-512 fuse
+ * them) but not on the strides, the tile it falls in or the thread. It takes no
+ * allocation, so it runs inside the batch loop's parallel region. */
+#define VECMATH_GEMM_SMALL 64
 
 /* Note [Row sums in a fixed order]
  * The row kernels of softmax, log_softmax and layer_norm (vecmath_impl.h) sum a row, and find

@@ -12,6 +12,8 @@
 #define VM_HAS_FMA 1
 #define VM_FMA_F(a, b, c) ((VF)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define VM_FMA_D(a, b, c) ((VD)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
+#define VM_SPLAT_F(x) ((VF)_mm256_set1_ps(x))
+#define VM_SPLAT_D(x) ((VD)_mm256_set1_pd(x))
 #define VM_SQRT_F(x) ((VF)_mm256_sqrt_ps((__m256)(x)))
 #define VM_SQRT_D(x) ((VD)_mm256_sqrt_pd((__m256d)(x)))
 #define VM_ANY_I(m) (_mm256_movemask_ps((__m256)(m)) != 0)

@@ -12,6 +12,8 @@
 #define VM_HAS_FMA 1
 #define VM_FMA_F(a, b, c) ((VF)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
 #define VM_FMA_D(a, b, c) ((VD)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
+#define VM_SPLAT_F(x) ((VF)_mm512_set1_ps(x))
+#define VM_SPLAT_D(x) ((VD)_mm512_set1_pd(x))
 #define VM_SQRT_F(x) ((VF)_mm512_sqrt_ps((__m512)(x)))
 #define VM_SQRT_D(x) ((VD)_mm512_sqrt_pd((__m512d)(x)))
 #define VM_ANY_I(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)

@@ -8,6 +8,8 @@
  *   VM_FMA_F / VM_FMA_D a*b+c, fused where the instruction set has FMA;
  *   VM_HAS_FMA          1 when they are fused (exact products then need no splitting);
  *   VM_SQRT_F / VM_SQRT_D, VM_ANY_I / VM_ANY_L (whether any lane of a 32/64-bit mask is set);
+ *   VM_SPLAT_F / VM_SPLAT_D, a value in every lane (a broadcast: {0} + x is not one, since
+ *   -0 + 0 is +0, and a loop over the lanes compiles to inserts);
  *   VM_TABLE            the name of the vecmath_table to define.
  * Everything here is static: the only symbol of each file is its table. */
 #include <float.h>
@@ -42,6 +44,20 @@ VM_INLINE VD vm_sqrt_lanes_d(VD x)
     for (int i = 0; i < DW; i++)
         x[i] = sqrt(x[i]);
     return x;
+}
+VM_INLINE VF vm_splat_lanes_f(float x)
+{
+    VF v;
+    for (int i = 0; i < FW; i++)
+        v[i] = x;
+    return v;
+}
+VM_INLINE VD vm_splat_lanes_d(double x)
+{
+    VD v;
+    for (int i = 0; i < DW; i++)
+        v[i] = x;
+    return v;
 }
 VM_INLINE int vm_any_lanes_i(VI m)
 {
@@ -1146,6 +1162,107 @@ VM_POW_LOOP(double, VD, DW, d)
 VM_ROW_KERNELS(float, VF, VI, FW, VECMATH_ROW_LANES_F32, f, logf)
 VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
 
+/* ---- small GEMMs (See Note [Small GEMMs], vecmath.h) ---- */
+
+#define VM_GEMM_ROWS 6 /* rows of C per micro-tile */
+
+/* PANEL columns of C per micro-tile, PANEL / W vectors; B packed into panels of it. */
+#define VM_GEMM_SMALL_FN(T, VT, W, PANEL, suffix, FMA, SPLAT)                               \
+    enum { GEMM_VECS_##suffix = PANEL / W };                                                \
+    /* rows x PANEL of C from `rows` rows of A (strides a_rs, a_cs) and a packed panel of B \
+     * (row stride ldp); cols of the PANEL are kept. */                                    \
+    VM_INLINE void gemm_tile_##suffix(const int rows, int64_t k, const T *a, int64_t a_rs,  \
+                                      int64_t a_cs, const T *bp, int64_t ldp, T *c,         \
+                                      int64_t ldc, int64_t cols, T alpha, T beta,           \
+                                      int beta_zero)                                        \
+    {                                                                                       \
+        VT acc[VM_GEMM_ROWS][GEMM_VECS_##suffix];                                           \
+        for (int r = 0; r < rows; r++)                                                      \
+            for (int v = 0; v < GEMM_VECS_##suffix; v++)                                    \
+                acc[r][v] = (VT){0};                                                        \
+        for (int64_t p = 0; p < k; p++) {                                                   \
+            VT bv[GEMM_VECS_##suffix];                                                      \
+            for (int v = 0; v < GEMM_VECS_##suffix; v++)                                    \
+                memcpy(&bv[v], bp + p * ldp + v * W, sizeof(VT));                           \
+            for (int r = 0; r < rows; r++) {                                                \
+                VT av = SPLAT(a[r * a_rs + p * a_cs]);                                      \
+                for (int v = 0; v < GEMM_VECS_##suffix; v++)                                \
+                    acc[r][v] = FMA(av, bv[v], acc[r][v]);                                  \
+            }                                                                               \
+        }                                                                                   \
+        for (int r = 0; r < rows; r++) {                                                    \
+            T out[PANEL];                                                                   \
+            memcpy(out, acc[r], sizeof out);                                                \
+            T *cr = c + r * ldc;                                                            \
+            if (beta_zero && alpha == (T)1 && cols == PANEL)                                \
+                memcpy(cr, out, sizeof out);                                                \
+            else if (beta_zero)                                                             \
+                for (int64_t j = 0; j < cols; j++)                                          \
+                    cr[j] = alpha * out[j];                                                 \
+            else                                                                            \
+                for (int64_t j = 0; j < cols; j++)                                          \
+                    cr[j] = alpha * out[j] + beta * cr[j];                                  \
+        }                                                                                   \
+    }                                                                                       \
+    static void vm_gemm_small_##suffix(int64_t n, int64_t m, int64_t k, const T *a,          \
+                                       int64_t a_rs, int64_t a_cs, const T *b, int64_t b_rs, \
+                                       int64_t b_cs, T *c, int64_t ldc, double alpha,        \
+                                       double beta, int beta_zero)                          \
+    {                                                                                       \
+        T bp[VECMATH_GEMM_SMALL * VECMATH_GEMM_SMALL];                                      \
+        const int64_t ldp = (m + PANEL - 1) / PANEL * PANEL;                                \
+        if (n <= 0 || m <= 0 || n > VECMATH_GEMM_SMALL || m > VECMATH_GEMM_SMALL ||         \
+            k > VECMATH_GEMM_SMALL)                                                         \
+            return;                                                                         \
+        if (b_cs == 1) {                                                                    \
+            for (int64_t p = 0; p < k; p++) {                                               \
+                memcpy(bp + p * ldp, b + p * b_rs, (size_t)m * sizeof(T));                  \
+                for (int64_t j = m; j < ldp; j++)                                           \
+                    bp[p * ldp + j] = 0;                                                    \
+            }                                                                               \
+        } else {                                                                            \
+            for (int64_t j = 0; j < ldp; j++) /* along B's columns: b_rs is often 1 */      \
+                for (int64_t p = 0; p < k; p++)                                             \
+                    bp[p * ldp + j] = j < m ? b[p * b_rs + j * b_cs] : (T)0;                \
+        }                                                                                   \
+        const T al = (T)alpha, be = (T)beta;                                                \
+        for (int64_t j0 = 0; j0 < m; j0 += PANEL) {                                         \
+            int64_t cols = m - j0 < PANEL ? m - j0 : PANEL;                                 \
+            int64_t i0 = 0;                                                                 \
+            for (; i0 + VM_GEMM_ROWS <= n; i0 += VM_GEMM_ROWS)                              \
+                gemm_tile_##suffix(VM_GEMM_ROWS, k, a + i0 * a_rs, a_rs, a_cs, bp + j0, ldp, \
+                                   c + i0 * ldc + j0, ldc, cols, al, be, beta_zero);        \
+            const T *ar = a + i0 * a_rs;                                                    \
+            T *cr = c + i0 * ldc + j0;                                                      \
+            switch (n - i0) {                                                               \
+            case 5:                                                                         \
+                gemm_tile_##suffix(5, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
+                                   be, beta_zero);                                          \
+                break;                                                                      \
+            case 4:                                                                         \
+                gemm_tile_##suffix(4, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
+                                   be, beta_zero);                                          \
+                break;                                                                      \
+            case 3:                                                                         \
+                gemm_tile_##suffix(3, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
+                                   be, beta_zero);                                          \
+                break;                                                                      \
+            case 2:                                                                         \
+                gemm_tile_##suffix(2, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
+                                   be, beta_zero);                                          \
+                break;                                                                      \
+            case 1:                                                                         \
+                gemm_tile_##suffix(1, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
+                                   be, beta_zero);                                          \
+                break;                                                                      \
+            default:                                                                        \
+                break;                                                                      \
+            }                                                                               \
+        }                                                                                   \
+    }
+VM_GEMM_SMALL_FN(float, VF, FW, 16, f, VM_FMA_F, VM_SPLAT_F)
+VM_GEMM_SMALL_FN(double, VD, DW, 8, d, VM_FMA_D, VM_SPLAT_D)
+
 #define VM_TABLE_ENTRY(name) .name##_f32 = vm_##name##_f, .name##_f64 = vm_##name##_d,
 const vecmath_table VM_TABLE = {
     .name = VM_NAME,
@@ -1159,4 +1276,5 @@ const vecmath_table VM_TABLE = {
     .pow_f64 = vm_pow_d,
     .softmax_row_f32 = vm_softmax_row_f, .softmax_row_f64 = vm_softmax_row_d,
     .layer_norm_row_f32 = vm_layer_norm_row_f, .layer_norm_row_f64 = vm_layer_norm_row_d,
+    .gemm_small_f32 = vm_gemm_small_f, .gemm_small_f64 = vm_gemm_small_d,
 };

@@ -3,6 +3,8 @@
  * functions] (vecmath.h). */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#define VM_SPLAT_F(x) ((VF)_mm_set1_ps(x))
+#define VM_SPLAT_D(x) ((VD)_mm_set1_pd(x))
 #define VM_SQRT_F(x) ((VF)_mm_sqrt_ps((__m128)(x)))
 #define VM_SQRT_D(x) ((VD)_mm_sqrt_pd((__m128d)(x)))
 #define VM_ANY_I(m) (_mm_movemask_ps((__m128)(m)) != 0)
@@ -14,6 +16,8 @@
 #define VM_NAME "sse2"
 #else
 /* No intrinsics: the compiler's own vector code, lane by lane where C has no operator. */
+#define VM_SPLAT_F(x) vm_splat_lanes_f(x)
+#define VM_SPLAT_D(x) vm_splat_lanes_d(x)
 #define VM_SQRT_F(x) vm_sqrt_lanes_f(x)
 #define VM_SQRT_D(x) vm_sqrt_lanes_d(x)
 #define VM_ANY_I(m) vm_any_lanes_i(m)

@@ -574,6 +574,97 @@ INSTANTIATE_TEST_SUITE_P(Tables, VecmathRows, ::testing::ValuesIn(RunnableCapabi
                              return std::string(vecmath_capability_name(info.param));
                          });
 
+// ---- small GEMMs (See Note [Small GEMMs]) ----
+
+// The model of one element: the sum over k in order of k, each product fused into it where
+// the table has FMA (AVX2, AVX-512) and rounded first where it has not (SSE2).
+template <typename T> T GemmElementModel(bool fused, const std::vector<T> &a, int64_t a_rs,
+                                         int64_t a_cs, const std::vector<T> &b, int64_t b_rs,
+                                         int64_t b_cs, int64_t i, int64_t j, int64_t k)
+{
+    T acc = 0;
+    for (int64_t p = 0; p < k; p++) {
+        T x = a[i * a_rs + p * a_cs], y = b[p * b_rs + j * b_cs];
+        if (fused) {
+            acc = std::fma(x, y, acc);
+        } else {
+            volatile T product = x * y; // rounded on its own, never contracted
+            acc = acc + product;
+        }
+    }
+    return acc;
+}
+
+class VecmathGemm : public ::testing::TestWithParam<vecmath_capability> {};
+
+template <typename T, typename B, typename Fn>
+void CheckSmallGemm(vecmath_capability cap, Fn gemm, const char *dtype)
+{
+    const bool fused = cap != VECMATH_SSE2;
+    const int64_t dims[] = {2, 3, 4, 5, 8, 15, 16, 17, 31, 33, 64};
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-2.0, 2.0);
+    for (int64_t n : dims)
+        for (int64_t m : dims)
+            for (int64_t k : {1, 3, 16, 32, 64}) {
+                if ((n * 7 + m * 3 + k) % 3 != 0 && n != 64) // a third of the shapes, and n = 64
+                    continue;
+                for (int layout = 0; layout < 4; layout++) {
+                    // A row-major or transposed; B row-major, transposed, or with gaps
+                    bool at = layout & 1;
+                    int b_kind = layout >> 1 ? (n + m) % 2 + 1 : 0;
+                    int64_t a_rs = at ? 1 : k + 1, a_cs = at ? n + 2 : 1;
+                    int64_t b_rs = b_kind == 1 ? 1 : b_kind == 2 ? 2 * m + 1 : m,
+                            b_cs = b_kind == 1 ? k : b_kind == 2 ? 2 : 1;
+                    std::vector<T> a((size_t)(n * k * 3 + 2 * n + 2 * k + 4)),
+                        b((size_t)(k * m * 4 + 2 * m + 2 * k + 4));
+                    for (T &v : a)
+                        v = (T)u(rng);
+                    for (T &v : b)
+                        v = (T)u(rng);
+                    for (int scalars = 0; scalars < 3; scalars++) {
+                        // alpha 1, beta 0 (C not read: nan in it stays out); alpha 0.5,
+                        // beta 0; alpha 1.5, beta -0.25
+                        double alpha = scalars == 0 ? 1.0 : scalars == 1 ? 0.5 : 1.5;
+                        double beta = scalars == 2 ? -0.25 : 0.0;
+                        int beta_zero = scalars != 2;
+                        std::vector<T> c((size_t)(n * m), beta_zero ? (T)NAN : (T)0.75);
+                        std::vector<T> c0 = c;
+                        gemm(n, m, k, a.data(), a_rs, a_cs, b.data(), b_rs, b_cs, c.data(), m,
+                             alpha, beta, beta_zero);
+                        for (int64_t i = 0; i < n; i++)
+                            for (int64_t j = 0; j < m; j++) {
+                                T acc = GemmElementModel<T>(fused, a, a_rs, a_cs, b, b_rs, b_cs,
+                                                            i, j, k);
+                                volatile T scaled = (T)alpha * acc;
+                                T want = scaled;
+                                if (!beta_zero) {
+                                    volatile T old = (T)beta * c0[(size_t)(i * m + j)];
+                                    want = scaled + old;
+                                }
+                                ASSERT_EQ(Bits<B>(c[(size_t)(i * m + j)]), Bits<B>(want))
+                                    << dtype << " on " << vecmath_capability_name(cap) << ": "
+                                    << n << "x" << k << " @ " << k << "x" << m << ", layout "
+                                    << layout << ", scalars " << scalars << ", C[" << i << "]["
+                                    << j << "] = " << c[(size_t)(i * m + j)] << ", want " << want;
+                            }
+                    }
+                }
+            }
+}
+
+TEST_P(VecmathGemm, EveryElementIsItsSumInOrderOfKOnEveryLayout)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    CheckSmallGemm<float, uint32_t>(GetParam(), table->gemm_small_f32, "float32");
+    CheckSmallGemm<double, uint64_t>(GetParam(), table->gemm_small_f64, "float64");
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, VecmathGemm, ::testing::ValuesIn(RunnableCapabilities()),
+                         [](const auto &info) {
+                             return std::string(vecmath_capability_name(info.param));
+                         });
+
 // ---- the elementwise ops on top ----
 
 using VecmathOps = pith_test::LiveTensorFixture;
