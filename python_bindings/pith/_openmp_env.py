@@ -10,8 +10,26 @@ from typing import Any
 # the OpenMP one: Note [BLAS threads]), another process, or torch's own OpenMP pool. Sleeping
 # at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake-up at the start of every region
 # instead, which back-to-back elementwise ops pay again and again.
-# pith's choice, measured by benchmarks/threads.py (docs/python.md "Threads and the BLAS"),
-# is DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
+# Spinning longer also has a cost of its own on a virtual machine: after an idle pause, the
+# first region wakes a worker whose vCPU the host has given away, and while it is late the
+# master stops spinning at the region's end and sleeps too; each then wakes the other late,
+# region after region, so a burst of ops after a pause runs slower with 2 threads than with
+# 1. A long spin (libgomp's 300000) ends that once both spin again; so does a short one,
+# which keeps the late side from reaching the point where it sleeps and the other spins.
+# pith's choice, measured by benchmarks/threads.py (2 vCPUs, 2 threads, medians of 3 rounds,
+# the OpenMP OpenBLAS; times per call):
+#
+#   GOMP_SPINCOUNT   GPT 4x256  MLP b=1  16 elementwise ops  MLP + NumPy matmul  burst after 20 ms
+#   300000           17.7 ms    56 us    0.70 ms             12.8 ms             1.4 ms
+#   10000            24.1 ms    66 us    0.68 ms             2.4 ms              7.4 ms
+#   3000             17.7 ms    65 us    0.69 ms             1.8 ms              3.5 ms
+#   1000             19.9 ms    69 us    0.72 ms             1.2 ms              2.4 ms
+#   PASSIVE          23.7 ms    284 us   2.18 ms             1.3 ms              1.8 ms
+#   (1 thread)       27.9 ms    80 us    1.31 ms             1.2 ms              1.7 ms
+#
+# 1000 spins keep back-to-back regions in one spinning pool, as longer spins do, and leave
+# the cores to NumPy's threads and to bursts after a pause nearly as PASSIVE does. It is
+# DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
 # change them later, so they are set in os.environ just while pith._C (and so libpith and
 # libgomp) loads, and removed again at once, so that child processes see the environment as
 # the user left it. It applies only when the user set neither variable, and only when no
@@ -21,7 +39,7 @@ from typing import Any
 # the one libgomp they share, and pith's default applies to torch's threads too when pith
 # came first. C programs that link libpith set the variables themselves (docs/c_api.md).
 # pith.__config__.parallel_info() says which case applied.
-DEFAULTS = {"GOMP_SPINCOUNT": "10000"}
+DEFAULTS = {"GOMP_SPINCOUNT": "1000"}
 _VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 # How libgomp got its wait policy: (who, the variables' values at load).

@@ -553,7 +553,8 @@ TEST_P(VecmathRows, LayerNormSumsInTheFixedOrderWithAndWithoutAffine)
         std::vector<double> xd = RandomRow<double>(n, n, 2.0), wd = RandomRow<double>(n, 13, 1.0),
                             bd = RandomRow<double>(n, 14, 1.0), yd(n);
         for (int affine = 0; affine < 4; affine++) {
-            const float *wp = affine & 1 ? w.data() : nullptr, *bp = affine & 2 ? b.data() : nullptr;
+            const float *wp = affine & 1 ? w.data() : nullptr,
+                        *bp = affine & 2 ? b.data() : nullptr;
             const double *wdp = affine & 1 ? wd.data() : nullptr,
                          *bdp = affine & 2 ? bd.data() : nullptr;
             std::string what = std::string(table->name) + " affine " + std::to_string(affine);
