@@ -43,7 +43,8 @@ POLICIES = [  # (label, environment)
 CASES = ["GPT 4x256, batch 4x64", "MLP 784-512-512-10, batch 32",
          "MLP 784-512-512-10, batch 1", "elementwise chain, 16 ops on 256K floats",
          "MLP batch 32, then NumPy 256x256 @ 256x256",
-         "layer_norm (4, 256, 256), 10 calls after a 20 ms pause"]
+         "layer_norm (4, 256, 256), 10 calls after a 20 ms pause",
+         "x + y (4, 64, 768), 200 calls after a 50 ms pause"]
 
 
 def worker(threads, case_names, seconds):
@@ -73,6 +74,15 @@ def worker(threads, case_names, seconds):
                 for _ in range(4):
                     y = (y * 0.5 + a).relu() - a
                 return y
+        elif name.startswith("x + y"):
+            xs, ys = pith.randn(4, 64, 768), pith.randn(4, 64, 768)
+
+            def step():
+                time.sleep(0.05)
+                start = time.perf_counter()
+                for _ in range(200):
+                    xs + ys
+                return (time.perf_counter() - start) / 20  # per 10 calls, as above
         elif name.startswith("layer_norm"):
             # A burst of ops after the process was idle (Python work, I/O): the workers
             # have slept, and on a virtual machine their vCPUs may have been given away.

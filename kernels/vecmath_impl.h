@@ -993,25 +993,16 @@ VM_POW_LOOP(double, VD, DW, d)
         for (int64_t i = 0; i < LANES; i++)                                                 \
             buf[i] = i < n ? p[i] : pad;                                                    \
     }                                                                                       \
-    /* The LANES partials folded by halves: lane i takes lane i + h, h = LANES/2, ..., 1. */ \
-    VM_INLINE T row_fold_sum_##suffix(const VT *acc)                                        \
+    /* The LANES partials folded by halves: lane i takes lane i + h, h = LANES/2, ..., 1,   \
+     * by a sum or (max) the larger. */                                                     \
+    VM_INLINE T row_fold_##suffix(const VT *acc, int max)                                   \
     {                                                                                       \
         T buf[LANES];                                                                       \
         for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
             memcpy(buf + k * W, &acc[k], sizeof(VT));                                       \
         for (int h = LANES / 2; h >= 1; h /= 2)                                             \
             for (int i = 0; i < h; i++)                                                     \
-                buf[i] = buf[i] + buf[i + h];                                               \
-        return buf[0];                                                                      \
-    }                                                                                       \
-    VM_INLINE T row_fold_max_##suffix(const VT *acc)                                        \
-    {                                                                                       \
-        T buf[LANES];                                                                       \
-        for (int k = 0; k < ROW_VECS_##suffix; k++)                                         \
-            memcpy(buf + k * W, &acc[k], sizeof(VT));                                       \
-        for (int h = LANES / 2; h >= 1; h /= 2)                                             \
-            for (int i = 0; i < h; i++)                                                     \
-                buf[i] = buf[i + h] > buf[i] ? buf[i + h] : buf[i];                         \
+                buf[i] = !max ? buf[i] + buf[i + h] : buf[i + h] > buf[i] ? buf[i + h] : buf[i];\
         return buf[0];                                                                      \
     }                                                                                       \
     VM_INLINE void row_max_block_##suffix(VT *m, MT *nan, const T *p)                       \
@@ -1038,7 +1029,7 @@ VM_POW_LOOP(double, VD, DW, d)
             row_pad_##suffix(buf, x + i, len - i, -(T)INFINITY);                            \
             row_max_block_##suffix(m, &nan, buf);                                           \
         }                                                                                   \
-        T max = row_fold_max_##suffix(m);                                                   \
+        T max = row_fold_##suffix(m, 1);                                                   \
         for (int l = 0; l < W; l++)                                                         \
             if (nan[l])                                                                     \
                 return (T)NAN;                                                              \
@@ -1084,7 +1075,7 @@ VM_POW_LOOP(double, VD, DW, d)
             row_pad_##suffix(buf, x + i, len - i, max);                                     \
             row_exp_block_##suffix(acc, out ? out + i : NULL, buf, vmax, (int)(len - i));   \
         }                                                                                   \
-        T sum = row_fold_sum_##suffix(acc);                                                 \
+        T sum = row_fold_##suffix(acc, 0);                                                 \
         i = 0;                                                                              \
         if (as_log) { /* (x - max) is exact; adding max to log(sum) first is not */         \
             T log_sum = (T)LOG(sum);                                                        \
@@ -1128,7 +1119,7 @@ VM_POW_LOOP(double, VD, DW, d)
             row_pad_##suffix(buf, x + i, len - i, c);                                       \
             row_moment_block_##suffix(acc, buf, vc, square);                                \
         }                                                                                   \
-        return row_fold_sum_##suffix(acc);                                                  \
+        return row_fold_##suffix(acc, 0);                                                  \
     }                                                                                       \
     /* y = (x - mean) * rstd * w + b over one row, w and b optional; the variance is the    \
      * biased one, about the mean (two passes). */                                          \
@@ -1165,6 +1156,13 @@ VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
 /* ---- small GEMMs (See Note [Small GEMMs], vecmath.h) ---- */
 
 #define VM_GEMM_ROWS 6 /* rows of C per micro-tile */
+
+/* The case of vm_gemm_small's switch for a last tile of R rows. */
+#define VM_GEMM_TAIL_(suffix, R)                                                            \
+    case R:                                                                                 \
+        gemm_tile_##suffix(R, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al, be,        \
+                           beta_zero);                                                      \
+        break;
 
 /* PANEL columns of C per micro-tile, PANEL / W vectors; B packed into panels of it. */
 #define VM_GEMM_SMALL_FN(T, VT, W, PANEL, suffix, FMA, SPLAT)                               \
@@ -1209,6 +1207,7 @@ VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
                                        int64_t b_cs, T *c, int64_t ldc, double alpha,        \
                                        double beta, int beta_zero)                          \
     {                                                                                       \
+        _Static_assert(VM_GEMM_ROWS == 6, "the last tiles below have 1 to 5 rows");         \
         T bp[VECMATH_GEMM_SMALL * VECMATH_GEMM_SMALL];                                      \
         const int64_t ldp = (m + PANEL - 1) / PANEL * PANEL;                                \
         if (n <= 0 || m <= 0 || n > VECMATH_GEMM_SMALL || m > VECMATH_GEMM_SMALL ||         \
@@ -1234,27 +1233,9 @@ VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
                                    c + i0 * ldc + j0, ldc, cols, al, be, beta_zero);        \
             const T *ar = a + i0 * a_rs;                                                    \
             T *cr = c + i0 * ldc + j0;                                                      \
-            switch (n - i0) {                                                               \
-            case 5:                                                                         \
-                gemm_tile_##suffix(5, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
-                                   be, beta_zero);                                          \
-                break;                                                                      \
-            case 4:                                                                         \
-                gemm_tile_##suffix(4, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
-                                   be, beta_zero);                                          \
-                break;                                                                      \
-            case 3:                                                                         \
-                gemm_tile_##suffix(3, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
-                                   be, beta_zero);                                          \
-                break;                                                                      \
-            case 2:                                                                         \
-                gemm_tile_##suffix(2, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
-                                   be, beta_zero);                                          \
-                break;                                                                      \
-            case 1:                                                                         \
-                gemm_tile_##suffix(1, k, ar, a_rs, a_cs, bp + j0, ldp, cr, ldc, cols, al,    \
-                                   be, beta_zero);                                          \
-                break;                                                                      \
+            switch (n - i0) { /* the last rows: a tile of each height, unrolled */          \
+                VM_GEMM_TAIL_(suffix, 5) VM_GEMM_TAIL_(suffix, 4) VM_GEMM_TAIL_(suffix, 3)  \
+                VM_GEMM_TAIL_(suffix, 2) VM_GEMM_TAIL_(suffix, 1)                           \
             default:                                                                        \
                 break;                                                                      \
             }                                                                               \

@@ -13,33 +13,27 @@ from typing import Any
 # Spinning longer also has a cost of its own on a virtual machine: after an idle pause, the
 # first region wakes a worker whose vCPU the host has given away, and while it is late the
 # master stops spinning at the region's end and sleeps too; each then wakes the other late,
-# region after region, so a burst of ops after a pause runs slower with 2 threads than with
-# 1. A long spin (libgomp's 300000) ends that once both spin again; so does a short one,
-# which keeps the late side from reaching the point where it sleeps and the other spins.
-# pith's choice, measured by benchmarks/threads.py (2 vCPUs, 2 threads, medians of 3 rounds,
-# the OpenMP OpenBLAS; times per call):
+# region after region, so a burst of ops after a pause can run slower with 2 threads than
+# with 1. libgomp's long spin (300000) ends that once both spin again, but holds the cores
+# from NumPy's threads for milliseconds. pith's choice, measured by benchmarks/threads.py
+# (2 vCPUs, 2 threads, the OpenMP OpenBLAS, medians of 3 rounds, times per step; the last
+# two columns time 10 calls after a pause, of layer_norm on (4, 256, 256) and of x + y on
+# (4, 64, 768)):
 #
-#   GOMP_SPINCOUNT   GPT 4x256  MLP b=1  16 elementwise ops  MLP + NumPy matmul  burst after 20 ms
-#   300000           17.7 ms    56 us    0.70 ms             12.8 ms             1.4 ms
-#   10000            24.1 ms    66 us    0.68 ms             2.4 ms              7.4 ms
-#   3000             17.7 ms    65 us    0.69 ms             1.8 ms              3.5 ms
-#   1000             19.9 ms    69 us    0.72 ms             1.2 ms              2.4 ms
-#   PASSIVE          23.7 ms    284 us   2.18 ms             1.3 ms              1.8 ms
-#   (1 thread)       27.9 ms    80 us    1.31 ms             1.2 ms              1.7 ms
+#   GOMP_SPINCOUNT  GPT 4x256  MLP b=1  16 ops   MLP + NumPy  layer_norm  x + y
+#   300000          19.1 ms    54 us    0.67 ms  15.7 ms      1.15 ms     0.46 ms
+#   10000           20.8 ms    67 us    0.70 ms  2.63 ms      7.64 ms     0.87 ms
+#   3000            18.6 ms    61 us    0.70 ms  1.69 ms      3.52 ms     0.86 ms
+#   1000            19.1 ms    60 us    0.69 ms  1.38 ms      2.40 ms     1.35 ms
+#   PASSIVE         22.1 ms    265 us   2.04 ms  1.21 ms      1.87 ms     0.90 ms
+#   (1 thread)      30.6 ms    64 us    1.23 ms  1.21 ms      1.67 ms     0.75 ms
 #
-# 1000 spins keep back-to-back regions in one spinning pool, as longer spins do, and leave
-# the cores to NumPy's threads and to bursts after a pause nearly as PASSIVE does. It is
-# DEFAULTS below. libgomp reads these variables once, when it loads, and has no API to
-# change them later, so they are set in os.environ just while pith._C (and so libpith and
-# libgomp) loads, and removed again at once, so that child processes see the environment as
-# the user left it. It applies only when the user set neither variable, and only when no
-# libgomp.so.1 is in the process yet: libpith would use that one (the loader matches the
-# SONAME), whose settings were fixed when it loaded. torch 2.13's wheel carries a
-# libgomp.so.1 of its own, so in a process with both, the first of the two imported loads
-# the one libgomp they share, and pith's default applies to torch's threads too when pith
-# came first. C programs that link libpith set the variables themselves (docs/c_api.md).
-# pith.__config__.parallel_info() says which case applied.
-DEFAULTS = {"GOMP_SPINCOUNT": "1000"}
+# No count is best everywhere. 3000 spins keep back-to-back regions in one spinning pool as
+# the longer ones do, leave the cores to NumPy's threads nearly as PASSIVE does, and halve
+# the ping-pong of 10000 after a pause; 1000 makes x + y after a pause worse again. 3000 is
+# DEFAULTS below; a user whose process pauses often sets GOMP_SPINCOUNT (or
+# OMP_WAIT_POLICY) to taste, and pith leaves the setting alone.
+DEFAULTS = {"GOMP_SPINCOUNT": "3000"}
 _VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 # How libgomp got its wait policy: (who, the variables' values at load).
