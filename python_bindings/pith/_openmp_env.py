@@ -15,7 +15,7 @@ from typing import Any
 # master stops spinning at the region's end and sleeps too; each then wakes the other late,
 # region after region, so a burst of ops after a pause can run slower with 2 threads than
 # with 1. libgomp's long spin (300000) ends that once both spin again, but holds the cores
-# from NumPy's threads for milliseconds. pith's choice, measured by benchmarks/threads.py
+# from NumPy's threads for milliseconds. The choices, measured by benchmarks/threads.py
 # (2 vCPUs, 2 threads, the OpenMP OpenBLAS, medians of 3 rounds, times per step; the last
 # two columns time 10 calls after a pause, of layer_norm on (4, 256, 256) and of x + y on
 # (4, 64, 768)):
@@ -28,12 +28,17 @@ from typing import Any
 #   PASSIVE         22.1 ms    265 us   2.04 ms  1.21 ms      1.87 ms     0.90 ms
 #   (1 thread)      30.6 ms    64 us    1.23 ms  1.21 ms      1.67 ms     0.75 ms
 #
-# No count is best everywhere. 3000 spins keep back-to-back regions in one spinning pool as
-# the longer ones do, leave the cores to NumPy's threads nearly as PASSIVE does, and halve
-# the ping-pong of 10000 after a pause; 1000 makes x + y after a pause worse again. 3000 is
-# DEFAULTS below; a user whose process pauses often sets GOMP_SPINCOUNT (or
-# OMP_WAIT_POLICY) to taste, and pith leaves the setting alone.
-DEFAULTS = {"GOMP_SPINCOUNT": "3000"}
+# No count is best everywhere, and the short ones lose the most where it is most common: a
+# program that pauses (for Python work, I/O or data loading) and then runs a burst of ops.
+# There vecmath.py's loops (200 calls after a 50 ms pause) time pith's x + y on (4, 64, 768)
+# at 2 threads at 115-215 us with 1000 or 3000 spins, against 34 us for torch, whose
+# libgomp spins 300000. So pith's default is libgomp's own, 300000, the wait policy that
+# PyTorch runs with, set explicitly so that it does not depend on libgomp's version. Its
+# cost is the contention above: a program that alternates pith's ops with NumPy's matmuls
+# (or any other pool's) gets them at 2 threads slower than at 1 (15.7 ms against 1.2 ms in
+# the table), as it would with torch; such a program sets GOMP_SPINCOUNT=3000, or
+# OMP_WAIT_POLICY=PASSIVE, before it imports pith, and pith leaves the setting alone.
+DEFAULTS = {"GOMP_SPINCOUNT": "300000"}
 _VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 # How libgomp got its wait policy: (who, the variables' values at load).
