@@ -29,7 +29,7 @@ import time
 SHAPE = (4, 64, 768)
 
 # name -> (statement, which input): x is randn, xp = |x| + 0.1 (log, sqrt, pow's base),
-# y = randn / 4 (pow's exponent tensor).
+# y = randn / 4 (pow's exponent tensor); w and bias are layer_norm's, over the last dim.
 OPS = {
     "exp": ("T.exp(x)", None),
     "log": ("T.log(xp)", None),
@@ -48,6 +48,9 @@ OPS = {
     "x ** 2": ("x ** 2", None),
     "pow(x, 2.5)": ("xp.pow(2.5)", None),
     "pow(x, y)": ("T.pow(xp, y)", None),
+    "sum": ("x.sum()", None),
+    "softmax": ("F.softmax(x, dim=-1)", None),
+    "layer_norm": ("F.layer_norm(x, x.shape[-1:], w, bias)", None),
     "x + y (reference)": ("x + y", None),
     "x * y (reference)": ("x * y", None),
 }
@@ -71,7 +74,9 @@ b = (rng.standard_normal(shape) / 4).astype(dtype)
 x = T.from_numpy(a)
 y = T.from_numpy(b)
 xp = T.abs(x) + 0.1
-env = {"T": T, "F": F, "x": x, "y": y, "xp": xp}
+w = T.from_numpy(rng.standard_normal(shape[-1:]).astype(dtype))
+bias = T.from_numpy(rng.standard_normal(shape[-1:]).astype(dtype))
+env = {"T": T, "F": F, "x": x, "y": y, "xp": xp, "w": w, "bias": bias}
 info = {"threads": T.get_num_threads(), "version": T.__version__}
 if lib == "pith":
     info["cpu_capability"] = T.backends.cpu.get_cpu_capability()
