@@ -174,9 +174,9 @@ def main():
     labels = [label for label, _ in POLICIES] + ["(1 thread)"]
     lines = ["# OpenMP wait policy and OpenBLAS build (benchmarks/threads.py)", "",
              f"Produced by `python benchmarks/threads.py --rounds {args.rounds} --seconds "
-             f"{args.seconds}`" + (f" -k '{args.k}'" if args.k else "") +
+             f"{args.seconds}" + (f" -k '{args.k}'" if args.k else "") +
              (f" --builds {args.builds}" if args.builds != "openmp,pthread" else "") +
-             ". pith only, "
+             "`. pith only, "
              "2 threads unless the row says 1; each cell is the median over rounds of a "
              "worker's median time per call.", ""]
     for build, _ in builds:
