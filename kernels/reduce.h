@@ -42,7 +42,8 @@ typedef struct reduce_ctx {
 /* Note [Reduction accumulators]
  * A reduction folds elements into accumulators whose type belongs to the (op, dtype) pair
  * (uint64 for integer sums, so that they wrap; double for float32 sums, so that 16M-element
- * sums stay accurate; a Welford triple for var). The driver never looks inside them: it
+ * sums stay accurate, with contiguous runs of 32 or more summed in float32 blocks first, by
+ * Note [Sums of float32 arrays] in vecmath.h; a Welford triple for var). The driver never looks inside them: it
  * only knows their size. `inner` folds a strided run of `n` elements into one accumulator;
  * `outer` folds element j of a strided run into accumulator j (the vectorisable form when
  * the reduced dim is not the fastest-moving one); `combine` merges an accumulator that

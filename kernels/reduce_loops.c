@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "kernels/reduce.h"
+#include "kernels/vecmath.h"
 
 /* Independent accumulators of the contiguous inner loops: they let the compiler keep
  * several vector registers busy without reassociating one sum (which it may not do). */
@@ -61,8 +62,11 @@
 
 /* ---- simple folds: sum, prod, amax, amin, all, any ---- */
 
-/* The loops of a fold whose combine is its own step. LOAD turns an element into ACC. */
-#define RD_FOLD_LOOPS(name, T, ACC, LOAD, STEP, IDENTITY)                                   \
+/* The loops of a fold whose combine is its own step. LOAD turns an element into ACC. With
+ * VSUM (the sums), a contiguous float32 run is summed by the vecmath table: See Note [Sums
+ * of float32 arrays] (kernels/vecmath.h); E is the dtype, so the branch folds away for the
+ * others. */
+#define RD_FOLD_LOOPS(name, E, T, ACC, LOAD, STEP, IDENTITY, VSUM)                          \
     static void name##_init(void *accs, int64_t n)                                          \
     {                                                                                       \
         ACC *a = accs;                                                                      \
@@ -75,6 +79,11 @@
         (void)index;                                                                        \
         ACC a = *(ACC *)acc;                                                                \
         int64_t i = 0;                                                                      \
+        if (VSUM && (E) == PITH_FLOAT32 && stride == (int64_t)sizeof(float) &&              \
+            n >= VECMATH_SUM_LANES_F32) {                                                   \
+            *(ACC *)acc = STEP(a, (ACC)vecmath_active()->sum_f32((const float *)p, n));     \
+            return;                                                                         \
+        }                                                                                   \
         if (stride == (int64_t)sizeof(T) && n >= 2 * RD_LANES) {                            \
             const T *x = (const T *)p;                                                      \
             ACC lane[RD_LANES];                                                             \
@@ -110,12 +119,12 @@
     }
 
 #define RD_FOLDS_FOR_DTYPE_(E, T, LOAD, STORE, TRUTH, SUMACC, CT, FAM, LO, HI)              \
-    RD_FOLD_LOOPS(sum_##E, T, SUMACC, LOAD, RD_SUM_STEP, 0)                                 \
-    RD_FOLD_LOOPS(prod_##E, T, SUMACC, LOAD, RD_PROD_STEP, 1)                               \
-    RD_FOLD_LOOPS(amax_##E, T, CT, LOAD, RD_MAX_STEP_##FAM, LO)                             \
-    RD_FOLD_LOOPS(amin_##E, T, CT, LOAD, RD_MIN_STEP_##FAM, HI)                             \
-    RD_FOLD_LOOPS(all_##E, T, uint8_t, TRUTH, RD_ALL_STEP, 1)                               \
-    RD_FOLD_LOOPS(any_##E, T, uint8_t, TRUTH, RD_ANY_STEP, 0)
+    RD_FOLD_LOOPS(sum_##E, E, T, SUMACC, LOAD, RD_SUM_STEP, 0, 1)                           \
+    RD_FOLD_LOOPS(prod_##E, E, T, SUMACC, LOAD, RD_PROD_STEP, 1, 0)                         \
+    RD_FOLD_LOOPS(amax_##E, E, T, CT, LOAD, RD_MAX_STEP_##FAM, LO, 0)                       \
+    RD_FOLD_LOOPS(amin_##E, E, T, CT, LOAD, RD_MIN_STEP_##FAM, HI, 0)                       \
+    RD_FOLD_LOOPS(all_##E, E, T, uint8_t, TRUTH, RD_ALL_STEP, 1, 0)                         \
+    RD_FOLD_LOOPS(any_##E, E, T, uint8_t, TRUTH, RD_ANY_STEP, 0, 0)
 RD_FORALL_DTYPES(RD_FOLDS_FOR_DTYPE_)
 
 /* ---- arg folds: argmax, argmin, max.dim, min.dim ---- */

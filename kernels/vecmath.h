@@ -80,6 +80,9 @@ typedef struct vecmath_table {
                                int64_t len, double eps);
     void (*layer_norm_row_f64)(double *y, const double *x, const double *w, const double *b,
                                int64_t len, double eps);
+    /* The sum of n contiguous float32 elements, in the order of Note [Sums of float32
+     * arrays]. */
+    double (*sum_f32)(const float *x, int64_t n);
     /* C (n x m, row stride ldc) = alpha A @ B + beta C for A n x k with element strides
      * (a_rs, a_cs) and B k x m with (b_rs, b_cs), every dim at most VECMATH_GEMM_SMALL; with
      * beta_zero C is not read. See Note [Small GEMMs]. */
@@ -120,6 +123,25 @@ typedef struct vecmath_table {
  * worst, not len. tests/kernels/vecmath_test.cc pins the order with a scalar model of it. */
 #define VECMATH_ROW_LANES_F32 16
 #define VECMATH_ROW_LANES_F64 8
+
+/* Note [Sums of float32 arrays]
+ * sum_f32 (the contiguous runs of float32 sum and mean, kernels/reduce_loops.c) adds float32
+ * elements in float32, as PyTorch and NumPy do, and would still be slower than both with
+ * only the row kernels' 16 partials: two AVX2 vectors, each a chain of dependent adds. So it
+ * splits the array into blocks of VECMATH_SUM_BLOCK_F32 elements (the last one shorter) and
+ * sums each block in VECMATH_SUM_LANES_F32 float32 partials: element j of a block goes to
+ * partial j % 32, in order of j, the last partial block padded with zeros, and the partials
+ * are folded by halves (lane i takes lane i + 16, then i + 8, ..., i + 1). Each block's
+ * total is then added, in block order, to a double. SSE2 keeps eight vectors of partials,
+ * AVX2 four and AVX-512 two, and all of them add the same elements in the same order, so
+ * the result depends on the array alone, never on the instruction set. Error: a block's
+ * float32 total is within (32 + 5) ulps of the block's sum of |x| (each partial adds 32
+ * elements, and the fold five levels), and the double sum of the block totals adds only
+ * their own rounding; so the relative error of a sum of same-signed elements stays below
+ * ~2.2e-6 at any length, where one float32 accumulator would reach 1e-1 at 16M elements.
+ * tests/kernels/vecmath_test.cc pins the order with a scalar model of it. */
+#define VECMATH_SUM_LANES_F32 32
+#define VECMATH_SUM_BLOCK_F32 1024
 
 /* The tables (vecmath_sse2.c, ...): the x86-64 baseline, or plain vectors elsewhere. */
 extern const vecmath_table vecmath_sse2;

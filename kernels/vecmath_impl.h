@@ -1153,6 +1153,45 @@ VM_POW_LOOP(double, VD, DW, d)
 VM_ROW_KERNELS(float, VF, VI, FW, VECMATH_ROW_LANES_F32, f, logf)
 VM_ROW_KERNELS(double, VD, VL, DW, VECMATH_ROW_LANES_F64, d, log)
 
+/* ---- the sum of a float32 array (See Note [Sums of float32 arrays], vecmath.h) ---- */
+
+enum { SUM_VECS_F = VECMATH_SUM_LANES_F32 / FW };
+
+/* acc[k] += the k-th vector of the LANES elements at p. */
+VM_INLINE void sum_block_f(VF *acc, const float *p)
+{
+    for (int k = 0; k < SUM_VECS_F; k++)
+        acc[k] = acc[k] + row_vec_f(p + k * FW);
+}
+
+static double vm_sum_f(const float *x, int64_t n)
+{
+    double total = 0;
+    for (int64_t b = 0; b < n; b += VECMATH_SUM_BLOCK_F32) {
+        const float *p = x + b;
+        int64_t len = n - b < VECMATH_SUM_BLOCK_F32 ? n - b : VECMATH_SUM_BLOCK_F32;
+        VF acc[SUM_VECS_F];
+        for (int k = 0; k < SUM_VECS_F; k++)
+            acc[k] = (VF){0};
+        int64_t i = 0;
+        for (; i + VECMATH_SUM_LANES_F32 <= len; i += VECMATH_SUM_LANES_F32)
+            sum_block_f(acc, p + i);
+        if (i < len) { /* the padding adds exact zeros */
+            float buf[VECMATH_SUM_LANES_F32] = {0};
+            memcpy(buf, p + i, (size_t)(len - i) * sizeof(float));
+            sum_block_f(acc, buf);
+        }
+        float lanes[VECMATH_SUM_LANES_F32];
+        for (int k = 0; k < SUM_VECS_F; k++)
+            memcpy(lanes + k * FW, &acc[k], sizeof(VF));
+        for (int h = VECMATH_SUM_LANES_F32 / 2; h >= 1; h /= 2)
+            for (int l = 0; l < h; l++)
+                lanes[l] = lanes[l] + lanes[l + h];
+        total += (double)lanes[0];
+    }
+    return total;
+}
+
 /* ---- small GEMMs (See Note [Small GEMMs], vecmath.h) ---- */
 
 #define VM_GEMM_ROWS 6 /* rows of C per micro-tile */
@@ -1257,5 +1296,6 @@ const vecmath_table VM_TABLE = {
     .pow_f64 = vm_pow_d,
     .softmax_row_f32 = vm_softmax_row_f, .softmax_row_f64 = vm_softmax_row_d,
     .layer_norm_row_f32 = vm_layer_norm_row_f, .layer_norm_row_f64 = vm_layer_norm_row_d,
+    .sum_f32 = vm_sum_f,
     .gemm_small_f32 = vm_gemm_small_f, .gemm_small_f64 = vm_gemm_small_d,
 };

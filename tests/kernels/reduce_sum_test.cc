@@ -81,7 +81,7 @@ void CheckAgainstReference(Op op, pith_dtype dtype, unsigned seed)
                 want.push_back(v);
                 tol.push_back(integral ? 0
                                        : OutputPrecision(out_dtype) * std::fabs(v) +
-                                             AccumulatorPrecision(dtype) * AbsSum(g) * 4 + 1e-300);
+                                             SumErrorBound(dtype) * AbsSum(g) + 1e-300);
             }
             EXPECT_TRUE(AllClose(r.get(), want, tol))
                 << "dtype " << pith_dtype_name(dtype) << " layout " << (int)layout << " iter "
@@ -449,7 +449,7 @@ TEST_F(ReduceSum, LargeReductionsMatchReferenceInEveryLoopOrder)
                 for (auto &g : Groups(sizes, vals, mask)) {
                     want.push_back(RefSum(g, !IsFloat(dtype)));
                     tol.push_back(IsFloat(dtype) ? OutputPrecision(dtype) * std::fabs(want.back()) +
-                                                       1e-10 * AbsSum(g)
+                                                       SumErrorBound(dtype) * AbsSum(g)
                                                  : 0);
                 }
                 EXPECT_TRUE(AllClose(r.get(), want, tol)) << pith_dtype_name(dtype) << " mask "

@@ -570,6 +570,61 @@ TEST_P(VecmathRows, LayerNormSumsInTheFixedOrderWithAndWithoutAffine)
     }
 }
 
+// ---- the sum of a float32 array (See Note [Sums of float32 arrays]) ----
+
+// The model: blocks of VECMATH_SUM_BLOCK_F32, each summed in the row model's order with 32
+// partials, their float32 totals added in order into a double.
+double SumModel(const std::vector<float> &x)
+{
+    double total = 0;
+    for (size_t b = 0; b < x.size(); b += VECMATH_SUM_BLOCK_F32) {
+        RowSum<float> block(VECMATH_SUM_LANES_F32);
+        for (size_t j = b; j < x.size() && j < b + VECMATH_SUM_BLOCK_F32; j++)
+            block.add(j - b, x[j]);
+        total += (double)block.fold();
+    }
+    return total;
+}
+
+TEST_P(VecmathRows, SumAddsInTheFixedOrder)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    std::vector<size_t> lengths(std::begin(kRowLengths), std::end(kRowLengths));
+    for (size_t n : {(size_t)0, (size_t)VECMATH_SUM_BLOCK_F32, (size_t)VECMATH_SUM_BLOCK_F32 + 1,
+                     (size_t)3 * VECMATH_SUM_BLOCK_F32 - 5, (size_t)100003})
+        lengths.push_back(n);
+    for (size_t n : lengths) {
+        // values of mixed magnitude, so that a different order rounds differently
+        std::vector<float> x = RandomRow<float>(n, n + 7, 1000.0f);
+        for (size_t j = 0; j < n; j += 3)
+            x[j] *= 1e-4f;
+        double got = table->sum_f32(x.data(), (int64_t)n), want = SumModel(x);
+        EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+            << table->name << " n=" << n << ": " << got << " vs " << want;
+    }
+}
+
+TEST_P(VecmathRows, SumIsCloseToALongDoubleReferenceAndPropagatesNanAndInfinity)
+{
+    const vecmath_table *table = vecmath_table_of(GetParam());
+    std::vector<float> x = RandomRow<float>(1 << 20, 11, 1.0f);
+    long double ref = 0, abs_sum = 0;
+    for (float v : x) {
+        ref += v;
+        abs_sum += std::fabs((long double)v);
+    }
+    double got = table->sum_f32(x.data(), (int64_t)x.size());
+    // the Note's bound: (32 + 5) float32 ulps of the sum of |x|
+    EXPECT_LE(std::fabs((long double)got - ref), 37 * 0x1p-24L * abs_sum) << table->name;
+    x[777777] = INFINITY;
+    EXPECT_EQ(table->sum_f32(x.data(), (int64_t)x.size()), INFINITY) << table->name;
+    x[5] = -INFINITY;
+    EXPECT_TRUE(std::isnan(table->sum_f32(x.data(), (int64_t)x.size()))) << table->name;
+    x[5] = 0;
+    x[777777] = NAN;
+    EXPECT_TRUE(std::isnan(table->sum_f32(x.data(), (int64_t)x.size()))) << table->name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Tables, VecmathRows, ::testing::ValuesIn(RunnableCapabilities()),
                          [](const auto &info) {
                              return std::string(vecmath_capability_name(info.param));
