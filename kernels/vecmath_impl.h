@@ -1203,6 +1203,67 @@ static double vm_sum_f(const float *x, int64_t n)
                            beta_zero);                                                      \
         break;
 
+/* B packed from its columns when they are contiguous (b_rs 1: q @ k^T reads k so):
+ * bp[p * ldp + j] = b[p + j * b_cs] for p < k and j < m, by 4 x 4 blocks of float32 (2 x 2
+ * of float64) transposed with shuffles, and the rest element by element. The columns from
+ * m to ldp are the caller's. */
+typedef float VF4 __attribute__((vector_size(16)));
+typedef double VD2 __attribute__((vector_size(16)));
+static void gemm_pack_columns_f(float *bp, int64_t ldp, const float *b, int64_t b_cs,
+                                int64_t k, int64_t m)
+{
+    int64_t p0 = 0;
+    for (; p0 + 4 <= k; p0 += 4) {
+        int64_t j = 0;
+        for (; j + 4 <= m; j += 4) {
+            VF4 r0, r1, r2, r3; /* column j + c, rows p0 .. p0 + 3 */
+            memcpy(&r0, b + p0 + j * b_cs, sizeof r0);
+            memcpy(&r1, b + p0 + (j + 1) * b_cs, sizeof r1);
+            memcpy(&r2, b + p0 + (j + 2) * b_cs, sizeof r2);
+            memcpy(&r3, b + p0 + (j + 3) * b_cs, sizeof r3);
+            VF4 t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
+            VF4 t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+            VF4 t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
+            VF4 t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
+            VF4 rows[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5),
+                           __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+                           __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                           __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+            for (int q = 0; q < 4; q++)
+                memcpy(bp + (p0 + q) * ldp + j, &rows[q], sizeof rows[q]);
+        }
+        for (; j < m; j++)
+            for (int q = 0; q < 4; q++)
+                bp[(p0 + q) * ldp + j] = b[p0 + q + j * b_cs];
+    }
+    for (; p0 < k; p0++)
+        for (int64_t j = 0; j < m; j++)
+            bp[p0 * ldp + j] = b[p0 + j * b_cs];
+}
+static void gemm_pack_columns_d(double *bp, int64_t ldp, const double *b, int64_t b_cs,
+                                int64_t k, int64_t m)
+{
+    int64_t p0 = 0;
+    for (; p0 + 2 <= k; p0 += 2) {
+        int64_t j = 0;
+        for (; j + 2 <= m; j += 2) {
+            VD2 r0, r1;
+            memcpy(&r0, b + p0 + j * b_cs, sizeof r0);
+            memcpy(&r1, b + p0 + (j + 1) * b_cs, sizeof r1);
+            VD2 row0 = __builtin_shufflevector(r0, r1, 0, 2);
+            VD2 row1 = __builtin_shufflevector(r0, r1, 1, 3);
+            memcpy(bp + p0 * ldp + j, &row0, sizeof row0);
+            memcpy(bp + (p0 + 1) * ldp + j, &row1, sizeof row1);
+        }
+        for (; j < m; j++)
+            for (int q = 0; q < 2; q++)
+                bp[(p0 + q) * ldp + j] = b[p0 + q + j * b_cs];
+    }
+    for (; p0 < k; p0++)
+        for (int64_t j = 0; j < m; j++)
+            bp[p0 * ldp + j] = b[p0 + j * b_cs];
+}
+
 /* PANEL columns of C per micro-tile, PANEL / W vectors; B packed into panels of it. */
 #define VM_GEMM_SMALL_FN(T, VT, W, PANEL, suffix, FMA, SPLAT)                               \
     enum { GEMM_VECS_##suffix = PANEL / W };                                                \
@@ -1258,8 +1319,13 @@ static double vm_sum_f(const float *x, int64_t n)
                 for (int64_t j = m; j < ldp; j++)                                           \
                     bp[p * ldp + j] = 0;                                                    \
             }                                                                               \
+        } else if (b_rs == 1) {                                                             \
+            gemm_pack_columns_##suffix(bp, ldp, b, b_cs, k, m);                             \
+            for (int64_t p = 0; p < k; p++)                                                 \
+                for (int64_t j = m; j < ldp; j++)                                           \
+                    bp[p * ldp + j] = 0;                                                    \
         } else {                                                                            \
-            for (int64_t j = 0; j < ldp; j++) /* along B's columns: b_rs is often 1 */      \
+            for (int64_t j = 0; j < ldp; j++) /* along B's columns */                       \
                 for (int64_t p = 0; p < k; p++)                                             \
                     bp[p * ldp + j] = j < m ? b[p * b_rs + j * b_cs] : (T)0;                \
         }                                                                                   \

@@ -662,7 +662,7 @@ void CheckSmallGemm(vecmath_capability cap, Fn gemm, const char *dtype)
     std::uniform_real_distribution<double> u(-2.0, 2.0);
     for (int64_t n : dims)
         for (int64_t m : dims)
-            for (int64_t k : {1, 3, 16, 32, 64}) {
+            for (int64_t k : {1, 3, 16, 17, 32, 64}) {
                 if ((n * 7 + m * 3 + k) % 3 != 0 && n != 64) // a third of the shapes, and n = 64
                     continue;
                 for (int layout = 0; layout < 4; layout++) {
