@@ -1288,13 +1288,17 @@ static void gemm_pack_columns_d(double *bp, int64_t ldp, const double *b, int64_
                     acc[r][v] = FMA(av, bv[v], acc[r][v]);                                  \
             }                                                                               \
         }                                                                                   \
+        if (beta_zero && alpha == (T)1 && cols == PANEL) { /* stored from the registers */ \
+            for (int r = 0; r < rows; r++)                                                  \
+                for (int v = 0; v < GEMM_VECS_##suffix; v++)                                \
+                    memcpy(c + r * ldc + v * W, &acc[r][v], sizeof(VT));                    \
+            return;                                                                         \
+        }                                                                                   \
         for (int r = 0; r < rows; r++) {                                                    \
             T out[PANEL];                                                                   \
             memcpy(out, acc[r], sizeof out);                                                \
             T *cr = c + r * ldc;                                                            \
-            if (beta_zero && alpha == (T)1 && cols == PANEL)                                \
-                memcpy(cr, out, sizeof out);                                                \
-            else if (beta_zero)                                                             \
+            if (beta_zero)                                                                  \
                 for (int64_t j = 0; j < cols; j++)                                          \
                     cr[j] = alpha * out[j];                                                 \
             else                                                                            \
