@@ -161,9 +161,14 @@ static void loop_run(pith_dtype dtype, const matmul_plan *p, const char *a, cons
  * would run each on one thread anyway (and inside a region the OpenMP build always does).
  * A thread gets at least BLAS_ONE_THREAD_GEMM multiply-adds, the size at which OpenBLAS
  * itself starts a second thread (PITH_GRAIN_SIZE counts elementwise elements, each costing
- * several multiply-adds of a BLAS kernel), so that waking a worker pays. Only batches that need no copy go there, since an
- * allocation failing inside a region could not be reported; the others run one after the
- * other. */
+ * several multiply-adds of a BLAS kernel), so that waking a worker pays. Larger products
+ * (8 GEMVs of 256 x 256, say) go there too when the threads get even shares of the batches
+ * (a multiple of the thread count, or at least four per thread), unless the BLAS is a
+ * pthread build, whose pool would be entered from every thread of the region at once: one
+ * product per thread beats each product split across the threads by OpenBLAS, which for a
+ * GEMV costs more in its hand-offs than it saves. Only batches that need no copy go there,
+ * since an allocation failing inside a region could not be reported; the others run one
+ * after the other. */
 #define BLAS_ONE_THREAD_GEMM (65536.0 * 4) /* m * n * k at most */
 #define BLAS_ONE_THREAD_GEMV (2304 * 4)    /* rows * cols below */
 
@@ -365,9 +370,10 @@ static pith_status blas_product(pith_dtype dtype, int64_t n, int64_t m, int64_t 
     return blas_gemm(dtype, n, m, k, a, a_rs, a_cs, b, b_rs, b_cs, c, s);
 }
 
-/* Whether blas_product runs the plan's per-batch product on one thread of OpenBLAS and
- * without a copy, so that batches may run in parallel. See Note [Vector products]. */
-static bool blas_product_is_small(const matmul_plan *p)
+/* Whether blas_product runs the plan's per-batch product without a copy and, with `small`,
+ * on one thread of OpenBLAS, so that batches may run in parallel. See Note [Vector
+ * products]. */
+static bool blas_product_in_place(const matmul_plan *p, bool small)
 {
     bool trans;
     int64_t ld;
@@ -376,12 +382,12 @@ static bool blas_product_is_small(const matmul_plan *p)
     if (p->n == 1 && p->m == 1)
         return blas_inc_ok(p->a_cs) && blas_inc_ok(p->b_rs);
     if (p->n == 1)
-        return (double)p->m * (double)p->k < BLAS_ONE_THREAD_GEMV && blas_inc_ok(p->a_cs) &&
-               blas_layout(p->m, p->k, p->b_cs, p->b_rs, &trans, &ld);
+        return (!small || (double)p->m * (double)p->k < BLAS_ONE_THREAD_GEMV) &&
+               blas_inc_ok(p->a_cs) && blas_layout(p->m, p->k, p->b_cs, p->b_rs, &trans, &ld);
     if (p->m == 1)
-        return (double)p->n * (double)p->k < BLAS_ONE_THREAD_GEMV && blas_inc_ok(p->b_rs) &&
-               blas_layout(p->n, p->k, p->a_rs, p->a_cs, &trans, &ld);
-    return (double)p->n * (double)p->m * (double)p->k <= BLAS_ONE_THREAD_GEMM &&
+        return (!small || (double)p->n * (double)p->k < BLAS_ONE_THREAD_GEMV) &&
+               blas_inc_ok(p->b_rs) && blas_layout(p->n, p->k, p->a_rs, p->a_cs, &trans, &ld);
+    return (!small || (double)p->n * (double)p->m * (double)p->k <= BLAS_ONE_THREAD_GEMM) &&
            blas_layout(p->n, p->k, p->a_rs, p->a_cs, &trans, &ld) &&
            blas_layout(p->k, p->m, p->b_rs, p->b_cs, &trans, &ld);
 }
@@ -431,8 +437,14 @@ static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, cons
                             p->b_cs, c, s);
     }
     int threads = 1;
-    if (batches > 1 && blas_product_is_small(p))
+    if (batches > 1 && blas_product_in_place(p, true)) {
         threads = parallel_threads_for(work / (int64_t)(BLAS_ONE_THREAD_GEMM / PITH_GRAIN_SIZE));
+    } else if (batches > 1 && pith_blas_get_threading() != PITH_BLAS_PTHREADS &&
+               blas_product_in_place(p, false)) {
+        int t = parallel_threads_for(work / (int64_t)(BLAS_ONE_THREAD_GEMM / PITH_GRAIN_SIZE));
+        if (batches % t == 0 || batches >= 4 * t) /* even shares of the batches */
+            threads = t;
+    }
     if (threads > 1) {
         /* Each product takes no allocation, so none fails. */
         PITH_PARALLEL_FOR(i, batches, threads, (void)blas_batch(dtype, p, a, b, c, s, i););

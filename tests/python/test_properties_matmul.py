@@ -147,6 +147,31 @@ def test_large_matmul_matches_numpy():
                   atol=1e-4)
 
 
+@pytest.mark.parametrize("shapes", [((8, 1, 256), (8, 256, 256)),  # GEMVs above BLAS's
+                                    ((6, 300, 1), (6, 1, 200)),      # threshold for threads
+                                    ((4, 96, 80), (4, 80, 72)),      # GEMMs
+                                    ((3, 1, 256), (3, 256, 256))])   # uneven shares: serial
+def test_large_separate_batches_give_the_same_bits_at_every_thread_count(shapes):
+    """Separate batches too large for one BLAS thread each run one per thread of pith's
+    region when the shares are even (Note [Vector products]); the bits are the serial
+    ones, and both match NumPy."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32)
+    pa, pb = pith.tensor(a.tolist()), pith.tensor(b.tolist())
+    saved = pith.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            pith.set_num_threads(threads)
+            results.append(np.array((pa @ pb).tolist(), dtype=np.float32))
+    finally:
+        pith.set_num_threads(saved)
+    assert results[0].tobytes() == results[1].tobytes()
+    assert_values(pith.tensor(results[1].tolist()), np.matmul(a.astype(np.float64), b),
+                  "float32", rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("expr", ["pith.ones(2, 3) @ pith.ones(2, 3)",
                                   "pith.ones(3) @ pith.ones(4)",
                                   "pith.mm(pith.ones(2, 3), pith.ones(4, 2))",
