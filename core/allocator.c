@@ -24,11 +24,20 @@
  * Why: a fresh 64 MiB output costs ~125 ms in page faults (glibc serves it with mmap and
  * gives it back with munmap on free, so every `x + y` faults in every page again), against
  * ~4.7 ms for the add itself into a reused buffer. So freed blocks of at least
- * PITH_CACHE_MIN_BLOCK bytes are kept, already faulted in, and handed to the next request
- * of the same size class. Smaller blocks go straight to malloc, whose own caches serve
- * them well.
+ * PITH_CACHE_MIN_BLOCK (64 KiB) bytes are kept, already faulted in, and handed to the
+ * next request of the same size class. Smaller blocks go straight to malloc, whose own
+ * caches serve them well.
  *
- * Size classes: a request of n >= 1 MiB is rounded up to a multiple of 2^(k-2), where
+ * Why 64 KiB and not more: glibc serves a block between its trim threshold (128 KiB by
+ * default, raised with its mmap threshold as it adapts) and its mmap threshold from the top
+ * of the heap, and when that block is freed back into the top chunk, a top chunk above the
+ * trim threshold is given back with sbrk. The next request of the same size then faults
+ * every page in again. Whether that happens depends on the whole history of the heap: with
+ * a (4, 64, 768) float32 output (768 KiB), `x * y` cost 37 us in one process and 300-440 us
+ * in another (117 page faults per call), on the same machine. Keeping every block above
+ * glibc's smallest trim threshold ourselves takes the heap's history out of it.
+ *
+ * Size classes: a request of n >= 64 KiB is rounded up to a multiple of 2^(k-2), where
  * 2^k <= n < 2^(k+1): four classes per power of two, at most 25% slack (untouched slack
  * pages are never faulted in). A block is always allocated at its class size, so any
  * cached block of a class serves any request of that class.
@@ -48,8 +57,8 @@ typedef struct cache_block {
     struct cache_block *next;
 } cache_block;
 
-#define CACHE_MIN_LOG2 20
-#define CACHE_BUCKETS ((64 - CACHE_MIN_LOG2) * 4) /* k in [20, 63], four classes each */
+#define CACHE_MIN_LOG2 PITH_CACHE_MIN_LOG2
+#define CACHE_BUCKETS ((64 - CACHE_MIN_LOG2) * 4) /* k in [16, 63], four classes each */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_block *cache_buckets[CACHE_BUCKETS];

@@ -8,7 +8,8 @@
 #define PITH_ALIGNMENT 64
 /* Blocks of at least this many bytes go through the cache; smaller ones go straight to
  * the system allocator. */
-#define PITH_CACHE_MIN_BLOCK ((size_t)1 << 20)
+#define PITH_CACHE_MIN_LOG2 16
+#define PITH_CACHE_MIN_BLOCK ((size_t)1 << PITH_CACHE_MIN_LOG2) /* 64 KiB */
 #define PITH_CACHE_DEFAULT_LIMIT ((size_t)256 << 20)
 
 /* Returns PITH_ALIGNMENT-aligned memory of at least nbytes (> 0), or NULL with

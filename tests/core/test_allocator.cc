@@ -49,6 +49,9 @@ TEST_F(AllocatorTest, LargeRequestsRoundUpToAQuarterOfTheirPowerOfTwo)
     EXPECT_EQ(shim_size_class(3 * MiB), 3 * MiB);
     EXPECT_EQ(shim_size_class(4 * MiB + 1), 5 * MiB);
     EXPECT_EQ(shim_size_class(7 * MiB + 1), 8 * MiB);
+    EXPECT_EQ(shim_size_class(shim_cache_min_block()), shim_cache_min_block());
+    EXPECT_EQ(shim_size_class(shim_cache_min_block() + 1),
+              shim_cache_min_block() + shim_cache_min_block() / 4);
     EXPECT_EQ(shim_size_class(100), 128u);
     EXPECT_EQ(shim_size_class(64), 64u);
 }
@@ -140,6 +143,24 @@ TEST_F(AllocatorTest, ALargeTensorOutputReusesTheBlockOfAFreedOne)
     pith_release(a);
     EXPECT_EQ(pith_cache_bytes(), 8 * MiB);
     Tensor b(pith_empty(1, &n, PITH_FLOAT32));
+    EXPECT_EQ(pith_data_ptr(b.get()), data);
+    EXPECT_EQ(pith_cache_bytes(), 0u);
+}
+
+TEST_F(AllocatorTest, AMidSizeOutputReusesTheBlockOfAFreedOne)
+{
+    /* A (4, 64, 768) float32 tensor, 768 KiB: below glibc's adaptive mmap threshold, where
+     * the heap's history decided whether every output faulted its pages in again
+     * (Note [Allocator cache]). */
+    int64_t sizes[3] = {4, 64, 768};
+    size_t nbytes = 4 * 64 * 768 * sizeof(float);
+    ASSERT_GE(nbytes, shim_cache_min_block());
+    pith_tensor *a = pith_empty(3, sizes, PITH_FLOAT32);
+    ASSERT_NE(a, nullptr);
+    void *data = pith_data_ptr(a);
+    pith_release(a);
+    EXPECT_EQ(pith_cache_bytes(), shim_size_class(nbytes));
+    Tensor b(pith_empty(3, sizes, PITH_FLOAT32));
     EXPECT_EQ(pith_data_ptr(b.get()), data);
     EXPECT_EQ(pith_cache_bytes(), 0u);
 }
