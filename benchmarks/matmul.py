@@ -184,8 +184,11 @@ def worker(lib_name, threads):
 # ---- the driver --------------------------------------------------------------------------
 
 class Worker:
-    def __init__(self, lib, threads):
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--threads",
+    """A warm worker process of `script` (this file, or another driver that speaks the same
+    protocol: blas_peers.py) for one library and thread count."""
+
+    def __init__(self, lib, threads, script=__file__):
+        cmd = [sys.executable, os.path.abspath(script), "--worker", lib, "--threads",
                str(threads)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)

@@ -546,7 +546,7 @@ static int copy_blocks(char **args, const int64_t *n, const int64_t *strides, vo
  * not all stay). */
 /* The transpose of a full tile from its buffer to the output in blocks of vectors (4 x 4
  * lanes of 4 bytes, 2 x 2 of 8): shuffles, where element by element it would be a load and a
- * store each. Returns whether it did it (1 and 2 bytes: never). */
+ * store each. Returns true: it always does it (a `false` would take the element loop). */
 typedef uint32_t copy_v4u __attribute__((vector_size(16)));
 typedef uint64_t copy_v2u __attribute__((vector_size(16)));
 static bool copy_tile_transpose_4(char *out, uint32_t (*buf)[COPY_TILE], int64_t out_j)
@@ -585,16 +585,10 @@ static bool copy_tile_transpose_8(char *out, uint64_t (*buf)[COPY_TILE], int64_t
         }
     return true;
 }
-static bool copy_tile_transpose_1(char *out, uint8_t (*buf)[COPY_TILE], int64_t out_j)
-{
-    return false;
-}
-static bool copy_tile_transpose_2(char *out, uint16_t (*buf)[COPY_TILE], int64_t out_j)
-{
-    return false;
-}
+/* 1- and 2-byte tiles have no shuffled transpose: their element loop is the only one. */
+#define COPY_TILE_NO_TRANSPOSE(out, buf, out_j) false
 
-#define COPY_TILE_FN_(BYTES, TYPE)                                                          \
+#define COPY_TILE_FN_(BYTES, TYPE, TRANSPOSE)                                               \
     static void copy_tile_##BYTES(char *out, const char *in, int64_t ni, int64_t nj,        \
                                   int64_t out_j, int64_t in_i)                              \
     {                                                                                       \
@@ -606,7 +600,7 @@ static bool copy_tile_transpose_2(char *out, uint16_t (*buf)[COPY_TILE], int64_t
                 for (int64_t j = 0; j < nj; j++)                                            \
                     memcpy(&buf[i][j], in + i * in_i + j * BYTES, BYTES);                   \
         }                                                                                   \
-        if (ni == COPY_TILE && nj == COPY_TILE && copy_tile_transpose_##BYTES(out, buf, out_j)) \
+        if (ni == COPY_TILE && nj == COPY_TILE && TRANSPOSE(out, buf, out_j))               \
             return;                                                                         \
         for (int64_t j = 0; j < nj; j++) {                                                  \
             char *o = out + j * out_j;                                                      \
@@ -618,12 +612,11 @@ static bool copy_tile_transpose_2(char *out, uint16_t (*buf)[COPY_TILE], int64_t
                     memcpy(o + i * BYTES, &buf[i][j], BYTES);                               \
         }                                                                                   \
     }
-COPY_TILE_FN_(1, uint8_t)
-COPY_TILE_FN_(2, uint16_t)
-COPY_TILE_FN_(4, uint32_t)
-COPY_TILE_FN_(8, uint64_t)
+COPY_TILE_FN_(1, uint8_t, COPY_TILE_NO_TRANSPOSE)
+COPY_TILE_FN_(2, uint16_t, COPY_TILE_NO_TRANSPOSE)
+COPY_TILE_FN_(4, uint32_t, copy_tile_transpose_4)
+COPY_TILE_FN_(8, uint64_t, copy_tile_transpose_8)
 typedef void (*copy_tile_fn)(char *, const char *, int64_t, int64_t, int64_t, int64_t);
-
 
 /* A copy whose output is contiguous along dim `last` (after coalescing) and whose input is
  * contiguous along another dim `jd`, in tiles of COPY_TILE x COPY_TILE over the two, with
