@@ -20,7 +20,7 @@
     _(sigmoid, 2.5, 2.5)                                                                    \
     _(silu, 3.0, 3.0)                                                                       \
     _(erf, 2.0, 2.0)                                                                        \
-    _(gelu, 4.5, 6.0)                                                                       \
+    _(gelu, 5.5, 6.0)                                                                       \
     _(gelu_tanh, 3.0, 3.0)
 
 /* pow(x, y), float32 and float64 */
