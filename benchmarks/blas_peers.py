@@ -22,7 +22,6 @@ order rotating from round to round; each cell is the median over rounds. Every r
 checked against NumPy's float64 product first. Writes DIR/blas_peers_results.md (default:
 benchmarks/).
 """
-import argparse
 import ctypes
 import glob
 import json
@@ -30,7 +29,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 import timeit
 
 import numpy as np
@@ -171,22 +169,11 @@ def _available(backend):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--sample", type=float, default=0.05)
-    parser.add_argument("--pause", type=float, default=0.15)
-    parser.add_argument("--threads", default="1,2")
+    parser = matmul.driver_arguments(__doc__, rounds=11)
     parser.add_argument("--backends", default=",".join(BACKENDS))
-    parser.add_argument("--quick", action="store_true", help="3 short rounds (smoke run)")
-    parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
-    parser.add_argument("-k", default="", help="only cases whose name contains this")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    thread_counts = [int(t) for t in args.threads.split(",")]
+    args, thread_counts = matmul.parse_driver_arguments(parser)
     if args.worker:
         return worker(args.worker, thread_counts[0])
-    if args.quick:
-        args.rounds, args.sample, args.pause = 3, 0.02, 0.05
     cases = [c for c in CASES if args.k in c[0]]
     wanted = args.backends.split(",")
     backends = [b for b in wanted if _available(b)]
@@ -201,15 +188,8 @@ def main():
             if got["shape"] != list(want.shape) or not np.allclose(
                     np.reshape(got["values"], want.shape), want, rtol=1e-4, atol=1e-4):
                 raise SystemExit(f"{b} ({t} threads) gives a wrong result for {name}")
-    samples = {}
-    for r in range(args.rounds):
-        for name, *_ in cases:
-            for t in thread_counts:
-                for b in backends[r % len(backends):] + backends[:r % len(backends)]:
-                    time.sleep(args.pause)
-                    samples.setdefault((name, b, t), []).append(
-                        workers[(b, t)].ask({"case": name})["seconds"])
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    samples = matmul.collect_samples(args, [c[0] for c in cases], thread_counts, backends,
+                                     workers)
     reports = {key: w.threads_report for key, w in workers.items()}
     for w in workers.values():
         w.close()

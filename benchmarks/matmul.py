@@ -213,25 +213,51 @@ def fmt_time(s):
     return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} µs"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=15)
+def driver_arguments(doc, rounds):
+    """The options of this driver and of the ones that reuse its protocol (blas_peers.py)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--sample", type=float, default=0.05,
                         help="seconds of calls per sample")
     parser.add_argument("--pause", type=float, default=0.15,
                         help="idle seconds before each sample")
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
-    parser.add_argument("--libs", default=",".join(LIBS))
     parser.add_argument("--quick", action="store_true", help="3 short rounds (smoke run)")
     parser.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument("-k", default="", help="only cases whose name contains this")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    return parser
+
+
+def parse_driver_arguments(parser):
+    """(args, thread counts); --quick shortens the rounds."""
     args = parser.parse_args()
-    thread_counts = [int(t) for t in args.threads.split(",")]
-    if args.worker:
-        return worker(args.worker, thread_counts[0])
     if args.quick:
         args.rounds, args.sample, args.pause = 3, 0.02, 0.05
+    return args, [int(t) for t in args.threads.split(",")]
+
+
+def collect_samples(args, case_names, thread_counts, libs, workers):
+    """{(case, lib, threads): [seconds per call]}: round after round, every case at every
+    thread count, the libraries' order rotating, a pause before each sample."""
+    samples = {}
+    for r in range(args.rounds):
+        for name in case_names:
+            for t in thread_counts:
+                for lib in libs[r % len(libs):] + libs[:r % len(libs)]:
+                    time.sleep(args.pause)
+                    seconds = workers[(lib, t)].ask({"case": name})["seconds"]
+                    samples.setdefault((name, lib, t), []).append(seconds)
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    return samples
+
+
+def main():
+    parser = driver_arguments(__doc__, rounds=15)
+    parser.add_argument("--libs", default=",".join(LIBS))
+    args, thread_counts = parse_driver_arguments(parser)
+    if args.worker:
+        return worker(args.worker, thread_counts[0])
     cases = [c for c in CASES if args.k in c[0]]
     libs = [lib for lib in args.libs.split(",") if lib != "torch" or _has_torch()]
     workers = {(lib, t): Worker(lib, t) for t in thread_counts for lib in libs}
@@ -243,16 +269,7 @@ def main():
             if got["shape"] != list(np.shape(want)) or not np.allclose(
                     np.reshape(got["values"], np.shape(want)), want, rtol=tol, atol=tol):
                 raise SystemExit(f"{lib} ({t} threads) gives a wrong result for {name}")
-    samples = {}
-    for r in range(args.rounds):
-        for name, *_ in cases:
-            for t in thread_counts:
-                order = libs[r % len(libs):] + libs[:r % len(libs)]
-                for lib in order:
-                    time.sleep(args.pause)
-                    seconds = workers[(lib, t)].ask({"case": name})["seconds"]
-                    samples.setdefault((name, lib, t), []).append(seconds)
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    samples = collect_samples(args, [c[0] for c in cases], thread_counts, libs, workers)
     reports = {key: w.threads_report for key, w in workers.items()}
     for w in workers.values():
         w.close()
