@@ -18,6 +18,8 @@
 #define VM_SQRT_D(x) ((VD)_mm256_sqrt_pd((__m256d)(x)))
 #define VM_ANY_I(m) (_mm256_movemask_ps((__m256)(m)) != 0)
 #define VM_ANY_L(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
+#define VM_ALL_I(m) (_mm256_movemask_ps((__m256)(m)) == 0xff)
+#define VM_ALL_L(m) (_mm256_movemask_pd((__m256d)(m)) == 0xf)
 #define VM_WIDEN_LO(x) ((VD)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)(x))))
 #define VM_WIDEN_HI(x) ((VD)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)(x), 1)))
 #define VM_NARROW(lo, hi)                                                                   \

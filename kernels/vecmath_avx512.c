@@ -18,6 +18,8 @@
 #define VM_SQRT_D(x) ((VD)_mm512_sqrt_pd((__m512d)(x)))
 #define VM_ANY_I(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define VM_ANY_L(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define VM_ALL_I(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) == 0xffff)
+#define VM_ALL_L(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) == 0xff)
 #define VM_WIDEN_LO(x) ((VD)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)(x))))
 #define VM_WIDEN_HI(x) ((VD)_mm512_cvtps_pd(_mm512_extractf32x8_ps((__m512)(x), 1)))
 #define VM_NARROW(lo, hi)                                                                   \

@@ -73,6 +73,20 @@ VM_INLINE int vm_any_lanes_l(VL m)
         any |= m[i] != 0;
     return any;
 }
+VM_INLINE int vm_all_lanes_i(VI m)
+{
+    int all = 1;
+    for (int i = 0; i < FW; i++)
+        all &= m[i] != 0;
+    return all;
+}
+VM_INLINE int vm_all_lanes_l(VL m)
+{
+    int all = 1;
+    for (int i = 0; i < DW; i++)
+        all &= m[i] != 0;
+    return all;
+}
 #endif
 
 /* ---- lane primitives ---- */
@@ -296,7 +310,7 @@ VM_INLINE VF sigmoid_core_f(VF x, int wide)
 }
 VM_INLINE VF sigmoid_f(VF x)
 {
-    return VM_ANY_I(~(absf(x) <= 80.0f)) ? sigmoid_core_f(x, 1) : sigmoid_core_f(x, 0);
+    return !VM_ALL_I(absf(x) <= 80.0f) ? sigmoid_core_f(x, 1) : sigmoid_core_f(x, 0);
 }
 
 /* x / (1 + e^w) for x >= 0, and x e^w / (1 + e^w) for x < 0, where w = -|v| <= 0 (v of x's
@@ -323,7 +337,7 @@ VM_INLINE VF silu_core_f(VF x, int wide)
 }
 VM_INLINE VF silu_f(VF x)
 {
-    return VM_ANY_I(~(absf(x) <= 80.0f)) ? silu_core_f(x, 1) : silu_core_f(x, 0);
+    return !VM_ALL_I(absf(x) <= 80.0f) ? silu_core_f(x, 1) : silu_core_f(x, 0);
 }
 
 /* erfcx(z) = erfc(z) exp(z^2) = t Q(t) with t = 1 / (1 + c a), for z = 2 c a in [0, 10.1]
@@ -387,7 +401,7 @@ VM_INLINE VF gelu_core_f(VF x, int wide)
 }
 VM_INLINE VF gelu_f(VF x)
 {
-    return VM_ANY_I(~(absf(x) <= 3.0f)) ? gelu_core_f(x, 1) : gelu_core_f(x, 0);
+    return !VM_ALL_I(absf(x) <= 3.0f) ? gelu_core_f(x, 1) : gelu_core_f(x, 0);
 }
 
 /* The halves of a float vector as double vectors, and back (the instruction set's own
@@ -436,7 +450,7 @@ VM_INLINE VF gelu_tanh_f(VF x)
     /* w = -|v| */
     VF wh = -absf(vh), wl = self(vh < 0.0f, vl, -vl);
     VI n;
-    if (VM_ANY_I(~(wh >= -80.0f))) {
+    if (!VM_ALL_I(wh >= -80.0f)) {
         VF p = exp_core2_f(clampf_v(wh, -120.0f, 0.0f), wl, 1, &n);
         return silu_like_f(x, self(x < 0.0f, xc, vf(0.0f)), p, n, 1);
     }
@@ -554,7 +568,7 @@ VM_INLINE VD sigmoid_core_d(VD x, int wide)
 }
 VM_INLINE VD sigmoid_d(VD x)
 {
-    return VM_ANY_L(~(absd(x) <= 700.0)) ? sigmoid_core_d(x, 1) : sigmoid_core_d(x, 0);
+    return !VM_ALL_L(absd(x) <= 700.0) ? sigmoid_core_d(x, 1) : sigmoid_core_d(x, 0);
 }
 
 VM_INLINE VD silu_like_d(VD x, VD xneg, VD p, VL n, int wide)
@@ -576,7 +590,7 @@ VM_INLINE VD silu_core_d(VD x, int wide)
 }
 VM_INLINE VD silu_d(VD x)
 {
-    return VM_ANY_L(~(absd(x) <= 700.0)) ? silu_core_d(x, 1) : silu_core_d(x, 0);
+    return !VM_ALL_L(absd(x) <= 700.0) ? silu_core_d(x, 1) : silu_core_d(x, 0);
 }
 
 /* erfcx(z), z = 2 c a in [0, 27.3]; see erfcx_f. */
@@ -626,7 +640,7 @@ VM_INLINE VD gelu_core_d(VD x, int wide)
 }
 VM_INLINE VD gelu_d(VD x)
 {
-    return VM_ANY_L(~(absd(x) <= 37.0)) ? gelu_core_d(x, 1) : gelu_core_d(x, 0);
+    return !VM_ALL_L(absd(x) <= 37.0) ? gelu_core_d(x, 1) : gelu_core_d(x, 0);
 }
 
 /* v = x (A + B x^2) in double-double (see gelu_tanh_f), then x sigmoid(v). */
@@ -643,7 +657,7 @@ VM_INLINE VD gelu_tanh_d(VD x)
     VD vl = prod_error_d(xc, wh, vh) + xc * wl;
     VD nh = -absd(vh), nl = seld(vh < 0.0, vl, -vl);
     VL n;
-    if (VM_ANY_L(~(nh >= -700.0))) {
+    if (!VM_ALL_L(nh >= -700.0)) {
         VD p = exp_core2_d(clampd_v(nh, -800.0, 0.0), nl, 1, &n);
         return silu_like_d(x, seld(x < 0.0, xc, vd(0.0)), p, n, 1);
     }

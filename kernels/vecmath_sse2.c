@@ -9,6 +9,8 @@
 #define VM_SQRT_D(x) ((VD)_mm_sqrt_pd((__m128d)(x)))
 #define VM_ANY_I(m) (_mm_movemask_ps((__m128)(m)) != 0)
 #define VM_ANY_L(m) (_mm_movemask_pd((__m128d)(m)) != 0)
+#define VM_ALL_I(m) (_mm_movemask_ps((__m128)(m)) == 0xf)
+#define VM_ALL_L(m) (_mm_movemask_pd((__m128d)(m)) == 0x3)
 #define VM_WIDEN_LO(x) ((VD)_mm_cvtps_pd((__m128)(x)))
 #define VM_WIDEN_HI(x) ((VD)_mm_cvtps_pd(_mm_movehl_ps((__m128)(x), (__m128)(x))))
 #define VM_NARROW(lo, hi)                                                                   \
@@ -22,6 +24,8 @@
 #define VM_SQRT_D(x) vm_sqrt_lanes_d(x)
 #define VM_ANY_I(m) vm_any_lanes_i(m)
 #define VM_ANY_L(m) vm_any_lanes_l(m)
+#define VM_ALL_I(m) vm_all_lanes_i(m)
+#define VM_ALL_L(m) vm_all_lanes_l(m)
 #define VM_NAME "generic"
 #define VM_GENERIC_LANES 1
 #endif
