@@ -9,7 +9,7 @@
 #define PITH_KERNELS_VECMATH_BOUNDS_H
 
 #define VECMATH_FORALL_UNARY_BOUNDS(_)                                                            \
-    _(exp, 1.0, 1.5)                                                                        \
+    _(exp, 1.05, 1.5)                                                                       \
     _(log, 1.0, 1.0)                                                                        \
     _(log1p, 1.0, 1.0)                                                                      \
     _(sqrt, 0.5, 0.5)                                                                       \
@@ -18,10 +18,10 @@
     _(cos, 1.0, 1.0)                                                                        \
     _(tanh, 2.0, 2.0)                                                                       \
     _(sigmoid, 2.5, 2.5)                                                                    \
-    _(silu, 3.0, 3.0)                                                                       \
+    _(silu, 3.5, 3.0)                                                                       \
     _(erf, 2.0, 2.0)                                                                        \
     _(gelu, 5.5, 6.0)                                                                       \
-    _(gelu_tanh, 3.0, 3.0)
+    _(gelu_tanh, 3.5, 3.0)
 
 /* pow(x, y), float32 and float64 */
 #define VECMATH_POW_BOUND_F32 1.0
