@@ -616,6 +616,26 @@ pith_tensor *tensor_from_storage(pith_storage *storage, int ndim, const int64_t 
     return t;
 }
 
+/* Note [Rebound view headers]
+ * A compiled graph's executor (compile/executor.c) keeps one tensor header per view of a
+ * per-run tensor (an input, or an output allocated by the run) and points it at that run's
+ * storage instead of making a new tensor each run: a run allocates nothing but its
+ * outputs. The geometry was fixed when the graph was compiled, and the run checked that
+ * the input has it (sizes, and strides where the size is above 1), so the header's
+ * geometry lies inside the new storage. The header is never handed out: outputs that are
+ * views get tensors of their own (tensor_view of the header). */
+void tensor_rebind_storage(pith_tensor *t, pith_storage *storage, int64_t offset,
+                           const pith_tensor *like)
+{
+    pith_storage *old = t->storage;
+    storage_retain(storage);
+    t->storage = storage;
+    t->offset = offset;
+    t->flags = (t->flags & ~PITH_TENSOR_INFERENCE) |
+               (like ? like->flags & PITH_TENSOR_INFERENCE : 0);
+    storage_release(old);
+}
+
 pith_status tensor_resize_out(pith_tensor *out, int ndim, const int64_t *sizes)
 {
     char have[256], want[256];

@@ -101,6 +101,11 @@ pith_tensor *tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *s
  * in int64] is checked again, which a view can break. NULL with the error set. */
 pith_tensor *tensor_view(const pith_tensor *base, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t offset);
+/* Points `t` at `storage` (retained; the old storage is released) at element `offset`,
+ * keeping its geometry, and takes the inference flag from `like` (NULL: cleared). Only
+ * for tensors that nothing outside their owner can see. See Note [Rebound view headers]. */
+void tensor_rebind_storage(pith_tensor *t, pith_storage *storage, int64_t offset,
+                           const pith_tensor *like);
 /* Wraps existing storage (retained). */
 pith_tensor *tensor_from_storage(pith_storage *storage, int ndim, const int64_t *sizes,
                                  const int64_t *strides, int64_t offset, pith_dtype dtype,

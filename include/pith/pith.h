@@ -296,5 +296,6 @@ PITH_API const char *pith_version(void);
 #include "pith/grad_mode.h"
 #include "pith/ops.h"
 #include "pith/ops_shape.h"
+#include "pith/graph.h"
 
 #endif /* PITH_PITH_H */

@@ -1,0 +1,909 @@
+// graph_test.cc — the compiled-graph API (pith/graph.h): building over stand-ins, the
+// errors of every entry point, the passes (DCE, CSE, effects, views, the arena) checked
+// through the dumps, and runs compared bitwise with eager.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/pith_test.h"
+#include "compile/compile_shim.h"
+#include "pith/pith.h"
+
+namespace {
+
+using pith_test::HasError;
+using pith_test::Shape;
+using pith_test::Tensor;
+
+// One argument of a boxed call.
+struct Arg {
+    enum Kind { TENSOR, INT, DOUBLE, BOOL, NONE, INTS, TENSORS, STR, GEN } kind = NONE;
+    const pith_tensor *t = nullptr;
+    int64_t i = 0;
+    double d = 0;
+    std::vector<int64_t> ints;
+    std::vector<const pith_tensor *> ts;
+    std::string s;
+    pith_generator *gen = nullptr;
+};
+Arg T(const pith_tensor *t) { Arg a; a.kind = Arg::TENSOR; a.t = t; return a; }
+Arg T(const Tensor &t) { return T(t.get()); }
+Arg I(int64_t i) { Arg a; a.kind = Arg::INT; a.i = i; return a; }
+Arg D(double d) { Arg a; a.kind = Arg::DOUBLE; a.d = d; return a; }
+Arg B(bool b) { Arg a; a.kind = Arg::BOOL; a.i = b; return a; }
+[[maybe_unused]] Arg None() { Arg a; a.kind = Arg::NONE; return a; }
+Arg Ints(std::vector<int64_t> v) { Arg a; a.kind = Arg::INTS; a.ints = std::move(v); return a; }
+Arg Str(const char *s) { Arg a; a.kind = Arg::STR; a.s = s; return a; }
+Arg Gen(pith_generator *g) { Arg a; a.kind = Arg::GEN; a.gen = g; return a; }
+
+struct StackDeleter {
+    void operator()(pith_stack *s) const { pith_stack_free(s); }
+};
+using Stack = std::unique_ptr<pith_stack, StackDeleter>;
+
+Stack Push(const std::vector<Arg> &args)
+{
+    Stack s(pith_stack_new());
+    for (const Arg &a : args) {
+        pith_status st = PITH_OK;
+        switch (a.kind) {
+        case Arg::TENSOR: st = pith_stack_push_tensor(s.get(), a.t); break;
+        case Arg::INT: st = pith_stack_push_int(s.get(), a.i); break;
+        case Arg::DOUBLE: st = pith_stack_push_double(s.get(), a.d); break;
+        case Arg::BOOL: st = pith_stack_push_bool(s.get(), a.i != 0); break;
+        case Arg::NONE: st = pith_stack_push_none(s.get()); break;
+        case Arg::INTS: st = pith_stack_push_int_list(s.get(), a.ints.data(), a.ints.size()); break;
+        case Arg::TENSORS: st = pith_stack_push_tensor_list(s.get(), a.ts.data(), a.ts.size()); break;
+        case Arg::STR: st = pith_stack_push_string(s.get(), a.s.c_str()); break;
+        case Arg::GEN: st = pith_stack_push_generator(s.get(), a.gen); break;
+        }
+        EXPECT_EQ(st, PITH_OK) << pith_last_error();
+    }
+    return s;
+}
+
+std::vector<Tensor> Results(const pith_stack *s)
+{
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < pith_stack_size(s); i++)
+        if (pith_stack_kind(s, i) == PITH_VALUE_TENSOR)
+            out.emplace_back(pith_stack_get_tensor(s, i));
+        else if (pith_stack_kind(s, i) == PITH_VALUE_TENSOR_LIST) {
+            size_t n = 0;
+            pith_tensor *const *ts = pith_stack_get_tensor_list(s, i, &n);
+            for (size_t j = 0; j < n; j++) {
+                pith_retain(ts[j]);
+                out.emplace_back(ts[j]);
+            }
+        }
+    return out;
+}
+
+const pith_op *Op(const char *name)
+{
+    const pith_op *op = pith_op_find(name);
+    EXPECT_NE(op, nullptr) << name;
+    return op;
+}
+
+// The op run eagerly.
+std::vector<Tensor> Eager(const char *op, const std::vector<Arg> &args)
+{
+    Stack s = Push(args);
+    EXPECT_EQ(pith_call_boxed(Op(op), s.get()), PITH_OK) << op << ": " << pith_last_error();
+    return Results(s.get());
+}
+Tensor Eager1(const char *op, const std::vector<Arg> &args)
+{
+    std::vector<Tensor> r = Eager(op, args);
+    return r.empty() ? Tensor() : std::move(r[0]);
+}
+
+struct GraphDeleter {
+    void operator()(pith_graph *g) const { pith_graph_free(g); }
+};
+struct CompiledDeleter {
+    void operator()(pith_compiled *c) const { pith_compiled_free(c); }
+};
+using Graph = std::unique_ptr<pith_graph, GraphDeleter>;
+using Compiled = std::unique_ptr<pith_compiled, CompiledDeleter>;
+
+std::vector<Tensor> Call(pith_graph *g, const char *op, const std::vector<Arg> &args)
+{
+    Stack s = Push(args);
+    EXPECT_EQ(pith_graph_call(g, Op(op), s.get()), PITH_OK) << op << ": " << pith_last_error();
+    return Results(s.get());
+}
+Tensor Call1(pith_graph *g, const char *op, const std::vector<Arg> &args)
+{
+    std::vector<Tensor> r = Call(g, op, args);
+    return r.empty() ? Tensor() : std::move(r[0]);
+}
+
+Tensor Input(pith_graph *g, pith_dtype dtype, Shape sizes, const int64_t *strides = nullptr)
+{
+    Tensor t(pith_graph_input(g, dtype, (int)sizes.size(), sizes.data(), strides));
+    EXPECT_NE(t, nullptr) << pith_last_error();
+    return t;
+}
+
+std::string Dump(const pith_compiled *c)
+{
+    char *s = pith_compiled_dump(c);
+    EXPECT_NE(s, nullptr) << pith_last_error();
+    std::string out = s ? s : "";
+    pith_string_free(s);
+    return out;
+}
+std::string Dump(const pith_graph *g)
+{
+    char *s = pith_graph_dump(g);
+    EXPECT_NE(s, nullptr) << pith_last_error();
+    std::string out = s ? s : "";
+    pith_string_free(s);
+    return out;
+}
+
+size_t Count(const std::string &text, const std::string &what)
+{
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        n++;
+    return n;
+}
+
+Tensor Random(Shape sizes, pith_dtype dtype, uint64_t seed)
+{
+    pith_generator *gen = pith_generator_new(seed);
+    Stack s = Push({Ints(sizes), Gen(gen)});
+    pith_stack_push_dtype(s.get(), PITH_FLOAT64);
+    EXPECT_EQ(pith_call_boxed(Op("randn"), s.get()), PITH_OK) << pith_last_error();
+    pith_generator_release(gen);
+    Tensor r(pith_stack_get_tensor(s.get(), 0));
+    return Tensor(pith_to_dtype(r.get(), dtype));
+}
+
+// Same dtype, sizes and bytes (of the contiguous copies).
+::testing::AssertionResult BitEqual(const pith_tensor *a, const pith_tensor *b)
+{
+    if (!a || !b)
+        return ::testing::AssertionFailure() << "a NULL tensor";
+    if (pith_tensor_dtype(a) != pith_tensor_dtype(b))
+        return ::testing::AssertionFailure() << "dtypes differ";
+    if (pith_test::Sizes(a) != pith_test::Sizes(b))
+        return ::testing::AssertionFailure() << "sizes differ";
+    Tensor ca(pith_contiguous(a)), cb(pith_contiguous(b));
+    size_t n = (size_t)pith_numel(a) * pith_dtype_size(pith_tensor_dtype(a));
+    if (n && std::memcmp(pith_data_ptr(ca.get()), pith_data_ptr(cb.get()), n) != 0)
+        return ::testing::AssertionFailure() << "bytes differ";
+    return ::testing::AssertionSuccess();
+}
+
+std::vector<Tensor> RunGraph(pith_compiled *c, const std::vector<const pith_tensor *> &inputs,
+                        int noutputs)
+{
+    std::vector<pith_tensor *> outs((size_t)noutputs, nullptr);
+    std::vector<pith_tensor *> ins;
+    for (const pith_tensor *t : inputs)
+        ins.push_back(const_cast<pith_tensor *>(t));
+    EXPECT_EQ(pith_compiled_run(c, ins.data(), (int)ins.size(), outs.data(), noutputs), PITH_OK)
+        << pith_last_error();
+    std::vector<Tensor> r;
+    for (pith_tensor *t : outs)
+        r.emplace_back(t);
+    return r;
+}
+
+class CompileTest : public pith_test::LiveTensorFixture {};
+
+// ---- building and running ----
+
+TEST_F(CompileTest, AChainMatchesEagerBitwise)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4, 5});
+    Tensor w = Input(g.get(), PITH_FLOAT32, {5});
+    Tensor half(shim_wrapped_number(0.5, PITH_FLOAT64));
+    Tensor y = Call1(g.get(), "mul.Tensor", {T(x), T(w)});
+    Tensor z = Call1(g.get(), "add.Tensor", {T(y), T(half), D(2.0)});
+    Tensor e = Call1(g.get(), "exp", {T(z)});
+    Tensor s = Call1(g.get(), "sum.dim_IntList", {T(e), Ints({1}), B(true)});
+    ASSERT_EQ(pith_graph_output(g.get(), s.get()), PITH_OK);
+    EXPECT_EQ(pith_tensor_device(s.get()), PITH_META);
+    EXPECT_EQ(pith_test::Sizes(s.get()), (Shape{4, 1}));
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    EXPECT_EQ(pith_compiled_num_inputs(c.get()), 2);
+    EXPECT_EQ(pith_compiled_num_outputs(c.get()), 1);
+
+    Tensor rx = Random({4, 5}, PITH_FLOAT32, 1), rw = Random({5}, PITH_FLOAT32, 2);
+    Tensor ey = Eager1("mul.Tensor", {T(rx), T(rw)});
+    Tensor ez = Eager1("add.Tensor", {T(ey), T(half), D(2.0)});
+    Tensor ee = Eager1("exp", {T(ez)});
+    Tensor es = Eager1("sum.dim_IntList", {T(ee), Ints({1}), B(true)});
+    for (int run = 0; run < 3; run++) {
+        std::vector<Tensor> out = RunGraph(c.get(), {rx.get(), rw.get()}, 1);
+        EXPECT_TRUE(BitEqual(out[0].get(), es.get())) << "run " << run;
+        EXPECT_EQ(pith_tensor_device(out[0].get()), PITH_CPU);
+    }
+}
+
+TEST_F(CompileTest, TheGraphMayBeFreedBeforeItsCompiledForm)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT64, {3});
+    Tensor y = Call1(g.get(), "neg", {T(x)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr);
+    g.reset();
+    x.reset();
+    y.reset();
+    Tensor rx = Random({3}, PITH_FLOAT64, 3);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 1);
+    EXPECT_TRUE(BitEqual(out[0].get(), Eager1("neg", {T(rx)}).get()));
+}
+
+TEST_F(CompileTest, ARunAllocatesOnlyItsOutputs)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {64, 64});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "mul.Tensor", {T(a), T(x)});
+    Tensor t = Call1(g.get(), "transpose.int", {T(b), I(0), I(1)});
+    Tensor m = Call1(g.get(), "mm", {T(t), T(a)});
+    Tensor r = Call1(g.get(), "relu", {T(m)});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(Count(dump, ": call "), 0u) << dump; // every step writes a planned buffer
+    Tensor rx = Random({64, 64}, PITH_FLOAT32, 4);
+    RunGraph(c.get(), {rx.get()}, 1); // warm
+    size_t before = pith_live_tensors();
+    pith_tensor *out = nullptr;
+    pith_tensor *in = rx.get();
+    ASSERT_EQ(pith_compiled_run(c.get(), &in, 1, &out, 1), PITH_OK) << pith_last_error();
+    EXPECT_EQ(pith_live_tensors(), before + 1);
+    pith_release(out);
+}
+
+// ---- stand-ins and what the stack may hold ----
+
+TEST_F(CompileTest, AStandInOfAnotherGraphIsAnError)
+{
+    Graph g1(pith_graph_new()), g2(pith_graph_new());
+    Tensor x1 = Input(g1.get(), PITH_FLOAT32, {2});
+    Tensor x2 = Input(g2.get(), PITH_FLOAT32, {2});
+    Stack s = Push({T(x1), T(x2)});
+    EXPECT_EQ(pith_graph_call(g2.get(), Op("add.Tensor"), s.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "a stand-in of another graph"));
+    EXPECT_EQ(pith_stack_size(s.get()), 2u); // the stack is as it was
+    EXPECT_EQ(pith_graph_output(g2.get(), x1.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "another graph"));
+}
+
+TEST_F(CompileTest, AStandInOfAFreedGraphIsAnError)
+{
+    Graph g1(pith_graph_new());
+    Tensor x1 = Input(g1.get(), PITH_FLOAT32, {2});
+    g1.reset();
+    // A new graph may reuse the freed one's memory: the serial still tells them apart.
+    Graph g2(pith_graph_new());
+    Tensor x2 = Input(g2.get(), PITH_FLOAT32, {2});
+    Stack s = Push({T(x2), T(x1)});
+    EXPECT_EQ(pith_graph_call(g2.get(), Op("mul.Tensor"), s.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "a freed graph"));
+}
+
+TEST_F(CompileTest, ATensorWithDataMustBeAParam)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2});
+    Shape sz{2};
+    Tensor data(pith_ones(1, sz.data(), PITH_FLOAT32));
+    Stack s = Push({T(x), T(data)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.Tensor"), s.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "pith_graph_param"));
+    // A plain Meta tensor is not a stand-in either.
+    Tensor meta(pith_empty_strided(1, sz.data(), nullptr, PITH_FLOAT32, PITH_META));
+    Stack s2 = Push({T(x), T(meta)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.Tensor"), s2.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "not a stand-in of this graph"));
+    // Made from a stand-in, but outside the graph.
+    Tensor outside(pith_neg(x.get()));
+    ASSERT_NE(outside, nullptr) << pith_last_error();
+    Stack s3 = Push({T(x), T(outside)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.Tensor"), s3.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "not a stand-in of this graph"));
+}
+
+TEST_F(CompileTest, AParamIsReadAtEveryRun)
+{
+    Shape sz{3};
+    double init[3] = {1, 2, 3};
+    Tensor w(pith_from_data(init, 1, sz.data(), PITH_FLOAT64));
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT64, {3});
+    Tensor pw(pith_graph_param(g.get(), w.get()));
+    ASSERT_NE(pw, nullptr) << pith_last_error();
+    EXPECT_EQ(pith_tensor_device(pw.get()), PITH_META);
+    Tensor y = Call1(g.get(), "mul.Tensor", {T(x), T(pw)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr);
+    Tensor ones(pith_ones(1, sz.data(), PITH_FLOAT64));
+    EXPECT_EQ(pith_test::Values(RunGraph(c.get(), {ones.get()}, 1)[0].get()),
+              (std::vector<double>{1, 2, 3}));
+    ASSERT_EQ(pith_mul_(w.get(), w.get()), PITH_OK);
+    EXPECT_EQ(pith_test::Values(RunGraph(c.get(), {ones.get()}, 1)[0].get()),
+              (std::vector<double>{1, 4, 9}));
+    // Params need data.
+    Tensor standin(pith_graph_param(g.get(), x.get()));
+    EXPECT_EQ(standin, nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "stand-in"));
+}
+
+TEST_F(CompileTest, AWrappedNumberIsAConstantTakenByValue)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {3});
+    Tensor k(shim_wrapped_number(3.0, PITH_FLOAT64));
+    Tensor y = Call1(g.get(), "mul.Tensor", {T(x), T(k)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    EXPECT_EQ(pith_tensor_dtype(y.get()), PITH_FLOAT32); // weak promotion
+    // The constant was copied: changing the caller's tensor changes nothing.
+    *(double *)pith_data_ptr(k.get()) = 100.0;
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr);
+    Shape sz{3};
+    Tensor ones(pith_ones(1, sz.data(), PITH_FLOAT32));
+    EXPECT_EQ(pith_test::Values(RunGraph(c.get(), {ones.get()}, 1)[0].get()),
+              (std::vector<double>{3, 3, 3}));
+    EXPECT_NE(Dump(g.get()).find("const float64 3"), std::string::npos) << Dump(g.get());
+    // A constant cannot be written.
+    Stack s = Push({T(k), T(x)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add_.Tensor"), s.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "constant"));
+}
+
+TEST_F(CompileTest, FactoriesMakeStandInsAndRunOnCpu)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2, 3});
+    Tensor ones = Call1(g.get(), "ones", {Ints({2, 3})});
+    ASSERT_NE(ones, nullptr);
+    EXPECT_EQ(pith_tensor_device(ones.get()), PITH_META);
+    Tensor y = Call1(g.get(), "add.Tensor", {T(x), T(ones)});
+    Tensor r = Call1(g.get(), "arange", {I(6)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    Shape sz{2, 3};
+    Tensor zeros(pith_zeros(2, sz.data(), PITH_FLOAT32));
+    std::vector<Tensor> out = RunGraph(c.get(), {zeros.get()}, 2);
+    EXPECT_EQ(pith_test::Values(out[0].get()), (std::vector<double>(6, 1.0)));
+    EXPECT_EQ(pith_test::Values(out[1].get()), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+}
+
+// ---- errors at build time ----
+
+TEST_F(CompileTest, ShapeErrorsAreEagersErrors)
+{
+    Shape a{2}, b{3};
+    Tensor ra(pith_zeros(1, a.data(), PITH_FLOAT32)), rb(pith_zeros(1, b.data(), PITH_FLOAT32));
+    Stack es = Push({T(ra), T(rb)});
+    ASSERT_NE(pith_call_boxed(Op("add.Tensor"), es.get()), PITH_OK);
+    std::string eager = pith_last_error();
+    pith_status eager_status = pith_last_status();
+    pith_clear_error();
+
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2});
+    Tensor y = Input(g.get(), PITH_FLOAT32, {3});
+    Stack s = Push({T(x), T(y)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.Tensor"), s.get()), eager_status);
+    EXPECT_EQ(std::string(pith_last_error()), eager);
+    pith_clear_error();
+    EXPECT_NE(eager.find("add"), std::string::npos) << eager;
+    // Wrong argument types are the dispatcher's errors too.
+    Stack s2 = Push({T(x), Str("no")});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.Tensor"), s2.get()), PITH_ERR_TYPE);
+    pith_clear_error();
+    // A failed call adds no node.
+    EXPECT_NE(Dump(g.get()).find("0 nodes"), std::string::npos);
+}
+
+TEST_F(CompileTest, DataDependentShapesAreRefused)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4});
+    Tensor m = Input(g.get(), PITH_BOOL, {4});
+    Stack s = Push({T(x)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("nonzero"), s.get()), PITH_ERR_NOT_IMPLEMENTED);
+    EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED, "depends on the data"));
+    Stack s2 = Push({T(x), T(m)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("masked_select"), s2.get()), PITH_ERR_NOT_IMPLEMENTED);
+    EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED, "depends on the data"));
+}
+
+TEST_F(CompileTest, NullArgumentsAreErrors)
+{
+    EXPECT_EQ(pith_graph_input(nullptr, PITH_FLOAT32, 0, nullptr, nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    Graph g(pith_graph_new());
+    Stack s(pith_stack_new());
+    EXPECT_EQ(pith_graph_call(g.get(), nullptr, s.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "operator is NULL"));
+    EXPECT_EQ(pith_graph_call(g.get(), Op("neg"), nullptr), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "stack is NULL"));
+    EXPECT_EQ(pith_graph_output(g.get(), nullptr), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    EXPECT_EQ(pith_graph_compile(nullptr, nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    EXPECT_EQ(pith_compiled_run(nullptr, nullptr, 0, nullptr, 0), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    EXPECT_EQ(pith_graph_dump(nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    EXPECT_EQ(pith_compiled_dump(nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    Shape bad{-1};
+    EXPECT_EQ(pith_graph_input(g.get(), PITH_FLOAT32, 1, bad.data(), nullptr), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "negative"));
+    pith_graph_free(nullptr);
+    pith_compiled_free(nullptr);
+    pith_compile_options opts;
+    pith_compile_options_init(&opts);
+    opts.arena_pool = 0;
+    EXPECT_EQ(pith_graph_compile(g.get(), &opts), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "arena_pool"));
+    opts.arena_pool = 1;
+    opts.struct_size = 3;
+    EXPECT_EQ(pith_graph_compile(g.get(), &opts), nullptr);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "pith_compile_options_init"));
+}
+
+TEST_F(CompileTest, AnOutOfTheWrongShapeIsRefused)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {3});
+    Tensor o = Input(g.get(), PITH_FLOAT32, {0});
+    Stack s = Push({T(x), T(x), I(1), T(o)});
+    EXPECT_EQ(pith_graph_call(g.get(), Op("add.out"), s.get()), PITH_ERR_NOT_IMPLEMENTED);
+    EXPECT_TRUE(HasError(PITH_ERR_NOT_IMPLEMENTED, "resized"));
+}
+
+// ---- errors at run time ----
+
+TEST_F(CompileTest, RunRefusesInputsThatDoNotMatch)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2, 3});
+    Tensor y = Call1(g.get(), "exp", {T(x)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr);
+    pith_tensor *out = reinterpret_cast<pith_tensor *>(0x1);
+    auto run1 = [&](pith_tensor *in) { return pith_compiled_run(c.get(), &in, 1, &out, 1); };
+    Shape ok{2, 3}, other{3, 2};
+    Tensor f64(pith_zeros(2, ok.data(), PITH_FLOAT64));
+    EXPECT_EQ(run1(f64.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "dtype float64"));
+    EXPECT_EQ(out, nullptr); // outputs are cleared on failure
+    Tensor wrong(pith_zeros(2, other.data(), PITH_FLOAT32));
+    EXPECT_EQ(run1(wrong.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "sizes [3, 2]"));
+    Tensor t(pith_zeros(2, other.data(), PITH_FLOAT32));
+    int dims[2] = {1, 0};
+    Tensor transposed(pith_permute(t.get(), 2, dims));
+    EXPECT_EQ(run1(transposed.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "strides"));
+    Tensor meta(pith_empty_strided(2, ok.data(), nullptr, PITH_FLOAT32, PITH_META));
+    EXPECT_EQ(run1(meta.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "Meta"));
+    EXPECT_EQ(run1(x.get()), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "stand-in"));
+    EXPECT_EQ(run1(nullptr), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "NULL"));
+    EXPECT_EQ(pith_compiled_run(c.get(), nullptr, 0, &out, 1), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "takes 1 inputs"));
+    Tensor good(pith_zeros(2, ok.data(), PITH_FLOAT32));
+    pith_tensor *in = good.get();
+    EXPECT_EQ(pith_compiled_run(c.get(), &in, 1, &out, 2), PITH_ERR_VALUE);
+    EXPECT_TRUE(HasError(PITH_ERR_VALUE, "2"));
+    // Strides of size-1 dims do not matter.
+    Graph g1(pith_graph_new());
+    Tensor x1 = Input(g1.get(), PITH_FLOAT32, {1, 3});
+    Tensor y1 = Call1(g1.get(), "neg", {T(x1)});
+    ASSERT_EQ(pith_graph_output(g1.get(), y1.get()), PITH_OK);
+    Compiled c1(pith_graph_compile(g1.get(), nullptr));
+    Shape big{4, 3};
+    Tensor base(pith_zeros(2, big.data(), PITH_FLOAT32));
+    Stack sl = Push({T(base), I(0), I(1), I(2), I(1)});
+    ASSERT_EQ(pith_call_boxed(Op("slice.Tensor"), sl.get()), PITH_OK);
+    Tensor row(pith_stack_get_tensor(sl.get(), 0));
+    std::vector<Tensor> r = RunGraph(c1.get(), {row.get()}, 1);
+    EXPECT_TRUE(BitEqual(r[0].get(), Eager1("neg", {T(row)}).get()));
+}
+
+TEST_F(CompileTest, DataErrorsAppearAtRunTime)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {5, 2});
+    Tensor i = Input(g.get(), PITH_INT64, {3});
+    Tensor y = Call1(g.get(), "index_select", {T(x), I(0), T(i)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    Shape xs{5, 2}, is{3};
+    Tensor rx(pith_zeros(2, xs.data(), PITH_FLOAT32));
+    int64_t bad[3] = {0, 7, 1};
+    Tensor ri(pith_from_data(bad, 1, is.data(), PITH_INT64));
+    pith_tensor *ins[2] = {rx.get(), ri.get()};
+    pith_tensor *out = nullptr;
+    EXPECT_EQ(pith_compiled_run(c.get(), ins, 2, &out, 1), PITH_ERR_INDEX);
+    EXPECT_TRUE(HasError(PITH_ERR_INDEX, "index_select"));
+    EXPECT_EQ(out, nullptr);
+    // The arena is still good for the next run.
+    int64_t good[3] = {4, 0, 1};
+    Tensor gi(pith_from_data(good, 1, is.data(), PITH_INT64));
+    ins[1] = gi.get();
+    ASSERT_EQ(pith_compiled_run(c.get(), ins, 2, &out, 1), PITH_OK) << pith_last_error();
+    pith_release(out);
+}
+
+// ---- passes ----
+
+TEST_F(CompileTest, DeadCodeIsRemoved)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {8});
+    Tensor unused = Call1(g.get(), "exp", {T(x)});
+    Tensor unused2 = Call1(g.get(), "neg", {T(unused)});
+    Tensor y = Call1(g.get(), "tanh", {T(x)});
+    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("node 0: exp removed (dce)"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("node 1: neg removed (dce)"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("1 steps"), std::string::npos) << dump;
+    pith_compile_options opts;
+    pith_compile_options_init(&opts);
+    opts.dce = false;
+    Compiled keep(pith_graph_compile(g.get(), &opts));
+    EXPECT_NE(Dump(keep.get()).find("3 steps"), std::string::npos) << Dump(keep.get());
+}
+
+TEST_F(CompileTest, EffectsAreNeverRemoved)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {8});
+    Tensor y = Input(g.get(), PITH_FLOAT32, {8});
+    Tensor t = Call1(g.get(), "exp", {T(y)});
+    Call1(g.get(), "add_.Tensor", {T(x), T(t)}); // result unused; writes the input
+    Tensor r = Call1(g.get(), "neg", {T(y)});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    EXPECT_NE(Dump(g.get()).find("mutates %0"), std::string::npos) << Dump(g.get());
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("3 steps"), std::string::npos) << dump;
+    Shape sz{8};
+    Tensor rx(pith_zeros(1, sz.data(), PITH_FLOAT32));
+    Tensor ry = Random({8}, PITH_FLOAT32, 5);
+    RunGraph(c.get(), {rx.get(), ry.get()}, 1);
+    EXPECT_TRUE(BitEqual(rx.get(), Eager1("exp", {T(ry)}).get()));
+}
+
+TEST_F(CompileTest, CommonSubexpressionsAreMerged)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {8});
+    Tensor two1(shim_wrapped_number(2.0, PITH_FLOAT64)), two2(shim_wrapped_number(2.0, PITH_FLOAT64));
+    Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(two1)});
+    Tensor b = Call1(g.get(), "mul.Tensor", {T(x), T(two2)});
+    Tensor c3 = Call1(g.get(), "add.Tensor", {T(a), T(b)});
+    ASSERT_EQ(pith_graph_output(g.get(), c3.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("node 1: mul.Tensor merged into node 0 (cse)"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("2 steps"), std::string::npos) << dump;
+    pith_compile_options opts;
+    pith_compile_options_init(&opts);
+    opts.cse = false;
+    Compiled off(pith_graph_compile(g.get(), &opts));
+    EXPECT_NE(Dump(off.get()).find("3 steps"), std::string::npos);
+    Tensor rx = Random({8}, PITH_FLOAT32, 6);
+    Tensor e = Eager1("add.Tensor", {T(Eager1("mul.Tensor", {T(rx), T(two1)})),
+                                     T(Eager1("mul.Tensor", {T(rx), T(two1)}))});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), e.get()));
+    EXPECT_TRUE(BitEqual(RunGraph(off.get(), {rx.get()}, 1)[0].get(), e.get()));
+}
+
+TEST_F(CompileTest, CseRespectsVersionCounters)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor one(shim_wrapped_number(1.0, PITH_FLOAT64));
+    Call1(g.get(), "add_.Tensor", {T(x), T(one)});
+    Tensor b = Call1(g.get(), "exp", {T(x)}); // x changed: not a
+    Tensor r = Call1(g.get(), "sub.Tensor", {T(b), T(a)});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(dump.find("(cse)"), std::string::npos) << dump;
+    Tensor rx = Random({4}, PITH_FLOAT32, 7);
+    Tensor ex(pith_clone(rx.get())), cx(pith_clone(rx.get()));
+    Tensor ea = Eager1("exp", {T(ex)});
+    Eager("add_.Tensor", {T(ex), T(one)});
+    Tensor eb = Eager1("exp", {T(ex)});
+    Tensor er = Eager1("sub.Tensor", {T(eb), T(ea)});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {cx.get()}, 1)[0].get(), er.get()));
+    EXPECT_TRUE(BitEqual(cx.get(), ex.get()));
+}
+
+TEST_F(CompileTest, CseLeavesResultsThatAreWrittenLater)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "exp", {T(x)});
+    Call1(g.get(), "relu_", {T(a)});
+    Tensor one(shim_wrapped_number(1.0, PITH_FLOAT64));
+    Call1(g.get(), "sub_.Tensor", {T(a), T(one)});
+    ASSERT_EQ(pith_graph_output(g.get(), a.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), b.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    EXPECT_EQ(Dump(c.get()).find("(cse)"), std::string::npos) << Dump(c.get());
+    Tensor rx = Random({4}, PITH_FLOAT32, 8);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+    Tensor eb = Eager1("exp", {T(rx)});
+    EXPECT_TRUE(BitEqual(out[1].get(), eb.get()));
+    EXPECT_FALSE(BitEqual(out[0].get(), eb.get()));
+}
+
+TEST_F(CompileTest, RandomOpsDrawInEagerOrder)
+{
+    pith_generator *gen = pith_generator_new(42);
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {16});
+    Stack s = Push({Ints({16}), Gen(gen)});
+    pith_stack_push_dtype(s.get(), PITH_FLOAT32);
+    ASSERT_EQ(pith_graph_call(g.get(), Op("rand"), s.get()), PITH_OK) << pith_last_error();
+    Tensor r1(pith_stack_get_tensor(s.get(), 0));
+    Stack s2 = Push({Ints({16}), Gen(gen)});
+    pith_stack_push_dtype(s2.get(), PITH_FLOAT32);
+    ASSERT_EQ(pith_graph_call(g.get(), Op("rand"), s2.get()), PITH_OK);
+    Tensor r2(pith_stack_get_tensor(s2.get(), 0));
+    Tensor u = Call1(g.get(), "uniform_", {T(x), D(-1), D(1), Gen(gen)});
+    Tensor unused = Call1(g.get(), "randn", {Ints({3}), Gen(gen)}); // random: kept
+    Tensor sum = Call1(g.get(), "add.Tensor", {T(r1), T(r2)});
+    ASSERT_EQ(pith_graph_output(g.get(), sum.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), r2.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(dump.find("(cse)"), std::string::npos) << dump;
+    EXPECT_EQ(dump.find("(dce)"), std::string::npos) << dump;
+    EXPECT_EQ(Count(dump, "random"), 4u) << dump;
+
+    Shape sz{16};
+    for (int rep = 0; rep < 2; rep++) {
+        pith_generator_manual_seed(gen, 7 + (uint64_t)rep);
+        Tensor ex(pith_zeros(1, sz.data(), PITH_FLOAT32));
+        Stack e1 = Push({Ints({16}), Gen(gen)});
+        pith_stack_push_dtype(e1.get(), PITH_FLOAT32);
+        ASSERT_EQ(pith_call_boxed(Op("rand"), e1.get()), PITH_OK);
+        Tensor er1(pith_stack_get_tensor(e1.get(), 0));
+        Stack e2 = Push({Ints({16}), Gen(gen)});
+        pith_stack_push_dtype(e2.get(), PITH_FLOAT32);
+        ASSERT_EQ(pith_call_boxed(Op("rand"), e2.get()), PITH_OK);
+        Tensor er2(pith_stack_get_tensor(e2.get(), 0));
+        Eager("uniform_", {T(ex), D(-1), D(1), Gen(gen)});
+        Eager("randn", {Ints({3}), Gen(gen)});
+        Tensor esum = Eager1("add.Tensor", {T(er1), T(er2)});
+        uint64_t seed_after, off_after;
+        pith_generator_get_state(gen, &seed_after, &off_after);
+
+        pith_generator_manual_seed(gen, 7 + (uint64_t)rep);
+        Tensor cx(pith_zeros(1, sz.data(), PITH_FLOAT32));
+        std::vector<Tensor> out = RunGraph(c.get(), {cx.get()}, 2);
+        EXPECT_TRUE(BitEqual(out[0].get(), esum.get()));
+        EXPECT_TRUE(BitEqual(out[1].get(), er2.get()));
+        EXPECT_TRUE(BitEqual(cx.get(), ex.get()));
+        uint64_t seed, off;
+        pith_generator_get_state(gen, &seed, &off);
+        EXPECT_EQ(off, off_after);
+    }
+    pith_generator_release(gen);
+}
+
+// ---- views ----
+
+TEST_F(CompileTest, AnOutputThatAliasesAnInputIsAViewOfIt)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {3, 4});
+    Tensor t = Call1(g.get(), "transpose.int", {T(x), I(0), I(1)});
+    Tensor s = Call1(g.get(), "slice.Tensor", {T(t), I(0), I(1), I(3), I(1)});
+    Tensor u = Call1(g.get(), "unsqueeze", {T(s), I(0)});
+    ASSERT_EQ(pith_graph_output(g.get(), u.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), x.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    Tensor rx = Random({3, 4}, PITH_FLOAT32, 9);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+    EXPECT_EQ(out[1].get(), rx.get()); // the input itself
+    EXPECT_EQ((char *)pith_data_ptr(out[0].get()), (char *)pith_data_ptr(rx.get()) + 4);
+    Tensor et = Eager1("transpose.int", {T(rx), I(0), I(1)});
+    Tensor es = Eager1("slice.Tensor", {T(et), I(0), I(1), I(3), I(1)});
+    Tensor eu = Eager1("unsqueeze", {T(es), I(0)});
+    EXPECT_TRUE(BitEqual(out[0].get(), eu.get()));
+    for (int d = 0; d < 3; d++)
+        EXPECT_EQ(pith_stride(out[0].get(), d), pith_stride(eu.get(), d));
+    // Writing through the view writes the input.
+    ASSERT_EQ(pith_mul_(out[0].get(), out[0].get()), PITH_OK);
+    ASSERT_EQ(pith_mul_(eu.get(), eu.get()), PITH_OK);
+    EXPECT_TRUE(BitEqual(rx.get(), rx.get()));
+}
+
+TEST_F(CompileTest, InPlaceOpsOnViewsOfIntermediates)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT64, {4, 6});
+    Tensor e = Call1(g.get(), "exp", {T(x)});
+    Tensor v = Call1(g.get(), "narrow", {T(e), I(1), I(2), I(3)});
+    Tensor k(shim_wrapped_number(-2.0, PITH_FLOAT64));
+    Call1(g.get(), "mul_.Tensor", {T(v), T(k)});
+    Tensor s = Call1(g.get(), "sum.dim_IntList", {T(e), Ints({0})});
+    ASSERT_EQ(pith_graph_output(g.get(), s.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    Tensor rx = Random({4, 6}, PITH_FLOAT64, 10);
+    Tensor ee = Eager1("exp", {T(rx)});
+    Tensor ev = Eager1("narrow", {T(ee), I(1), I(2), I(3)});
+    Eager("mul_.Tensor", {T(ev), T(k)});
+    Tensor esum = Eager1("sum.dim_IntList", {T(ee), Ints({0})});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), esum.get()));
+}
+
+TEST_F(CompileTest, ReshapeThatCopiesIsNotAView)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {3, 4});
+    Tensor t = Call1(g.get(), "t", {T(x)});
+    Tensor r = Call1(g.get(), "reshape", {T(t), Ints({12})});
+    Tensor v = Call1(g.get(), "reshape", {T(x), Ints({2, 6})});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), v.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    Tensor rx = Random({3, 4}, PITH_FLOAT32, 11);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+    EXPECT_NE(pith_data_ptr(out[0].get()), pith_data_ptr(rx.get()));
+    EXPECT_EQ(pith_data_ptr(out[1].get()), pith_data_ptr(rx.get()));
+    Tensor et = Eager1("t", {T(rx)});
+    EXPECT_TRUE(BitEqual(out[0].get(), Eager1("reshape", {T(et), Ints({12})}).get()));
+}
+
+// ---- the arena ----
+
+TEST_F(CompileTest, TheArenaReusesBuffersByLiveness)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {256});
+    Tensor cur = Call1(g.get(), "exp", {T(x)});
+    for (int i = 0; i < 8; i++)
+        cur = Call1(g.get(), i % 2 ? "tanh" : "neg", {T(cur)});
+    Tensor r = Call1(g.get(), "sum.dim_IntList", {T(cur), Ints({0})});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    size_t arena = pith_compiled_arena_bytes(c.get());
+    size_t total = pith_compiled_intermediate_bytes(c.get());
+    EXPECT_EQ(total, 9u * 1024u);
+    EXPECT_EQ(arena, 2u * 1024u) << Dump(c.get()); // a chain needs two buffers
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("arena 2048 bytes (intermediates 9216 bytes)"), std::string::npos) << dump;
+    pith_compile_options opts;
+    pith_compile_options_init(&opts);
+    opts.plan_memory = false;
+    Compiled flat(pith_graph_compile(g.get(), &opts));
+    EXPECT_EQ(pith_compiled_arena_bytes(flat.get()), total);
+    Tensor rx = Random({256}, PITH_FLOAT32, 12);
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(),
+                         RunGraph(flat.get(), {rx.get()}, 1)[0].get()));
+}
+
+// ---- boxed kernels ----
+
+pith_status scale_cpu(const pith_op *, pith_stack *s, void *)
+{
+    Tensor x(pith_stack_get_tensor(s, 0));
+    double k = pith_stack_get_double(s, 1);
+    Tensor kt(pith_full(0, nullptr, k, pith_tensor_dtype(x.get())));
+    pith_tensor *r = pith_mul(x.get(), kt.get());
+    if (!r)
+        return pith_last_status();
+    pith_stack_drop(s, 2);
+    pith_status st = pith_stack_push_tensor(s, r);
+    pith_release(r);
+    return st;
+}
+
+pith_status scale_meta(const pith_op *, pith_stack *s, void *)
+{
+    Tensor x(pith_stack_get_tensor(s, 0));
+    int64_t sizes[PITH_MAX_DIMS];
+    int n = pith_sizes(x.get(), sizes);
+    pith_tensor *r = pith_empty_strided(n, sizes, nullptr, pith_tensor_dtype(x.get()), PITH_META);
+    pith_stack_drop(s, 2);
+    pith_status st = pith_stack_push_tensor(s, r);
+    pith_release(r);
+    return st;
+}
+
+TEST_F(CompileTest, ABoxedKernelIsCalledBoxed)
+{
+    static bool defined = false;
+    if (!defined) {
+        ASSERT_EQ(pith_op_define("graphtest::scale(Tensor x, float s) -> Tensor"), PITH_OK);
+        ASSERT_EQ(pith_kernel_register("graphtest::scale", "CPU", scale_cpu, nullptr), PITH_OK);
+        ASSERT_EQ(pith_kernel_register("graphtest::scale", "Meta", scale_meta, nullptr), PITH_OK);
+        defined = true;
+    }
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {5});
+    Tensor y = Call1(g.get(), "graphtest::scale", {T(x), D(3.0)});
+    Tensor z = Call1(g.get(), "neg", {T(y)});
+    ASSERT_EQ(pith_graph_output(g.get(), z.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    EXPECT_NE(Dump(c.get()).find("boxed"), std::string::npos) << Dump(c.get());
+    Shape sz{5};
+    Tensor ones(pith_ones(1, sz.data(), PITH_FLOAT32));
+    EXPECT_EQ(pith_test::Values(RunGraph(c.get(), {ones.get()}, 1)[0].get()),
+              (std::vector<double>(5, -3.0)));
+}
+
+TEST_F(CompileTest, AnOpWithoutAMetaKernelIsRefusedAtBuildTime)
+{
+    static bool defined = false;
+    if (!defined) {
+        ASSERT_EQ(pith_op_define("graphtest::nometa(Tensor x) -> Tensor"), PITH_OK);
+        ASSERT_EQ(pith_kernel_register("graphtest::nometa", "CPU", scale_cpu, nullptr), PITH_OK);
+        defined = true;
+    }
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {5});
+    Stack s = Push({T(x)});
+    EXPECT_NE(pith_graph_call(g.get(), Op("graphtest::nometa"), s.get()), PITH_OK);
+    EXPECT_NE(std::string(pith_last_error()).find("nometa"), std::string::npos)
+        << pith_last_error();
+    pith_clear_error();
+}
+
+TEST_F(CompileTest, TheGraphDumpShowsNodesAndEffects)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2, 3});
+    Tensor y = Call1(g.get(), "transpose.int", {T(x), I(0), I(1)});
+    Tensor z = Call1(g.get(), "mul.Tensor", {T(y), T(y)});
+    Call1(g.get(), "exp_", {T(z)});
+    ASSERT_EQ(pith_graph_output(g.get(), z.get()), PITH_OK);
+    std::string dump = Dump(g.get());
+    EXPECT_NE(dump.find("%0 = input 0: float32[2, 3]"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("node 0: %1 = transpose.int(%0, 0, 1)  pure"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("(view of %0)"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("node 2: %2 = exp_(%2)  mutates %2"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("output 0: %2"), std::string::npos) << dump;
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    std::string cd = Dump(c.get());
+    EXPECT_NE(cd.find("step 1 (node 1): out mul.out(%1, %1, %2)"), std::string::npos) << cd;
+    EXPECT_NE(cd.find("output 0: %2 (allocated by the run (output))"), std::string::npos) << cd;
+}
+
+}  // namespace
