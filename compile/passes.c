@@ -214,6 +214,13 @@ typedef struct {
     strbuf report;
 } planner;
 
+/* The root of value `v` after CSE: a view's base may have been merged into an earlier,
+ * identical value (same op, same arguments, so the same geometry). */
+static int root_of(const planner *p, int v)
+{
+    return resolve(p->repl, p->g->values[v].root);
+}
+
 static pith_status run_cse(planner *p)
 {
     const pith_graph *g = p->g;
@@ -292,7 +299,7 @@ static void run_dce(planner *p, bool dce)
     /* A live value keeps its root's producer live: views read their base. */
     for (size_t v = 0; v < g->nvalues; v++)
         if (p->live_value[v])
-            p->live_value[g->values[v].root] = true;
+            p->live_value[root_of(p, (int)v)] = true;
     free(live_node);
 }
 
@@ -438,7 +445,7 @@ static pith_status plan(planner *p)
     for (size_t v = 0; v < g->nvalues; v++)
         def_step[v] = last_step[v] = -1;
     for (size_t o = 0; o < c->noutputs; o++)
-        reaches_output[g->values[c->outputs[o]].root] = true;
+        reaches_output[root_of(p, c->outputs[o])] = true;
     /* Which step makes each value, and which kind of step. */
     step_kind *maker = malloc((g->nvalues ? g->nvalues : 1) * sizeof *maker);
     if (!maker) {
@@ -459,22 +466,23 @@ static pith_status plan(planner *p)
             }
         }
         for (size_t k = 0; k < st->nrefs; k++)
-            last_step[g->values[st->refs[k].value].root] = (int)s;
+            last_step[root_of(p, st->refs[k].value)] = (int)s;
         for (size_t r = 0; r < st->nresults; r++)
-            last_step[g->values[st->results[r]].root] = (int)s;
+            last_step[root_of(p, st->results[r])] = (int)s;
     }
     size_t nbuf = 0;
     for (size_t v = 0; v < g->nvalues; v++) {
         const gvalue *gv = &g->values[v];
         cvalue *cv = &c->values[v];
-        cv->root = gv->root;
+        int rid = root_of(p, (int)v);
+        cv->root = rid;
         cv->def = def_step[v];
         if (!p->live_value[v] || (gv->kind == GVAL_RESULT && def_step[v] < 0 &&
-                                  def_step[gv->root] < 0))
+                                  def_step[rid] < 0))
             continue;
         cv->meta = gv->t;
         pith_retain(gv->t);
-        const gvalue *root = &g->values[gv->root];
+        const gvalue *root = &g->values[rid];
         cv->delta = gv->t->offset - root->t->offset;
         switch (root->kind) {
         case GVAL_INPUT:
@@ -487,13 +495,13 @@ static pith_status plan(planner *p)
             cv->rk = ROOT_CONST;
             break;
         case GVAL_RESULT:
-            if (maker[gv->root] == STEP_CALL)
+            if (maker[rid] == STEP_CALL)
                 cv->rk = ROOT_DYN;
             else
-                cv->rk = reaches_output[gv->root] ? ROOT_FRESH : ROOT_ARENA;
+                cv->rk = reaches_output[rid] ? ROOT_FRESH : ROOT_ARENA;
             break;
         }
-        bool is_root = gv->root == (int)v;
+        bool is_root = rid == (int)v;
         if (gv->kind == GVAL_INPUT) {
             cv->slot = SLOT_INPUT;
             cv->input = gv->index;

@@ -4,11 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "common/pith_test.h"
-#include "compile/compile_shim.h"
+#include "pith/interpreter.h"
 #include "pith/pith.h"
 
 namespace {
@@ -16,6 +17,14 @@ namespace {
 using pith_test::HasError;
 using pith_test::Shape;
 using pith_test::Tensor;
+
+// A 0-dim wrapped number, as Python's `x * 0.5` passes one.
+pith_tensor *WrappedNumber(double value, pith_dtype dtype)
+{
+    pith_tensor *t = pith_full(0, nullptr, value, dtype);
+    pith_tensor_set_wrapped_number(t, true);
+    return t;
+}
 
 // One argument of a boxed call.
 struct Arg {
@@ -205,7 +214,7 @@ TEST_F(CompileTest, AChainMatchesEagerBitwise)
     Graph g(pith_graph_new());
     Tensor x = Input(g.get(), PITH_FLOAT32, {4, 5});
     Tensor w = Input(g.get(), PITH_FLOAT32, {5});
-    Tensor half(shim_wrapped_number(0.5, PITH_FLOAT64));
+    Tensor half(WrappedNumber(0.5, PITH_FLOAT64));
     Tensor y = Call1(g.get(), "mul.Tensor", {T(x), T(w)});
     Tensor z = Call1(g.get(), "add.Tensor", {T(y), T(half), D(2.0)});
     Tensor e = Call1(g.get(), "exp", {T(z)});
@@ -350,7 +359,7 @@ TEST_F(CompileTest, AWrappedNumberIsAConstantTakenByValue)
 {
     Graph g(pith_graph_new());
     Tensor x = Input(g.get(), PITH_FLOAT32, {3});
-    Tensor k(shim_wrapped_number(3.0, PITH_FLOAT64));
+    Tensor k(WrappedNumber(3.0, PITH_FLOAT64));
     Tensor y = Call1(g.get(), "mul.Tensor", {T(x), T(k)});
     ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
     EXPECT_EQ(pith_tensor_dtype(y.get()), PITH_FLOAT32); // weak promotion
@@ -601,7 +610,7 @@ TEST_F(CompileTest, CommonSubexpressionsAreMerged)
 {
     Graph g(pith_graph_new());
     Tensor x = Input(g.get(), PITH_FLOAT32, {8});
-    Tensor two1(shim_wrapped_number(2.0, PITH_FLOAT64)), two2(shim_wrapped_number(2.0, PITH_FLOAT64));
+    Tensor two1(WrappedNumber(2.0, PITH_FLOAT64)), two2(WrappedNumber(2.0, PITH_FLOAT64));
     Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(two1)});
     Tensor b = Call1(g.get(), "mul.Tensor", {T(x), T(two2)});
     Tensor c3 = Call1(g.get(), "add.Tensor", {T(a), T(b)});
@@ -627,7 +636,7 @@ TEST_F(CompileTest, CseRespectsVersionCounters)
     Graph g(pith_graph_new());
     Tensor x = Input(g.get(), PITH_FLOAT32, {4});
     Tensor a = Call1(g.get(), "exp", {T(x)});
-    Tensor one(shim_wrapped_number(1.0, PITH_FLOAT64));
+    Tensor one(WrappedNumber(1.0, PITH_FLOAT64));
     Call1(g.get(), "add_.Tensor", {T(x), T(one)});
     Tensor b = Call1(g.get(), "exp", {T(x)}); // x changed: not a
     Tensor r = Call1(g.get(), "sub.Tensor", {T(b), T(a)});
@@ -652,7 +661,7 @@ TEST_F(CompileTest, CseLeavesResultsThatAreWrittenLater)
     Tensor a = Call1(g.get(), "exp", {T(x)});
     Tensor b = Call1(g.get(), "exp", {T(x)});
     Call1(g.get(), "relu_", {T(a)});
-    Tensor one(shim_wrapped_number(1.0, PITH_FLOAT64));
+    Tensor one(WrappedNumber(1.0, PITH_FLOAT64));
     Call1(g.get(), "sub_.Tensor", {T(a), T(one)});
     ASSERT_EQ(pith_graph_output(g.get(), a.get()), PITH_OK);
     ASSERT_EQ(pith_graph_output(g.get(), b.get()), PITH_OK);
@@ -756,7 +765,7 @@ TEST_F(CompileTest, InPlaceOpsOnViewsOfIntermediates)
     Tensor x = Input(g.get(), PITH_FLOAT64, {4, 6});
     Tensor e = Call1(g.get(), "exp", {T(x)});
     Tensor v = Call1(g.get(), "narrow", {T(e), I(1), I(2), I(3)});
-    Tensor k(shim_wrapped_number(-2.0, PITH_FLOAT64));
+    Tensor k(WrappedNumber(-2.0, PITH_FLOAT64));
     Call1(g.get(), "mul_.Tensor", {T(v), T(k)});
     Tensor s = Call1(g.get(), "sum.dim_IntList", {T(e), Ints({0})});
     ASSERT_EQ(pith_graph_output(g.get(), s.get()), PITH_OK);
@@ -904,6 +913,58 @@ TEST_F(CompileTest, TheGraphDumpShowsNodesAndEffects)
     std::string cd = Dump(c.get());
     EXPECT_NE(cd.find("step 1 (node 1): out mul.out(%1, %1, %2)"), std::string::npos) << cd;
     EXPECT_NE(cd.find("output 0: %2 (allocated by the run (output))"), std::string::npos) << cd;
+}
+
+// Several threads run one compiled graph at once: more threads than arenas in the pool, so
+// some runs make arenas of their own. Run under TSan by scripts/test.sh (-R Concurrency).
+TEST(CompileConcurrency, ThreadsRunOneCompiledGraphAtOnce)
+{
+    size_t live = pith_live_tensors();
+    {
+        Graph g(pith_graph_new());
+        Tensor x = Input(g.get(), PITH_FLOAT32, {16, 32});
+        Tensor wt = Random({32, 8}, PITH_FLOAT32, 20);
+        Tensor w(pith_graph_param(g.get(), wt.get()));
+        Tensor m = Call1(g.get(), "mm", {T(x), T(w)});
+        Tensor e = Call1(g.get(), "tanh", {T(m)});
+        Tensor t = Call1(g.get(), "transpose.int", {T(e), I(0), I(1)});
+        Tensor s = Call1(g.get(), "sum.dim_IntList", {T(t), Ints({1})});
+        ASSERT_EQ(pith_graph_output(g.get(), s.get()), PITH_OK);
+        ASSERT_EQ(pith_graph_output(g.get(), t.get()), PITH_OK);
+        pith_compile_options opts;
+        pith_compile_options_init(&opts);
+        opts.arena_pool = 2;
+        Compiled c(pith_graph_compile(g.get(), &opts));
+        ASSERT_NE(c, nullptr) << pith_last_error();
+        const int kThreads = 4, kRuns = 50;
+        std::vector<Tensor> inputs, expected;
+        for (int i = 0; i < kThreads; i++) {
+            inputs.push_back(Random({16, 32}, PITH_FLOAT32, 100 + (uint64_t)i));
+            Tensor em = Eager1("mm", {T(inputs.back()), T(wt)});
+            Tensor ee = Eager1("tanh", {T(em)});
+            Tensor et = Eager1("transpose.int", {T(ee), I(0), I(1)});
+            expected.push_back(Eager1("sum.dim_IntList", {T(et), Ints({1})}));
+        }
+        std::vector<int> failures(kThreads, 0);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kThreads; i++)
+            threads.emplace_back([&, i] {
+                for (int r = 0; r < kRuns; r++) {
+                    pith_tensor *in = inputs[(size_t)i].get();
+                    pith_tensor *out[2] = {nullptr, nullptr};
+                    if (pith_compiled_run(c.get(), &in, 1, out, 2) != PITH_OK ||
+                        !BitEqual(out[0], expected[(size_t)i].get()))
+                        failures[(size_t)i]++;
+                    pith_release(out[0]);
+                    pith_release(out[1]);
+                }
+            });
+        for (std::thread &t : threads)
+            t.join();
+        for (int i = 0; i < kThreads; i++)
+            EXPECT_EQ(failures[(size_t)i], 0) << "thread " << i;
+    }
+    EXPECT_EQ(pith_live_tensors(), live);
 }
 
 }  // namespace
