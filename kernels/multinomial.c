@@ -35,6 +35,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/indexing.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/sorting.h"
@@ -266,7 +267,7 @@ static pith_status multinomial_impl(pith_value *ret, const pith_tensor *self,
         tensor_bump_version(target);
         return ret_self(ret, target);
     }
-    dst = out_target_begin(target, self, false);
+    dst = out_target_begin(target, &self, 1, false);
     pith_status status = dst ? mn_sample(self, &s, gen, (int64_t *)tensor_data(dst))
                              : pith_last_status();
     if (status == PITH_OK)

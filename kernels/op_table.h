@@ -147,32 +147,26 @@
 #define PITH_FORALL_OPS_REDUCTIONS_(_)                                                      \
     _(sum, "sum.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",    \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
+    _(sum_out, "sum.IntList_out" PITH_REDUCE_DIMS_                                          \
+      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", BACKEND,               \
+      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
     _(mean, "mean.dim" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor", BACKEND, \
       (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))             \
+    _(mean_out, "mean.out" PITH_REDUCE_DIMS_                                                \
+      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", BACKEND,               \
+      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
     _(prod, "prod.dim_IntList" PITH_REDUCE_DIMS_ ", *, ScalarType? dtype=None) -> Tensor",  \
       BACKEND, (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype))    \
-    _(sum_out, "sum.IntList_out" PITH_REDUCE_DIMS_                                          \
-      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", COMPOSITE,              \
-      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
-    _(mean_out, "mean.out" PITH_REDUCE_DIMS_                                                \
-      ", *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", COMPOSITE,              \
-      (TENSOR, self), (OPT_INT_LIST, dim), (BOOL, keepdim), (OPT_DTYPE, dtype), (TENSOR, out)) \
-    _(amax_out,                                                                             \
-      "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
-      COMPOSITE, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))           \
-    _(amin_out,                                                                             \
-      "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
-      COMPOSITE, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))           \
-    _(argmax_out,                                                                           \
-      "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
-      COMPOSITE, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))            \
-    _(argmin_out,                                                                           \
-      "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
-      COMPOSITE, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))            \
     _(amax, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
+    _(amax_out,                                                                             \
+      "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))            \
     _(amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", BACKEND,       \
       (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim))                                     \
+    _(amin_out,                                                                             \
+      "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT_LIST, dim), (BOOL, keepdim), (TENSOR, out))            \
     _(max, "max(Tensor self) -> Tensor", BACKEND, (TENSOR, self))                           \
     _(max_other, "max.other(Tensor self, Tensor other) -> Tensor", COMPOSITE, (TENSOR, self), \
       (TENSOR, other))                                                                      \
@@ -187,8 +181,14 @@
       BACKEND, (TENSOR, self), (INT, dim), (BOOL, keepdim))                                 \
     _(argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", BACKEND,  \
       (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
+    _(argmax_out,                                                                           \
+      "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))             \
     _(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", BACKEND,  \
       (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim))                                      \
+    _(argmin_out,                                                                           \
+      "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (OPT_INT, dim), (BOOL, keepdim), (TENSOR, out))             \
     _(var_unbiased, "var(Tensor self, bool unbiased=True) -> Tensor", COMPOSITE,            \
       (TENSOR, self), (BOOL, unbiased))                                                     \
     _(var_dim, "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", \

@@ -1,7 +1,8 @@
-/* reduce_arg.c — reductions that report where the extreme is: argmax, argmin, and max.dim /
- * min.dim (values and indices). The index is that of the first extreme value; nan counts as
- * the extreme (see the BETTER macros in reduce_loops.c). */
+/* reduce_arg.c — reductions that report where the extreme is: argmax and argmin (and their
+ * out= forms), and max.dim / min.dim (values and indices). The index is that of the first
+ * extreme value; nan counts as the extreme (see the BETTER macros in reduce_loops.c). */
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
 
 typedef struct {
@@ -53,18 +54,40 @@ static pith_status arg_run(reduce_op op, const pith_tensor *x, uint32_t mask,
     return reduce_run(&k, &ctx, x, mask);
 }
 
+/* What argmaxmin_fill computes. */
+typedef struct {
+    reduce_op op;
+    const pith_tensor *x;
+    uint32_t mask;
+} arg_job;
+
+static pith_status argmaxmin_fill(const void *ctx, pith_tensor *dst)
+{
+    const arg_job *job = ctx;
+    return arg_run(job->op, job->x, job->mask, NULL, dst);
+}
+
+/* argmax and argmin: functional (target NULL) or out= into `target` (See Note [Destination
+ * passing]). */
 static pith_status argmaxmin(pith_value *ret, reduce_op op, const char *name,
                              const pith_tensor *x, pith_opt_int dim, bool keepdim,
-                             pith_device device)
+                             pith_device device, pith_tensor *target)
 {
     arg_setup s;
-    if ((device == PITH_CPU && reduce_check_cpu(name, x) != PITH_OK) ||
+    if ((device == PITH_CPU && (reduce_check_cpu(name, x) != PITH_OK ||
+                                reduce_check_cpu(name, target) != PITH_OK)) ||
         arg_prepare(name, true, x, dim, keepdim, &s) != PITH_OK)
         return pith_last_status();
+    arg_job job = {op, x, s.mask};
+    if (target) {
+        if (out_target_check(name, target, s.ndim, s.sizes, PITH_INT64, x) != PITH_OK)
+            return pith_last_status();
+        return out_target_write(ret, name, target, &x, 1, false, argmaxmin_fill, &job);
+    }
     pith_tensor *out = tensor_new(s.ndim, s.sizes, PITH_INT64, device);
     if (!out)
         return pith_last_status();
-    if (device == PITH_CPU && arg_run(op, x, s.mask, NULL, out) != PITH_OK) {
+    if (device == PITH_CPU && argmaxmin_fill(&job, out) != PITH_OK) {
         pith_release(out);
         return pith_last_status();
     }
@@ -95,26 +118,31 @@ static pith_status maxmin_dim(pith_value *ret, reduce_op op, const char *name,
     return PITH_OK;
 }
 
-pith_status argmax_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       pith_opt_int dim, bool keepdim)
-{
-    return argmaxmin(ret, REDUCE_ARGMAX, "argmax", self, dim, keepdim, PITH_CPU);
-}
-pith_status argmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                        pith_opt_int dim, bool keepdim)
-{
-    return argmaxmin(ret, REDUCE_ARGMAX, "argmax", self, dim, keepdim, PITH_META);
-}
-pith_status argmin_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       pith_opt_int dim, bool keepdim)
-{
-    return argmaxmin(ret, REDUCE_ARGMIN, "argmin", self, dim, keepdim, PITH_CPU);
-}
-pith_status argmin_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                        pith_opt_int dim, bool keepdim)
-{
-    return argmaxmin(ret, REDUCE_ARGMIN, "argmin", self, dim, keepdim, PITH_META);
-}
+/* The functional and out= kernels of argmax or argmin, on CPU and Meta. */
+#define ARG_KERNELS_(id, OP)                                                                \
+    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
+                         pith_opt_int dim, bool keepdim)                                    \
+    {                                                                                       \
+        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_CPU, NULL);                 \
+    }                                                                                       \
+    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
+                          pith_opt_int dim, bool keepdim)                                   \
+    {                                                                                       \
+        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_META, NULL);                \
+    }                                                                                       \
+    pith_status id##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
+                             pith_opt_int dim, bool keepdim, const pith_tensor *out)        \
+    {                                                                                       \
+        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_CPU, (pith_tensor *)out);   \
+    }                                                                                       \
+    pith_status id##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
+                              pith_opt_int dim, bool keepdim, const pith_tensor *out)       \
+    {                                                                                       \
+        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_META, (pith_tensor *)out);  \
+    }
+ARG_KERNELS_(argmax, REDUCE_ARGMAX)
+ARG_KERNELS_(argmin, REDUCE_ARGMIN)
+#undef ARG_KERNELS_
 
 pith_status max_dim_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
                         bool keepdim)

@@ -1,5 +1,6 @@
 /* reduce_ops.c — the reductions over a list of dims: sum, mean, prod, amax, amin, all, any,
- * var and std (CPU and Meta kernels), and the dim/shape helpers that reduce_arg.c shares.
+ * var and std (CPU and Meta kernels, and the out= forms of sum, mean, amax and amin), and the
+ * dim/shape helpers that reduce_arg.c shares.
  *
  * Each op's validation, result dtype and shape live in one function (reduce_prepare), used
  * by both kernels, so the Meta kernel fails exactly where the CPU one does. */
@@ -8,6 +9,7 @@
 #include "core/dtype.h"
 #include "kernels/elementwise.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
 
 /* ---- shared helpers ---- */
@@ -214,43 +216,59 @@ static pith_status reduce_prepare(reduce_op op, const pith_tensor *x, pith_opt_i
     return PITH_OK;
 }
 
-static pith_status reduce_cpu(pith_value *ret, reduce_op op, const pith_tensor *x,
-                              pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
-                              double correction)
+/* What reduce_fill computes. */
+typedef struct {
+    reduce_op op;
+    const pith_tensor *x;
+    const reduce_setup *setup;
+    double correction;
+} reduce_job;
+
+/* Reduces the job's input into the contiguous `dst` of the setup's shape and result dtype:
+ * what the functional and out= kernels share (See Note [Destination passing]). */
+static pith_status reduce_fill(const void *job_ctx, pith_tensor *dst)
 {
-    reduce_setup s;
+    const reduce_job *job = job_ctx;
+    const reduce_setup *s = job->setup;
     reduce_kernel k;
-    if (reduce_check_cpu(reduce_op_name(op), x) != PITH_OK ||
-        reduce_prepare(op, x, dim, keepdim, dtype, &s) != PITH_OK)
-        return pith_last_status();
-    if (!reduce_kernel_get(op, s.in_dtype, &k))
+    if (!reduce_kernel_get(job->op, s->in_dtype, &k))
         return pith_set_error(PITH_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s",
-                              reduce_op_name(op), pith_dtype_name(s.in_dtype));
-    pith_tensor *src = reduce_convert(x, s.in_dtype);
+                              reduce_op_name(job->op), pith_dtype_name(s->in_dtype));
+    pith_tensor *src = reduce_convert(job->x, s->in_dtype);
     if (!src)
         return pith_last_status();
-    pith_tensor *out = tensor_new(s.ndim, s.sizes, s.out_dtype, PITH_CPU);
-    if (!out) {
-        pith_release(src);
-        return pith_last_status();
-    }
-    reduce_ctx ctx = {tensor_data(out), NULL, s.out_dtype, s.count, correction};
-    pith_status status = reduce_run(&k, &ctx, src, s.mask);
+    reduce_ctx ctx = {tensor_data(dst), NULL, s->out_dtype, s->count, job->correction};
+    pith_status status = reduce_run(&k, &ctx, src, s->mask);
     pith_release(src);
-    if (status != PITH_OK) {
-        pith_release(out);
-        return status;
-    }
-    return ret_tensor(ret, out);
+    return status;
 }
 
-static pith_status reduce_meta(pith_value *ret, reduce_op op, const pith_tensor *x,
-                               pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
+/* Every list reduction's kernels: functional (target NULL) or out= into `target`, on CPU or
+ * Meta. */
+static pith_status reduce_impl(pith_value *ret, reduce_op op, const pith_tensor *x,
+                               pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                               double correction, pith_device device, pith_tensor *target)
 {
+    const char *name = reduce_op_name(op);
     reduce_setup s;
-    if (reduce_prepare(op, x, dim, keepdim, dtype, &s) != PITH_OK)
+    if ((device == PITH_CPU && (reduce_check_cpu(name, x) != PITH_OK ||
+                                reduce_check_cpu(name, target) != PITH_OK)) ||
+        reduce_prepare(op, x, dim, keepdim, dtype, &s) != PITH_OK)
         return pith_last_status();
-    return ret_tensor(ret, tensor_new(s.ndim, s.sizes, s.out_dtype, PITH_META));
+    reduce_job job = {op, x, &s, correction};
+    if (target) {
+        if (out_target_check(name, target, s.ndim, s.sizes, s.out_dtype, x) != PITH_OK)
+            return pith_last_status();
+        return out_target_write(ret, name, target, &x, 1, false, reduce_fill, &job);
+    }
+    pith_tensor *out = tensor_new(s.ndim, s.sizes, s.out_dtype, device);
+    if (!out || device == PITH_META)
+        return ret_tensor(ret, out);
+    if (reduce_fill(&job, out) != PITH_OK) {
+        pith_release(out);
+        return pith_last_status();
+    }
+    return ret_tensor(ret, out);
 }
 
 static pith_opt_int_list list_present(pith_int_list list)
@@ -265,31 +283,62 @@ static double correction_value(pith_scalar correction)
     return correction.kind == PITH_SCALAR_NONE ? 1.0 : scalar_to_double(correction);
 }
 
+/* Note [Reductions into out=]
+ * A reduction's out= form is its functional form writing into `out` (See Note [Destination
+ * passing]). The dtype follows PyTorch: sum and mean compute in `dtype` when given (and then
+ * `out` must have it), else in out's dtype, so sum(int32 x, out=float64 y) sums in float64
+ * and equals sum(x, dtype=float64); the ops without a dtype argument (amax, amin, argmax,
+ * argmin) need `out` of exactly the result dtype. */
 #define REDUCE_DTYPE_KERNELS_(id, OP)                                                       \
     pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
                          pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)         \
     {                                                                                       \
-        return reduce_cpu(ret, OP, self, dim, keepdim, dtype, 0);                           \
+        return reduce_impl(ret, OP, self, dim, keepdim, dtype, 0, PITH_CPU, NULL);          \
     }                                                                                       \
     pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
                           pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)        \
     {                                                                                       \
-        return reduce_meta(ret, OP, self, dim, keepdim, dtype);                             \
+        return reduce_impl(ret, OP, self, dim, keepdim, dtype, 0, PITH_META, NULL);         \
+    }
+#define REDUCE_DTYPE_OUT_KERNELS_(id, OP, device, suffix)                                   \
+    pith_status id##_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
+                                  pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, \
+                                  const pith_tensor *out)                                   \
+    {                                                                                       \
+        pith_opt_dtype computed = dtype >= 0 ? dtype : (pith_opt_dtype)out->dtype;          \
+        return reduce_impl(ret, OP, self, dim, keepdim, computed, 0, device,                \
+                           (pith_tensor *)out);                                             \
     }
 REDUCE_DTYPE_KERNELS_(sum, REDUCE_SUM)
 REDUCE_DTYPE_KERNELS_(mean, REDUCE_MEAN)
 REDUCE_DTYPE_KERNELS_(prod, REDUCE_PROD)
+REDUCE_DTYPE_OUT_KERNELS_(sum, REDUCE_SUM, PITH_CPU, cpu)
+REDUCE_DTYPE_OUT_KERNELS_(sum, REDUCE_SUM, PITH_META, meta)
+REDUCE_DTYPE_OUT_KERNELS_(mean, REDUCE_MEAN, PITH_CPU, cpu)
+REDUCE_DTYPE_OUT_KERNELS_(mean, REDUCE_MEAN, PITH_META, meta)
 
 #define REDUCE_LIST_KERNELS_(id, OP)                                                        \
     pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
                          pith_int_list dim, bool keepdim)                                   \
     {                                                                                       \
-        return reduce_cpu(ret, OP, self, list_present(dim), keepdim, -1, 0);                \
+        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_CPU, NULL); \
     }                                                                                       \
     pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
                           pith_int_list dim, bool keepdim)                                  \
     {                                                                                       \
-        return reduce_meta(ret, OP, self, list_present(dim), keepdim, -1);                  \
+        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_META, NULL); \
+    }                                                                                       \
+    pith_status id##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
+                             pith_int_list dim, bool keepdim, const pith_tensor *out)       \
+    {                                                                                       \
+        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_CPU,      \
+                           (pith_tensor *)out);                                             \
+    }                                                                                       \
+    pith_status id##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
+                              pith_int_list dim, bool keepdim, const pith_tensor *out)      \
+    {                                                                                       \
+        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_META,     \
+                           (pith_tensor *)out);                                             \
     }
 REDUCE_LIST_KERNELS_(amax, REDUCE_AMAX)
 REDUCE_LIST_KERNELS_(amin, REDUCE_AMIN)
@@ -298,12 +347,12 @@ REDUCE_LIST_KERNELS_(amin, REDUCE_AMIN)
     pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
                          pith_opt_int_list dim, bool keepdim)                               \
     {                                                                                       \
-        return reduce_cpu(ret, OP, self, dim, keepdim, -1, 0);                              \
+        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_CPU, NULL);             \
     }                                                                                       \
     pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
                           pith_opt_int_list dim, bool keepdim)                              \
     {                                                                                       \
-        return reduce_meta(ret, OP, self, dim, keepdim, -1);                                \
+        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_META, NULL);            \
     }
 REDUCE_OPT_LIST_KERNELS_(all, REDUCE_ALL)
 REDUCE_OPT_LIST_KERNELS_(any, REDUCE_ANY)
@@ -312,12 +361,13 @@ REDUCE_OPT_LIST_KERNELS_(any, REDUCE_ANY)
     pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
                          pith_opt_int_list dim, bool keepdim, pith_scalar correction)       \
     {                                                                                       \
-        return reduce_cpu(ret, OP, self, dim, keepdim, -1, correction_value(correction));   \
+        return reduce_impl(ret, OP, self, dim, keepdim, -1, correction_value(correction),   \
+                           PITH_CPU, NULL);                                                 \
     }                                                                                       \
     pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
                           pith_opt_int_list dim, bool keepdim, pith_scalar correction)      \
     {                                                                                       \
-        return reduce_meta(ret, OP, self, dim, keepdim, -1);                                \
+        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_META, NULL);            \
     }
 REDUCE_CORRECTION_KERNELS_(var, REDUCE_VAR)
 REDUCE_CORRECTION_KERNELS_(std, REDUCE_STD)
@@ -350,9 +400,7 @@ static pith_status reduce_full_minmax(pith_value *ret, reduce_op op, const char 
     pith_opt_int_list all = {false, {NULL, 0}};
     if (reduce_check_nonempty(name, x, 0, true) != PITH_OK)
         return pith_last_status();
-    if (device == PITH_META)
-        return reduce_meta(ret, op, x, all, false, -1);
-    return reduce_cpu(ret, op, x, all, false, -1, 0);
+    return reduce_impl(ret, op, x, all, false, -1, 0, device, NULL);
 }
 
 pith_status max_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
@@ -370,92 +418,4 @@ pith_status min_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_META);
-}
-
-/* ---- out= forms ----
- * Note [Reductions into out=]
- * A reduction's out= form computes the result as the plain op does and then writes it into
- * `out`, resized when empty (tensor_resize_out) and otherwise of the result's shape. The
- * dtype follows PyTorch: sum and mean compute in `dtype` when given (and then `out` must
- * have it), else in out's dtype, so sum(int32 x, out=float64 y) sums in float64; the ops
- * without a dtype argument (amax, amin, argmax, argmin) need `out` of exactly the result
- * dtype. The result is a temporary, so an `out` that overlaps `self` is safe. */
-static pith_status reduce_into_out(pith_value *ret, const char *name, pith_status status,
-                                   pith_value *result, const pith_tensor *out_arg)
-{
-    pith_tensor *out = (pith_tensor *)out_arg;
-    if (status != PITH_OK)
-        return status;
-    pith_tensor *r = result[0].u.t;
-    pith_dtype r_dtype = r->dtype;
-    pith_device r_device = r->device;
-    if (r_dtype != out->dtype || r_device != out->device) {
-        value_clear(&result[0]); /* r is gone: only the copies above are read */
-        if (r_dtype != out->dtype)
-            return pith_set_error(PITH_ERR_TYPE,
-                                  "%s: Expected out tensor to have dtype %s, but got %s instead",
-                                  name, pith_dtype_name(r_dtype), pith_dtype_name(out->dtype));
-        return pith_set_error(PITH_ERR_VALUE, "%s: Expected out tensor on device %s, but got %s",
-                              name, pith_device_name(r_device), pith_device_name(out->device));
-    }
-    status = tensor_resize_out(out, r->ndim, r->sizes);
-    if (status == PITH_OK && out->device == PITH_CPU)
-        status = elementwise_copy(name, out, r);
-    value_clear(&result[0]);
-    if (status != PITH_OK)
-        return status;
-    tensor_bump_version(out);
-    return ret_self(ret, out);
-}
-
-pith_status sum_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                              pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
-                              const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    pith_opt_dtype dt = dtype >= 0 ? dtype : (int)out->dtype;
-    return reduce_into_out(ret, "sum", pith_call_sum(r, self, dim, keepdim, dt), r, out);
-}
-
-pith_status mean_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                               pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
-                               const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    pith_opt_dtype dt = dtype >= 0 ? dtype : (int)out->dtype;
-    return reduce_into_out(ret, "mean", pith_call_mean(r, self, dim, keepdim, dt), r, out);
-}
-
-pith_status amax_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                               pith_int_list dim, bool keepdim, const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    return reduce_into_out(ret, "amax", pith_call_amax(r, self, dim, keepdim), r, out);
-}
-
-pith_status amin_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                               pith_int_list dim, bool keepdim, const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    return reduce_into_out(ret, "amin", pith_call_amin(r, self, dim, keepdim), r, out);
-}
-
-pith_status argmax_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                                 pith_opt_int dim, bool keepdim, const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    return reduce_into_out(ret, "argmax", pith_call_argmax(r, self, dim, keepdim), r, out);
-}
-
-pith_status argmin_out_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                                 pith_opt_int dim, bool keepdim, const pith_tensor *out)
-{
-    (void)ks;
-    pith_value r[PITH_MAX_RETURNS];
-    return reduce_into_out(ret, "argmin", pith_call_argmin(r, self, dim, keepdim), r, out);
 }

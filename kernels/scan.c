@@ -18,8 +18,8 @@
 #include "kernels/elementwise.h"
 #include "kernels/indexing.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
-#include "kernels/sorting.h"
 
 #define SC_PLAIN(x) (x)
 #define SC_TO_U64(x) ((uint64_t)(int64_t)(x))
@@ -185,7 +185,7 @@ static pith_status scan_impl(pith_value *ret, const char *op, bool prod, scan_fo
         tensor_bump_version(target);
         return ret_self(ret, target);
     }
-    dst = out_target_begin(target, self, true);
+    dst = out_target_begin(target, &self, 1, true);
     pith_status status = dst ? scan_compute(self, d, result, prod, dst) : pith_last_status();
     if (status == PITH_OK)
         return out_target_end(op, target, dst) == PITH_OK ? ret_self(ret, target)

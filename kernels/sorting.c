@@ -1,6 +1,5 @@
 /* sorting.c — sort, argsort and topk (CPU and Meta kernels), the stable sort of keyed items
- * that multinomial shares, and the helpers for results bound for out= tensors
- * (kernels/sorting.h).
+ * that multinomial shares.
  *
  * Note [Sort keys]
  * Every element of a line becomes a uint64 key whose unsigned order is PyTorch's order of
@@ -29,6 +28,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/indexing.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
 #include "kernels/sorting.h"
 
@@ -152,37 +152,6 @@ void sort_items_first(sort_item *items, int64_t n, int64_t k, sort_item *scratch
         heap_sift_down(heap, m, 0);
     }
     memcpy(items, heap, (size_t)k * sizeof *items);
-}
-
-/* ---- results into out= targets ---- */
-
-pith_tensor *out_target_begin(pith_tensor *target, const pith_tensor *input, bool elementwise)
-{
-    bool same = elementwise && input->contiguous && tensor_data(input) == tensor_data(target) &&
-                input->dtype == target->dtype;
-    if (target->contiguous && (same || !tensors_may_overlap(input, target))) {
-        pith_retain(target);
-        return target;
-    }
-    return tensor_new(target->ndim, target->sizes, target->dtype, PITH_CPU);
-}
-
-pith_status out_target_end(const char *op, pith_tensor *target, pith_tensor *dst)
-{
-    pith_status status = dst == target ? PITH_OK : elementwise_copy(op, target, dst);
-    pith_release(dst);
-    if (status == PITH_OK)
-        tensor_bump_version(target);
-    return status;
-}
-
-pith_status out_dtype_check(const char *op, const pith_tensor *target, pith_dtype dtype)
-{
-    if (target->dtype != dtype)
-        return pith_set_error(PITH_ERR_TYPE,
-                              "%s: Expected out tensor to have dtype %s, but got %s instead",
-                              op, pith_dtype_name(dtype), pith_dtype_name(target->dtype));
-    return PITH_OK;
 }
 
 /* ---- lines ---- */
@@ -399,12 +368,7 @@ static pith_status sort_functional(pith_value *ret, const char *op, const pith_t
 static pith_status sort_out_check(const char *op, const pith_tensor *x, pith_tensor *target,
                                   pith_dtype dtype, const sort_setup *s)
 {
-    pith_tensor *dst;
-    if (out_dtype_check(op, target, dtype) != PITH_OK || devices_check(op, x, target) != PITH_OK ||
-        elementwise_output(op, ELEMENTWISE_OUT, target, s->ndim, s->sizes, dtype, x->device,
-                           &dst) != PITH_OK)
-        return pith_last_status();
-    return PITH_OK;
+    return out_target_check(op, target, s->ndim, s->sizes, dtype, x);
 }
 
 /* Sorts into the checked targets, through temporaries where they cannot be written
@@ -412,8 +376,8 @@ static pith_status sort_out_check(const char *op, const pith_tensor *x, pith_ten
 static pith_status sort_into_cpu(const char *op, const pith_tensor *x, const sort_setup *s,
                                  bool flip, pith_tensor *values, pith_tensor *indices)
 {
-    pith_tensor *vd = values ? out_target_begin(values, x, false) : NULL;
-    pith_tensor *id = !values || vd ? out_target_begin(indices, x, false) : NULL;
+    pith_tensor *vd = values ? out_target_begin(values, &x, 1, false) : NULL;
+    pith_tensor *id = !values || vd ? out_target_begin(indices, &x, 1, false) : NULL;
     pith_status status = id ? sort_compute(op, x, s, flip, vd, id) : pith_last_status();
     if (status == PITH_OK && vd) {
         status = out_target_end(op, values, vd);

@@ -1,7 +1,6 @@
 /* sorting.h — what sort, argsort and topk (kernels/sorting.c) share with the other ops
  * along one dim (kernels/scan.c, kernels/multinomial.c): the ordered keys and the stable
- * sort of (key, index) items, and the writing of results into out= and in-place targets.
- * See Note [Sort keys] in sorting.c. */
+ * sort of (key, index) items. See Note [Sort keys] in sorting.c. */
 #ifndef PITH_KERNELS_SORTING_H
 #define PITH_KERNELS_SORTING_H
 
@@ -28,22 +27,5 @@ void sort_items(sort_item *items, int64_t n, sort_item *scratch);
  * be distinct and, among equal keys, ascending in the array (as when they are loaded in
  * order): then this is sort_items followed by a truncation. */
 void sort_items_first(sort_item *items, int64_t n, int64_t k, sort_item *scratch);
-
-/* ---- results into out= and in-place targets ---- */
-
-/* Where an op writes a result bound for `target` (an out= or in-place tensor, already
- * checked and resized): `target` itself when it is contiguous and shares no memory with
- * `input`, or else a new contiguous temporary of target's shape and dtype. With
- * `elementwise`, an `input` that is exactly `target` (contiguous, one start) is also
- * written directly: the op reads each element before it writes it and never again. NULL
- * with the error set when the temporary cannot be made. */
-pith_tensor *out_target_begin(pith_tensor *target, const pith_tensor *input, bool elementwise);
-/* Finishes what out_target_begin started: copies the temporary `dst` into `target` and
- * releases it (nothing when dst is target), and bumps target's version. */
-pith_status out_target_end(const char *op, pith_tensor *target, pith_tensor *dst);
-
-/* PITH_ERR_TYPE unless out= tensor `target` has exactly `dtype` (as PyTorch's "Expected
- * out tensor to have dtype ..."). */
-pith_status out_dtype_check(const char *op, const pith_tensor *target, pith_dtype dtype);
 
 #endif /* PITH_KERNELS_SORTING_H */
