@@ -1,5 +1,5 @@
-/* linalg.c — matmul (all of PyTorch's rank rules), mm, bmm, addmm and linear, and the
- * out= forms of the first three: validation, result shapes and the CPU and Meta kernels.
+/* linalg.c — matmul (all of PyTorch's rank rules), mm, bmm, addmm and linear, and their
+ * out= forms: validation, result shapes and the CPU and Meta kernels.
  * The product itself runs in linalg_gemm.c.
  *
  * Every op becomes a matmul_plan over strided views of its operands (linear's weight is
@@ -11,6 +11,7 @@
 #include "kernels/indexing.h"
 #include "kernels/linalg.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
 
 /* Sizes and strides of an operand, possibly a transposed view of a tensor. */
@@ -233,45 +234,39 @@ static pith_status product_run(const matmul_plan *plan, const pith_tensor *a,
 }
 
 /* Note [Matmul into out=]
- * The out= forms (matmul.out, mm.out, bmm.out) take an `out` of exactly the result dtype,
- * as PyTorch does (no casting), of the result's shape or empty (then resized, as every
- * out= op: tensor_resize_out), and never expanded. The product goes straight into `out`
- * when `out` is contiguous and shares no memory with an operand. Otherwise it goes into a
- * temporary that is then copied into `out`, keeping out's strides: GEMM reads A and B
- * while it writes C, so an `out` that overlaps an operand (a.mm(a, out=a)) would be fed
- * values it had already overwritten. PyTorch writes into such an `out` directly and gives
- * wrong values; pith gives the product. */
+ * The out= forms (matmul.out, mm.out, bmm.out, addmm.out, linear.out) take an `out` of
+ * exactly the result dtype, as PyTorch does (no casting), of the result's shape or empty
+ * (then resized, as every out= op: tensor_resize_out), and never expanded. The product goes
+ * straight into `out` when `out` is contiguous and shares no memory with an operand (See
+ * Note [Destination passing]). Otherwise it goes into a temporary that is then copied into
+ * `out`, keeping out's strides: GEMM reads A and B while it writes C, so an `out` that
+ * overlaps an operand (a.mm(a, out=a)) would be fed values it had already overwritten.
+ * PyTorch writes into such an `out` directly and gives wrong values; pith gives the
+ * product. */
+typedef struct {
+    const matmul_plan *plan;
+    const pith_tensor *a, *b, *addend;
+    matmul_scalars s;
+} product_job;
+
+static pith_status product_fill(const void *ctx, pith_tensor *dst)
+{
+    const product_job *job = ctx;
+    return product_run(job->plan, job->a, job->b, job->addend, job->s, dst);
+}
+
 static pith_status product_into(pith_value *ret, const char *name, const matmul_plan *plan,
                                 const pith_tensor *a, const pith_tensor *b,
                                 const pith_tensor *addend, matmul_scalars s,
-                                pith_device device, pith_tensor *target)
+                                pith_tensor *target)
 {
-    pith_tensor *dst;
-    if (target->dtype != a->dtype)
-        return pith_set_error(PITH_ERR_TYPE,
-                              "%s: Expected out tensor to have dtype %s, but got %s instead",
-                              name, pith_dtype_name(a->dtype), pith_dtype_name(target->dtype));
-    if (devices_check(name, a, target) != PITH_OK || devices_check(name, b, target) != PITH_OK ||
-        elementwise_output(name, ELEMENTWISE_OUT, target, plan->out_ndim, plan->out_sizes,
-                           a->dtype, device, &dst) != PITH_OK)
+    if (out_target_check(name, target, plan->out_ndim, plan->out_sizes, a->dtype, a) !=
+            PITH_OK ||
+        devices_check(name, b, target) != PITH_OK)
         return pith_last_status();
-    if (device == PITH_CPU && target->numel > 0) {
-        bool direct = target->contiguous && !tensors_may_overlap(a, target) &&
-                      !tensors_may_overlap(b, target) &&
-                      !(addend && tensors_may_overlap(addend, target));
-        pith_tensor *temp = direct ? NULL : tensor_new(target->ndim, target->sizes,
-                                                       target->dtype, PITH_CPU);
-        pith_status status = direct || temp ? PITH_OK : pith_last_status();
-        if (status == PITH_OK)
-            status = product_run(plan, a, b, addend, s, direct ? target : temp);
-        if (status == PITH_OK && temp)
-            status = elementwise_copy(name, target, temp);
-        pith_release(temp);
-        if (status != PITH_OK)
-            return status;
-    }
-    tensor_bump_version(target);
-    return ret_self(ret, target);
+    const pith_tensor *inputs[3] = {a, b, addend};
+    product_job job = {plan, a, b, addend, s};
+    return out_target_write(ret, name, target, inputs, 3, false, product_fill, &job);
 }
 
 /* The shared tail of every op: validate the addend, make the output (or check `target`,
@@ -291,7 +286,7 @@ static pith_status matmul_exec(pith_value *ret, const char *name, const pith_ten
          reduce_check_cpu(name, addend) != PITH_OK))
         return pith_last_status();
     if (target)
-        return product_into(ret, name, &plan, a, b, addend, s, device, (pith_tensor *)target);
+        return product_into(ret, name, &plan, a, b, addend, s, (pith_tensor *)target);
     pith_tensor *out = tensor_new(plan.out_ndim, plan.out_sizes, a->dtype, device);
     if (!out || device == PITH_META)
         return ret_tensor(ret, out);
@@ -364,7 +359,7 @@ static pith_status bmm_impl(pith_value *ret, const pith_tensor *self, const pith
 
 static pith_status addmm_impl(pith_value *ret, const pith_tensor *self, const pith_tensor *mat1,
                               const pith_tensor *mat2, pith_scalar beta, pith_scalar alpha,
-                              pith_device device)
+                              pith_device device, const pith_tensor *target)
 {
     mm_view va, vb;
     matmul_scalars s;
@@ -380,12 +375,12 @@ static pith_status addmm_impl(pith_value *ret, const pith_tensor *self, const pi
         return pith_last_status();
     view_of(mat1, &va);
     view_of(mat2, &vb);
-    return matmul_exec(ret, "addmm", mat1, &va, mat2, &vb, self, s, device, NULL);
+    return matmul_exec(ret, "addmm", mat1, &va, mat2, &vb, self, s, device, target);
 }
 
 static pith_status linear_impl(pith_value *ret, const pith_tensor *input,
                                const pith_tensor *weight, const pith_tensor *bias,
-                               pith_device device)
+                               pith_device device, const pith_tensor *target)
 {
     mm_view va, vb;
     matmul_scalars s = plain_product;
@@ -402,7 +397,7 @@ static pith_status linear_impl(pith_value *ret, const pith_tensor *input,
     }
     view_of(input, &va);
     view_transposed(weight, &vb);
-    return matmul_exec(ret, "linear", input, &va, weight, &vb, bias, s, device, NULL);
+    return matmul_exec(ret, "linear", input, &va, weight, &vb, bias, s, device, target);
 }
 
 /* ---- the kernels ---- */
@@ -433,25 +428,32 @@ LINALG_KERNELS(matmul, other)
 LINALG_KERNELS(mm, mat2)
 LINALG_KERNELS(bmm, mat2)
 
-pith_status addmm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                      const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta,
-                      pith_scalar alpha)
-{
-    return addmm_impl(ret, self, mat1, mat2, beta, alpha, PITH_CPU);
-}
-pith_status addmm_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta,
-                       pith_scalar alpha)
-{
-    return addmm_impl(ret, self, mat1, mat2, beta, alpha, PITH_META);
-}
-pith_status linear_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *input,
-                       const pith_tensor *weight, const pith_tensor *bias)
-{
-    return linear_impl(ret, input, weight, bias, PITH_CPU);
-}
-pith_status linear_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input,
-                        const pith_tensor *weight, const pith_tensor *bias)
-{
-    return linear_impl(ret, input, weight, bias, PITH_META);
-}
+/* The functional and out= kernels of addmm and linear, on CPU and Meta. */
+#define ADDMM_KERNELS_(suffix, device)                                                      \
+    pith_status addmm_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,    \
+                               const pith_tensor *mat1, const pith_tensor *mat2,            \
+                               pith_scalar beta, pith_scalar alpha)                         \
+    {                                                                                       \
+        return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, NULL);                \
+    }                                                                                       \
+    pith_status addmm_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
+                                   const pith_tensor *mat1, const pith_tensor *mat2,        \
+                                   pith_scalar beta, pith_scalar alpha,                     \
+                                   const pith_tensor *out)                                  \
+    {                                                                                       \
+        return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, out);                 \
+    }                                                                                       \
+    pith_status linear_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *input,  \
+                                const pith_tensor *weight, const pith_tensor *bias)         \
+    {                                                                                       \
+        return linear_impl(ret, input, weight, bias, device, NULL);                         \
+    }                                                                                       \
+    pith_status linear_out_##suffix(pith_keyset ks, pith_value *ret,                        \
+                                    const pith_tensor *input, const pith_tensor *weight,    \
+                                    const pith_tensor *bias, const pith_tensor *out)        \
+    {                                                                                       \
+        return linear_impl(ret, input, weight, bias, device, out);                          \
+    }
+ADDMM_KERNELS_(cpu, PITH_CPU)
+ADDMM_KERNELS_(meta, PITH_META)
+#undef ADDMM_KERNELS_

@@ -223,8 +223,15 @@
       "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", \
       BACKEND, (TENSOR, self), (TENSOR, mat1), (TENSOR, mat2), (SCALAR, beta),              \
       (SCALAR, alpha))                                                                      \
+    _(addmm_out,                                                                            \
+      "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (TENSOR, mat1), (TENSOR, mat2), (SCALAR, beta),              \
+      (SCALAR, alpha), (TENSOR, out))                                                       \
     _(linear, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", BACKEND,  \
-      (TENSOR, input), (TENSOR, weight), (OPT_TENSOR, bias))
+      (TENSOR, input), (TENSOR, weight), (OPT_TENSOR, bias))                                \
+    _(linear_out,                                                                           \
+      "linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, input), (TENSOR, weight), (OPT_TENSOR, bias), (TENSOR, out))
 
 /* ---- views (kernels/views.c); they work for every backend ---- */
 #define PITH_FORALL_OPS_VIEWS_(_)                                                           \
