@@ -1,13 +1,15 @@
 /* indexing.c — ops that pick elements by an index tensor: index_select, gather and
- * embedding; and the helpers of indexing.h.
+ * embedding, and their out= forms; and the helpers of indexing.h.
  *
- * Every index is loaded and bounds-checked before the parallel copy (see indexing.h).
- * Outputs are new contiguous tensors with self's dtype. */
+ * Every index is loaded and bounds-checked before the parallel copy (see indexing.h), and
+ * before anything is written: an out= tensor that is the index itself is safe. Outputs are
+ * contiguous tensors with self's dtype. */
 #include <omp.h>
 #include <stdlib.h>
 
 #include "core/parallel.h"
 #include "kernels/indexing.h"
+#include "kernels/out_target.h"
 #include "kernels/views.h"
 
 /* ---- helpers ---- */
@@ -151,43 +153,81 @@ static pith_status index_select_check(const pith_tensor *self, int64_t dim,
     return devices_check("index_select", self, index);
 }
 
-static pith_tensor *index_select_output(const pith_tensor *self, int d, const pith_tensor *index)
+/* What rows_fill copies: rows_gather's arguments. */
+typedef struct {
+    const pith_tensor *self;
+    int dim;
+    const int64_t *idx;
+    int64_t nidx;
+} rows_job;
+
+static pith_status rows_fill(const void *ctx, pith_tensor *dst)
 {
-    int64_t sizes[PITH_MAX_DIMS];
-    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    if (self->ndim > 0)
-        sizes[d] = index->numel;
-    return tensor_new(self->ndim, sizes, self->dtype, self->device);
+    const rows_job *job = ctx;
+    rows_gather(tensor_data(dst), job->self, job->dim, job->idx, job->nidx);
+    return PITH_OK;
 }
 
-pith_status index_select_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                             int64_t dim, const pith_tensor *index)
+/* The result of index_select and embedding: `self` rows picked along `dim` into a new tensor
+ * (target NULL) or into out= tensor `target` of self's dtype, whose shape is (ndim, sizes).
+ * `idx` (nidx values, already in range) is NULL for a Meta kernel. */
+static pith_status rows_result(pith_value *ret, const char *name, const pith_tensor *self,
+                               int dim, const int64_t *idx, int64_t nidx, int ndim,
+                               const int64_t *sizes, pith_device device, pith_tensor *target)
+{
+    rows_job job = {self, dim, idx, nidx};
+    if (target) {
+        if (out_target_check(name, target, ndim, sizes, self->dtype, self) != PITH_OK)
+            return pith_last_status();
+        return out_target_write(ret, name, target, &self, 1, false, rows_fill, &job);
+    }
+    pith_tensor *out = tensor_new(ndim, sizes, self->dtype, device);
+    if (out && device == PITH_CPU)
+        rows_fill(&job, out);
+    return ret_tensor(ret, out);
+}
+
+/* index_select: functional (target NULL) or out= into `target`. */
+static pith_status index_select_impl(pith_value *ret, const pith_tensor *self, int64_t dim,
+                                     const pith_tensor *index, pith_device device,
+                                     pith_tensor *target)
 {
     int d = 0;
     int64_t *idx = NULL;
     if (index_select_check(self, dim, index, &d) != PITH_OK ||
-        index_load("index_select", index, &idx) != PITH_OK)
+        (device == PITH_CPU && index_load("index_select", index, &idx) != PITH_OK))
         return pith_last_status();
     int64_t bound = self->ndim > 0 ? self->sizes[d] : 1;
-    if (index_find_out_of_range(idx, index->numel, bound) >= 0) {
+    if (device == PITH_CPU && index_find_out_of_range(idx, index->numel, bound) >= 0) {
         free(idx);
         return pith_set_error(PITH_ERR_INDEX, "index_select(): index out of range in self");
     }
-    pith_tensor *out = index_select_output(self, d, index);
-    if (out)
-        rows_gather(tensor_data(out), self, d, idx, index->numel);
+    int64_t sizes[PITH_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    if (self->ndim > 0)
+        sizes[d] = index->numel;
+    pith_status status = rows_result(ret, "index_select", self, d, idx, index->numel,
+                                     self->ndim, sizes, device, target);
     free(idx);
-    return ret_tensor(ret, out);
+    return status;
 }
 
-pith_status index_select_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                              int64_t dim, const pith_tensor *index)
-{
-    int d = 0;
-    if (index_select_check(self, dim, index, &d) != PITH_OK)
-        return pith_last_status();
-    return ret_tensor(ret, index_select_output(self, d, index));
-}
+#define INDEX_SELECT_KERNELS_(suffix, device)                                               \
+    pith_status index_select_##suffix(pith_keyset ks, pith_value *ret,                      \
+                                      const pith_tensor *self, int64_t dim,                 \
+                                      const pith_tensor *index)                             \
+    {                                                                                       \
+        return index_select_impl(ret, self, dim, index, device, NULL);                      \
+    }                                                                                       \
+    pith_status index_select_out_##suffix(pith_keyset ks, pith_value *ret,                  \
+                                          const pith_tensor *self, int64_t dim,             \
+                                          const pith_tensor *index, const pith_tensor *out) \
+    {                                                                                       \
+        return index_select_impl(ret, self, dim, index, device, (pith_tensor *)out);        \
+    }
+INDEX_SELECT_KERNELS_(cpu, PITH_CPU)
+INDEX_SELECT_KERNELS_(meta, PITH_META)
+#undef INDEX_SELECT_KERNELS_
 
 /* ---- embedding ---- */
 
@@ -211,37 +251,45 @@ static pith_status embedding_check(const pith_tensor *weight, const pith_tensor 
     return devices_check("embedding", weight, indices);
 }
 
-/* padding_idx, scale_grad_by_freq and sparse only change the gradient, so the forward
- * accepts and ignores them (as PyTorch's aten::embedding does). */
-pith_status embedding_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *weight,
-                          const pith_tensor *indices, int64_t padding_idx,
-                          bool scale_grad_by_freq, bool sparse)
+/* embedding: functional (target NULL) or out= into `target`. padding_idx,
+ * scale_grad_by_freq and sparse only change the gradient, so the forward accepts and ignores
+ * them (as PyTorch's aten::embedding does). */
+static pith_status embedding_impl(pith_value *ret, const pith_tensor *weight,
+                                  const pith_tensor *indices, pith_device device,
+                                  pith_tensor *target)
 {
     int64_t sizes[PITH_MAX_DIMS];
     int64_t *idx = NULL;
     if (embedding_check(weight, indices, sizes) != PITH_OK ||
-        index_load("embedding", indices, &idx) != PITH_OK)
+        (device == PITH_CPU && index_load("embedding", indices, &idx) != PITH_OK))
         return pith_last_status();
-    if (index_find_out_of_range(idx, indices->numel, weight->sizes[0]) >= 0) {
+    if (device == PITH_CPU && index_find_out_of_range(idx, indices->numel, weight->sizes[0]) >= 0) {
         free(idx);
         return pith_set_error(PITH_ERR_INDEX, "embedding: index out of range in self");
     }
-    pith_tensor *out = tensor_new(indices->ndim + 1, sizes, weight->dtype, weight->device);
-    if (out)
-        rows_gather(tensor_data(out), weight, 0, idx, indices->numel);
+    pith_status status = rows_result(ret, "embedding", weight, 0, idx, indices->numel,
+                                     indices->ndim + 1, sizes, device, target);
     free(idx);
-    return ret_tensor(ret, out);
+    return status;
 }
 
-pith_status embedding_meta(pith_keyset ks, pith_value *ret, const pith_tensor *weight,
-                           const pith_tensor *indices, int64_t padding_idx,
-                           bool scale_grad_by_freq, bool sparse)
-{
-    int64_t sizes[PITH_MAX_DIMS];
-    if (embedding_check(weight, indices, sizes) != PITH_OK)
-        return pith_last_status();
-    return ret_tensor(ret, tensor_new(indices->ndim + 1, sizes, weight->dtype, PITH_META));
-}
+#define EMBEDDING_KERNELS_(suffix, device)                                                  \
+    pith_status embedding_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *weight, \
+                                   const pith_tensor *indices, int64_t padding_idx,         \
+                                   bool scale_grad_by_freq, bool sparse)                    \
+    {                                                                                       \
+        return embedding_impl(ret, weight, indices, device, NULL);                          \
+    }                                                                                       \
+    pith_status embedding_out_##suffix(pith_keyset ks, pith_value *ret,                     \
+                                       const pith_tensor *weight, const pith_tensor *indices, \
+                                       int64_t padding_idx, bool scale_grad_by_freq,        \
+                                       bool sparse, const pith_tensor *out)                 \
+    {                                                                                       \
+        return embedding_impl(ret, weight, indices, device, (pith_tensor *)out);            \
+    }
+EMBEDDING_KERNELS_(cpu, PITH_CPU)
+EMBEDDING_KERNELS_(meta, PITH_META)
+#undef EMBEDDING_KERNELS_
 
 /* ---- gather ---- */
 
@@ -279,16 +327,58 @@ static pith_status gather_check(const pith_tensor *self, int64_t dim, const pith
     return PITH_OK;
 }
 
-pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                       const pith_tensor *index, bool sparse_grad)
+/* What gather_fill copies. */
+typedef struct {
+    const pith_tensor *self, *index;
+    int dim;
+    const int64_t *idx;
+} gather_job;
+
+static pith_status gather_fill(const void *ctx, pith_tensor *dst)
+{
+    const gather_job *job = ctx;
+    const pith_tensor *self = job->self, *index = job->index;
+    const int64_t *idx = job->idx;
+    int64_t n = index->numel;
+    if (n == 0)
+        return PITH_OK;
+    size_t itemsize = pith_dtype_size(self->dtype);
+    const char *src = tensor_data(self);
+    char *out = tensor_data(dst);
+    /* Walk the index's shape with self's strides, except along `dim`, where the index value
+     * picks the element. A 0-dim self has one element. */
+    int64_t strides[PITH_MAX_DIMS] = {0};
+    if (self->ndim > 0)
+        memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
+    /* index sizes <= self's (gather_check) and idx[i] < self's size: these offsets are
+     * self's own, which fit. See Note [Geometry fits in int64] (core/tensor.c). */
+    int64_t dim_stride = strides[job->dim] * (int64_t)itemsize;
+    strides[job->dim] = 0;
+    int threads = parallel_threads_for(n);
+    PITH_PARALLEL_REGION(threads, {
+        int64_t begin, end;
+        thread_range(n, &begin, &end);
+        strided_walk w;
+        walk_init(&w, index->ndim, index->sizes, strides, itemsize, begin);
+        for (int64_t i = begin; i < end; i++, walk_next(&w))
+            element_copy(out + (size_t)i * itemsize, src + w.offset + idx[i] * dim_stride,
+                         itemsize);
+    });
+    return PITH_OK;
+}
+
+/* gather: functional (target NULL) or out= into `target` (of self's dtype). */
+static pith_status gather_impl(pith_value *ret, const pith_tensor *self, int64_t dim,
+                               const pith_tensor *index, pith_device device,
+                               pith_tensor *target)
 {
     int d = 0;
     int64_t *idx = NULL;
     if (gather_check(self, dim, index, &d) != PITH_OK ||
-        index_load("gather", index, &idx) != PITH_OK)
+        (device == PITH_CPU && index_load("gather", index, &idx) != PITH_OK))
         return pith_last_status();
-    int64_t n = index->numel, bound = self->ndim > 0 ? self->sizes[d] : 1;
-    int64_t bad = index_find_out_of_range(idx, n, bound);
+    int64_t bound = self->ndim > 0 ? self->sizes[d] : 1;
+    int64_t bad = device == PITH_CPU ? index_find_out_of_range(idx, index->numel, bound) : -1;
     if (bad >= 0) {
         pith_status status =
             pith_set_error(PITH_ERR_INDEX,
@@ -297,40 +387,36 @@ pith_status gather_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
         free(idx);
         return status;
     }
-    pith_tensor *out = tensor_new(index->ndim, index->sizes, self->dtype, self->device);
-    if (out && n > 0) {
-        size_t itemsize = pith_dtype_size(self->dtype);
-        const char *src = tensor_data(self);
-        char *dst = tensor_data(out);
-        /* Walk the index's shape with self's strides, except along `dim`, where the
-         * index value picks the element. A 0-dim self has one element. */
-        int64_t strides[PITH_MAX_DIMS] = {0};
-        if (self->ndim > 0)
-            memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
-        /* index sizes <= self's (gather_check) and idx[i] < self's size: these offsets are
-         * self's own, which fit. See Note [Geometry fits in int64] (core/tensor.c). */
-        int64_t dim_stride = strides[d] * (int64_t)itemsize;
-        strides[d] = 0;
-        int threads = parallel_threads_for(n);
-        PITH_PARALLEL_REGION(threads, {
-            int64_t begin, end;
-            thread_range(n, &begin, &end);
-            strided_walk w;
-            walk_init(&w, index->ndim, index->sizes, strides, itemsize, begin);
-            for (int64_t i = begin; i < end; i++, walk_next(&w))
-                element_copy(dst + (size_t)i * itemsize, src + w.offset + idx[i] * dim_stride,
-                              itemsize);
-        });
+    gather_job job = {self, index, d, idx};
+    pith_status status;
+    if (target) {
+        status = out_target_check("gather", target, index->ndim, index->sizes, self->dtype,
+                                  self);
+        if (status == PITH_OK)
+            status = out_target_write(ret, "gather", target, &self, 1, false, gather_fill,
+                                      &job);
+    } else {
+        pith_tensor *out = tensor_new(index->ndim, index->sizes, self->dtype, device);
+        if (out && device == PITH_CPU)
+            gather_fill(&job, out);
+        status = ret_tensor(ret, out);
     }
     free(idx);
-    return ret_tensor(ret, out);
+    return status;
 }
 
-pith_status gather_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                        const pith_tensor *index, bool sparse_grad)
-{
-    int d = 0;
-    if (gather_check(self, dim, index, &d) != PITH_OK)
-        return pith_last_status();
-    return ret_tensor(ret, tensor_new(index->ndim, index->sizes, self->dtype, PITH_META));
-}
+#define GATHER_KERNELS_(suffix, device)                                                     \
+    pith_status gather_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,   \
+                                int64_t dim, const pith_tensor *index, bool sparse_grad)    \
+    {                                                                                       \
+        return gather_impl(ret, self, dim, index, device, NULL);                            \
+    }                                                                                       \
+    pith_status gather_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
+                                    int64_t dim, const pith_tensor *index, bool sparse_grad, \
+                                    const pith_tensor *out)                                 \
+    {                                                                                       \
+        return gather_impl(ret, self, dim, index, device, (pith_tensor *)out);              \
+    }
+GATHER_KERNELS_(cpu, PITH_CPU)
+GATHER_KERNELS_(meta, PITH_META)
+#undef GATHER_KERNELS_

@@ -296,8 +296,15 @@
       COMPOSITE, (TENSOR_LIST, tensors), (INT, dim), (TENSOR, out))                         \
     _(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", BACKEND,  \
       (TENSOR, self), (INT, dim), (TENSOR, index))                                          \
+    _(index_select_out,                                                                     \
+      "index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT, dim), (TENSOR, index), (TENSOR, out))                  \
     _(gather, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", \
       BACKEND, (TENSOR, self), (INT, dim), (TENSOR, index), (BOOL, sparse_grad))            \
+    _(gather_out,                                                                           \
+      "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT, dim), (TENSOR, index), (BOOL, sparse_grad),            \
+      (TENSOR, out))                                                                        \
     _(masked_fill, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",  \
       BACKEND, (TENSOR, self), (TENSOR, mask), (SCALAR, value))                             \
     _(masked_fill_,                                                                         \
@@ -314,7 +321,11 @@
     _(embedding,                                                                            \
       "embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
       BACKEND, (TENSOR, weight), (TENSOR, indices), (INT, padding_idx),                     \
-      (BOOL, scale_grad_by_freq), (BOOL, sparse))
+      (BOOL, scale_grad_by_freq), (BOOL, sparse))                                           \
+    _(embedding_out,                                                                        \
+      "embedding.out(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, weight), (TENSOR, indices), (INT, padding_idx),                     \
+      (BOOL, scale_grad_by_freq), (BOOL, sparse), (TENSOR, out))
 
 /* ---- advanced indexing (kernels/indexing_advanced.c, kernels/indexing_put.c) ---- */
 #define PITH_FORALL_OPS_ADVANCED_INDEXING_(_)                                               \
