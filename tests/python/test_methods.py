@@ -198,6 +198,138 @@ def test_out_keyword_on_an_op_without_out_is_a_type_error():
         pith.reshape(sample(), (6,), out=pith.empty(6))
 
 
+# The destination-passing out= kernels (Note [Destination passing]): each against PyTorch's
+# out= (or its functional op where torch's Python takes no out=) and against pith's own
+# functional op, bit for bit; the out is returned, resized when empty, refused when of
+# another shape or dtype.
+def _wavy(*shape):
+    n = math.prod(shape)
+    return [3 * math.sin(0.7 * i) for i in range(n)], shape
+
+
+def _pair(*shape):
+    flat, shape = _wavy(*shape)
+    p = pith.tensor(flat).reshape(shape)
+    return p, (torch.tensor(flat).reshape(shape) if torch is not None else None)
+
+
+def _index(values):
+    return pith.tensor(values), (torch.tensor(values) if torch is not None else None)
+
+
+OUT_CALLS = [
+    # name, (pith args, torch args) builder, exact against torch
+    ("sum", lambda x, t: ((x, 1), (t, 1)), False),
+    ("mean", lambda x, t: ((x, [0, 2]), (t, [0, 2])), False),
+    ("amax", lambda x, t: ((x, 1), (t, 1)), True),
+    ("amin", lambda x, t: ((x, [0, 2], True), (t, [0, 2], True)), True),
+    ("argmax", lambda x, t: ((x, 2), (t, 2)), True),
+    ("argmin", lambda x, t: ((x, 0), (t, 0)), True),
+    ("softmax", lambda x, t: ((x, 2), (t, 2)), False),
+    ("log_softmax", lambda x, t: ((x, 1), (t, 1)), False),
+]
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+@pytest.mark.parametrize("name,make,exact", OUT_CALLS, ids=[c[0] for c in OUT_CALLS])
+def test_out_kernels_match_torch_and_the_functional_op(name, make, exact):
+    x, t = _pair(3, 4, 5)
+    pargs, targs = make(x, t)
+    expected = getattr(torch, name)(*targs)
+    functional = getattr(pith, name)(*pargs)
+    out = pith.empty(0, dtype=functional.dtype)
+    assert getattr(pith, name)(*pargs, out=out) is out
+    assert out.tolist() == functional.tolist()
+    t_out = torch.empty(0, dtype=expected.dtype)
+    getattr(torch, name)(*targs, out=t_out)
+    assert tuple(out.shape) == tuple(t_out.shape)
+    if exact:
+        assert out.tolist() == t_out.tolist()
+    else:
+        assert torch.allclose(torch.tensor(out.tolist()), t_out, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_linalg_and_indexing_out_kernels_match_torch():
+    a, ta = _pair(4, 3)
+    m, tm = _pair(3, 6)
+    s, ts = _pair(6)
+    w, tw = _pair(6, 3)
+    out = pith.empty(4, 6)
+    pith.addmm(s, a, m, beta=0.5, alpha=2, out=out)
+    assert out.tolist() == pith.addmm(s, a, m, beta=0.5, alpha=2).tolist()
+    assert torch.allclose(torch.tensor(out.tolist()),
+                          torch.addmm(ts, ta, tm, beta=0.5, alpha=2), atol=1e-5)
+    out = pith.empty(4, 6)
+    pith.linear(a, w, s, out=out)
+    assert out.tolist() == pith.linear(a, w, s).tolist()
+    assert torch.allclose(torch.tensor(out.tolist()), torch._C._nn.linear(ta, tw, ts),
+                          atol=1e-5)
+    x, tx = _pair(4, 5)
+    idx, tidx = _index([[0, 4, 1], [2, 2, 3], [1, 0, 0], [4, 3, 2]])
+    out = pith.empty(4, 3)
+    pith.gather(x, 1, idx, out=out)
+    assert out.tolist() == torch.gather(tx, 1, tidx).tolist()
+    sel, tsel = _index([3, 0, 3])
+    out = pith.empty(0)
+    pith.index_select(x, 0, sel, out=out)
+    assert out.tolist() == torch.index_select(tx, 0, tsel).tolist()
+    out = pith.empty(3, 5).t().t()
+    pith.embedding(x, sel, out=out)
+    assert out.tolist() == torch.embedding(tx, tsel).tolist()
+    g, tg = _pair(5)
+    b, tb = _pair(5)
+    out = pith.empty(4, 5)
+    pith.layer_norm(x, [5], g, b, out=out)
+    assert out.tolist() == pith.layer_norm(x, [5], g, b).tolist()
+    assert torch.allclose(torch.tensor(out.tolist()),
+                          torch.nn.functional.layer_norm(tx, [5], tg, tb), atol=1e-5)
+
+
+def test_out_kernels_into_a_transposed_out_keep_its_strides():
+    x, _ = _pair(5, 4)
+    out = pith.empty(4, 5).t()
+    pith.softmax(x, 1, out=out)
+    assert out.stride() == (1, 5)
+    assert out.tolist() == pith.softmax(x, 1).tolist()
+    out = pith.empty(4, 5).t()
+    pith.sum(pith.stack([x, x]), 0, out=out)
+    assert out.tolist() == pith.sum(pith.stack([x, x]), 0).tolist()
+
+
+def test_sum_out_computes_in_outs_dtype():
+    x = pith.tensor([[1, 2], [3, 4]], dtype=pith.int32)
+    out = pith.empty(2, dtype=pith.float64)
+    pith.sum(x, 0, out=out)
+    assert values(out) == (pith.float64, (2,), [4.0, 6.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda o: pith.sum(sample(), 0, out=o),
+    lambda o: pith.amax(sample(), 0, out=o),
+    lambda o: pith.softmax(sample(), 0, out=o),
+    lambda o: pith.gather(sample(), 1, pith.tensor([[0], [1]]), out=o),
+    lambda o: pith.layer_norm(sample(), [3], out=o),
+], ids=["sum", "amax", "softmax", "gather", "layer_norm"])
+def test_out_kernels_refuse_another_shape(call):
+    out = pith.full((4, 4), 7.0)
+    with pytest.raises(RuntimeError, match="only an empty out= tensor is resized"):
+        call(out)
+    assert out.tolist() == [[7.0] * 4] * 4
+
+
+@pytest.mark.parametrize("call", [
+    lambda o: pith.amax(sample(), 0, out=o),
+    lambda o: pith.softmax(sample(), 0, out=o),
+    lambda o: pith.index_select(sample(), 0, pith.tensor([1]), out=o),
+    lambda o: pith.addmm(pith.zeros(3), sample().t(), sample(), out=o),
+], ids=["amax", "softmax", "index_select", "addmm"])
+def test_out_kernels_refuse_another_dtype(call):
+    out = pith.empty(0, dtype=pith.float64)
+    with pytest.raises(TypeError, match="Expected out tensor to have dtype float32"):
+        call(out)
+
+
 def test_add_alpha():
     x = sample()
     assert pith.add(x, x, alpha=2).tolist() == (x * 3).tolist()
