@@ -1,4 +1,5 @@
-/* normalisation.c — softmax, log_softmax and layer_norm (CPU and Meta kernels).
+/* normalisation.c — softmax, log_softmax and layer_norm and their out= forms (CPU and Meta
+ * kernels).
  *
  * Both work on a contiguous copy of the input (none is made when it already is), seen as
  * [outer, len, inner] around the normalised dims. Contiguous float32 and float64 rows run in
@@ -12,6 +13,7 @@
 #include "core/dtype.h"
 #include "core/parallel.h"
 #include "kernels/ops_internal.h"
+#include "kernels/out_target.h"
 #include "kernels/reduce.h"
 #include "kernels/vecmath.h"
 
@@ -115,77 +117,102 @@ static pith_tensor *contiguous_of(const pith_tensor *x)
     return ret[0].u.t;
 }
 
-static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
-                                const pith_tensor *self, int64_t dim, pith_opt_dtype dtype,
-                                pith_device device)
+/* What softmax_fill computes: softmax or log_softmax of `self` along `dim`, in `work`. */
+typedef struct {
+    const pith_tensor *self;
+    int dim;
+    pith_dtype work;
+    bool log;
+} softmax_job;
+
+/* Writes the job's result into the contiguous `dst` of self's shape and the work dtype:
+ * what the functional and out= kernels share (See Note [Destination passing]). */
+static pith_status softmax_fill(const void *ctx, pith_tensor *dst)
 {
-    int d = 0;
-    pith_dtype work = PITH_FLOAT32;
-    if ((device == PITH_CPU && reduce_check_cpu(name, self) != PITH_OK) ||
-        softmax_prepare(name, self, dim, dtype, &d, &work) != PITH_OK)
-        return pith_last_status();
-    pith_tensor *out = tensor_new(self->ndim, self->sizes, work, device);
-    if (!out || device == PITH_META || out->numel == 0)
-        return ret_tensor(ret, out);
+    const softmax_job *job = ctx;
+    const pith_tensor *self = job->self;
+    pith_dtype work = job->work;
+    if (dst->numel == 0)
+        return PITH_OK;
     pith_tensor *converted = reduce_convert(self, work);
     pith_tensor *src = converted ? contiguous_of(converted) : NULL;
     pith_release(converted);
-    if (!src) {
-        pith_release(out);
+    if (!src)
         return pith_last_status();
-    }
-    softmax_shape s = {1, self->ndim ? self->sizes[d] : 1, 1, log};
+    softmax_shape s = {1, self->ndim ? self->sizes[job->dim] : 1, 1, job->log};
     for (int i = 0; i < self->ndim; i++) {
-        if (i < d)
+        if (i < job->dim)
             s.outer *= self->sizes[i];
-        else if (i > d)
+        else if (i > job->dim)
             s.inner *= self->sizes[i];
     }
     int nthreads = parallel_threads_for(self->numel);
-    if (s.inner == 1 && (work == PITH_FLOAT32 || work == PITH_FLOAT64)) {
-        if (work == PITH_FLOAT32)
-            softmax_rows_f32((const float *)tensor_data(src), (float *)tensor_data(out),
-                             s.outer, s.len, log, nthreads);
-        else
-            softmax_rows_f64((const double *)tensor_data(src), (double *)tensor_data(out),
-                             s.outer, s.len, log, nthreads);
-        pith_release(src);
-        return ret_tensor(ret, out);
-    }
-    switch (work) {
+    if (s.inner == 1 && work == PITH_FLOAT32)
+        softmax_rows_f32((const float *)tensor_data(src), (float *)tensor_data(dst), s.outer,
+                         s.len, job->log, nthreads);
+    else if (s.inner == 1 && work == PITH_FLOAT64)
+        softmax_rows_f64((const double *)tensor_data(src), (double *)tensor_data(dst), s.outer,
+                         s.len, job->log, nthreads);
+    else
+        switch (work) {
 #define NM_SOFTMAX_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                   \
     case E:                                                                                 \
-        softmax_##E(tensor_data(src), tensor_data(out), &s, nthreads);                      \
+        softmax_##E(tensor_data(src), tensor_data(dst), &s, nthreads);                      \
         break;
-        NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_CASE_)
+            NM_FORALL_FLOAT_DTYPES(NM_SOFTMAX_CASE_)
 #undef NM_SOFTMAX_CASE_
-    default:
-        break;
-    }
+        default:
+            break;
+        }
     pith_release(src);
+    return PITH_OK;
+}
+
+/* softmax and log_softmax: functional (target NULL) or out= into `target`, whose dtype must
+ * be the work dtype (PyTorch's rule). */
+static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
+                                const pith_tensor *self, int64_t dim, pith_opt_dtype dtype,
+                                pith_device device, pith_tensor *target)
+{
+    int d = 0;
+    pith_dtype work = PITH_FLOAT32;
+    if ((device == PITH_CPU && (reduce_check_cpu(name, self) != PITH_OK ||
+                                reduce_check_cpu(name, target) != PITH_OK)) ||
+        softmax_prepare(name, self, dim, dtype, &d, &work) != PITH_OK)
+        return pith_last_status();
+    softmax_job job = {self, d, work, log};
+    if (target) {
+        if (out_target_check(name, target, self->ndim, self->sizes, work, self) != PITH_OK)
+            return pith_last_status();
+        return out_target_write(ret, name, target, &self, 1, false, softmax_fill, &job);
+    }
+    pith_tensor *out = tensor_new(self->ndim, self->sizes, work, device);
+    if (!out || device == PITH_META)
+        return ret_tensor(ret, out);
+    if (softmax_fill(&job, out) != PITH_OK) {
+        pith_release(out);
+        return pith_last_status();
+    }
     return ret_tensor(ret, out);
 }
 
-pith_status softmax_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                        pith_opt_dtype dtype)
-{
-    return softmax_impl(ret, "softmax", false, self, dim, dtype, PITH_CPU);
-}
-pith_status softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                         pith_opt_dtype dtype)
-{
-    return softmax_impl(ret, "softmax", false, self, dim, dtype, PITH_META);
-}
-pith_status log_softmax_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                            int64_t dim, pith_opt_dtype dtype)
-{
-    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, PITH_CPU);
-}
-pith_status log_softmax_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                             int64_t dim, pith_opt_dtype dtype)
-{
-    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, PITH_META);
-}
+/* The functional and out= kernels of softmax or log_softmax, on CPU and Meta. */
+#define NM_SOFTMAX_KERNELS_(id, log, suffix, device)                                        \
+    pith_status id##_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
+                              int64_t dim, pith_opt_dtype dtype)                            \
+    {                                                                                       \
+        return softmax_impl(ret, #id, log, self, dim, dtype, device, NULL);                 \
+    }                                                                                       \
+    pith_status id##_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
+                                  int64_t dim, pith_opt_dtype dtype, const pith_tensor *out) \
+    {                                                                                       \
+        return softmax_impl(ret, #id, log, self, dim, dtype, device, (pith_tensor *)out);   \
+    }
+NM_SOFTMAX_KERNELS_(softmax, false, cpu, PITH_CPU)
+NM_SOFTMAX_KERNELS_(softmax, false, meta, PITH_META)
+NM_SOFTMAX_KERNELS_(log_softmax, true, cpu, PITH_CPU)
+NM_SOFTMAX_KERNELS_(log_softmax, true, meta, PITH_META)
+#undef NM_SOFTMAX_KERNELS_
 
 /* ---- layer_norm ---- */
 
@@ -305,20 +332,21 @@ static pith_status layer_norm_prepare(const pith_tensor *input, pith_int_list sh
     return PITH_OK;
 }
 
-static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
-                                   pith_int_list shape, const pith_tensor *weight,
-                                   const pith_tensor *bias, double eps, pith_device device)
+/* What layer_norm_fill computes. */
+typedef struct {
+    const pith_tensor *input, *weight, *bias;
+    pith_int_list shape;
+    double eps;
+} layer_norm_job;
+
+/* Writes the job's result into the contiguous `dst` of input's shape and dtype: what the
+ * functional and out= kernels share (See Note [Destination passing]). */
+static pith_status layer_norm_fill(const void *ctx, pith_tensor *dst)
 {
-    if (device == PITH_CPU &&
-        (reduce_check_cpu("layer_norm", input) != PITH_OK ||
-         reduce_check_cpu("layer_norm", weight) != PITH_OK ||
-         reduce_check_cpu("layer_norm", bias) != PITH_OK))
-        return pith_last_status();
-    if (layer_norm_prepare(input, shape, weight, bias) != PITH_OK)
-        return pith_last_status();
-    pith_tensor *out = tensor_new(input->ndim, input->sizes, input->dtype, device);
-    if (!out || device == PITH_META || out->numel == 0)
-        return ret_tensor(ret, out);
+    const layer_norm_job *job = ctx;
+    const pith_tensor *input = job->input, *weight = job->weight, *bias = job->bias;
+    if (dst->numel == 0)
+        return PITH_OK;
     pith_tensor *x = contiguous_of(input), *w = NULL, *b = NULL;
     if (x && weight)
         w = contiguous_of(weight);
@@ -328,29 +356,29 @@ static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
         pith_release(x);
         pith_release(w);
         pith_release(b);
-        pith_release(out);
         return pith_last_status();
     }
     int64_t len = 1;
-    for (size_t i = 0; i < shape.n; i++)
-        len *= shape.data[i];
+    for (size_t i = 0; i < job->shape.n; i++)
+        len *= job->shape.data[i];
     int64_t rows = input->numel / len;
+    double eps = job->eps;
     int nthreads = parallel_threads_for(input->numel);
     const char *wd = w ? tensor_data(w) : NULL, *bd = b ? tensor_data(b) : NULL;
     switch (input->dtype) {
     case PITH_FLOAT32:
         layer_norm_rows_f32((const float *)tensor_data(x), (const float *)wd,
-                            (const float *)bd, (float *)tensor_data(out), rows, len, eps,
+                            (const float *)bd, (float *)tensor_data(dst), rows, len, eps,
                             nthreads);
         break;
     case PITH_FLOAT64:
         layer_norm_rows_f64((const double *)tensor_data(x), (const double *)wd,
-                            (const double *)bd, (double *)tensor_data(out), rows, len, eps,
+                            (const double *)bd, (double *)tensor_data(dst), rows, len, eps,
                             nthreads);
         break;
 #define NM_LAYER_NORM_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                \
     case E:                                                                                 \
-        layer_norm_##E(tensor_data(x), wd, bd, tensor_data(out), rows, len, eps, nthreads); \
+        layer_norm_##E(tensor_data(x), wd, bd, tensor_data(dst), rows, len, eps, nthreads); \
         break;
         NM_FORALL_HALF_DTYPES(NM_LAYER_NORM_CASE_)
 #undef NM_LAYER_NORM_CASE_
@@ -360,18 +388,62 @@ static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
     pith_release(x);
     pith_release(w);
     pith_release(b);
+    return PITH_OK;
+}
+
+/* layer_norm: functional (target NULL) or out= into `target` (of input's dtype). */
+static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
+                                   pith_int_list shape, const pith_tensor *weight,
+                                   const pith_tensor *bias, double eps, pith_device device,
+                                   pith_tensor *target)
+{
+    if (device == PITH_CPU &&
+        (reduce_check_cpu("layer_norm", input) != PITH_OK ||
+         reduce_check_cpu("layer_norm", weight) != PITH_OK ||
+         reduce_check_cpu("layer_norm", bias) != PITH_OK ||
+         reduce_check_cpu("layer_norm", target) != PITH_OK))
+        return pith_last_status();
+    if (layer_norm_prepare(input, shape, weight, bias) != PITH_OK)
+        return pith_last_status();
+    layer_norm_job job = {input, weight, bias, shape, eps};
+    if (target) {
+        const pith_tensor *inputs[3] = {input, weight, bias};
+        if (out_target_check("layer_norm", target, input->ndim, input->sizes, input->dtype,
+                             input) != PITH_OK)
+            return pith_last_status();
+        return out_target_write(ret, "layer_norm", target, inputs, 3, false, layer_norm_fill,
+                                &job);
+    }
+    pith_tensor *out = tensor_new(input->ndim, input->sizes, input->dtype, device);
+    if (!out || device == PITH_META)
+        return ret_tensor(ret, out);
+    if (layer_norm_fill(&job, out) != PITH_OK) {
+        pith_release(out);
+        return pith_last_status();
+    }
     return ret_tensor(ret, out);
 }
 
-pith_status layer_norm_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *input,
-                           pith_int_list normalized_shape, const pith_tensor *weight,
-                           const pith_tensor *bias, double eps, bool cudnn_enable)
-{
-    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, PITH_CPU);
-}
-pith_status layer_norm_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input,
-                            pith_int_list normalized_shape, const pith_tensor *weight,
-                            const pith_tensor *bias, double eps, bool cudnn_enable)
-{
-    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, PITH_META);
-}
+/* The functional and out= kernels of layer_norm, on CPU and Meta. cudnn_enable means
+ * nothing on CPU. */
+#define NM_LAYER_NORM_KERNELS_(suffix, device)                                              \
+    pith_status layer_norm_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *input, \
+                                    pith_int_list normalized_shape, const pith_tensor *weight, \
+                                    const pith_tensor *bias, double eps, bool cudnn_enable) \
+    {                                                                                       \
+        return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,     \
+                               NULL);                                                       \
+    }                                                                                       \
+    pith_status layer_norm_out_##suffix(pith_keyset ks, pith_value *ret,                    \
+                                        const pith_tensor *input,                           \
+                                        pith_int_list normalized_shape,                     \
+                                        const pith_tensor *weight, const pith_tensor *bias, \
+                                        double eps, bool cudnn_enable,                      \
+                                        const pith_tensor *out)                             \
+    {                                                                                       \
+        return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,     \
+                               (pith_tensor *)out);                                         \
+    }
+NM_LAYER_NORM_KERNELS_(cpu, PITH_CPU)
+NM_LAYER_NORM_KERNELS_(meta, PITH_META)
+#undef NM_LAYER_NORM_KERNELS_

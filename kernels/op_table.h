@@ -348,12 +348,22 @@
 #define PITH_FORALL_OPS_NORMALISATION_(_)                                                   \
     _(softmax, "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",       \
       BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))                              \
+    _(softmax_out,                                                                          \
+      "softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype), (TENSOR, out))               \
     _(log_softmax, "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", \
       BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype))                              \
+    _(log_softmax_out,                                                                      \
+      "log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, self), (INT, dim), (OPT_DTYPE, dtype), (TENSOR, out))               \
     _(layer_norm,                                                                           \
       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor", \
       BACKEND, (TENSOR, input), (INT_LIST, normalized_shape), (OPT_TENSOR, weight),         \
-      (OPT_TENSOR, bias), (FLOAT, eps), (BOOL, cudnn_enable))
+      (OPT_TENSOR, bias), (FLOAT, eps), (BOOL, cudnn_enable))                               \
+    _(layer_norm_out,                                                                       \
+      "layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True, *, Tensor(a!) out) -> Tensor(a!)", \
+      BACKEND, (TENSOR, input), (INT_LIST, normalized_shape), (OPT_TENSOR, weight),         \
+      (OPT_TENSOR, bias), (FLOAT, eps), (BOOL, cudnn_enable), (TENSOR, out))
 
 /* ---- factories (kernels/factories.c, kernels/random.c) ---- */
 #define PITH_FORALL_OPS_FACTORIES_(_)                                                       \
