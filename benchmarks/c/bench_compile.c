@@ -1,0 +1,562 @@
+/* bench_compile.c — compiled graphs (pith_graph_compile, pith_compiled_run) against the same
+ * calls made eagerly through pith_call_boxed, for an MLP 784-512-512-10 and a pre-norm
+ * transformer block (d=256, seq=64, 4 heads), batch 1:
+ *   (a) the cost of pith_graph_compile beside one eager forward (target < 3x);
+ *   (b) a compiled MLP run against the sum of its three linear calls timed alone on
+ *       preallocated inputs (target <= 1.05x), and a compiled transformer block run against
+ *       the same ops called eagerly one by one (target <= 0.8x).
+ * Each figure is a median; paired figures are timed interleaved. The compiled results are
+ * checked to equal eager's bitwise first. */
+#include "bench_common.h"
+
+#include <math.h>
+
+enum { COMPILE_REPETITIONS = 31, RUN_REPETITIONS = 201 };
+
+enum { MODEL = 256, SEQ = 64, HEADS = 4, HEAD_DIM = MODEL / HEADS, MAX_PARAMS = 32 };
+
+/* ---- building a model eagerly or as a graph --------------------------------------------- */
+
+/* Makes the calls of a model: eagerly through pith_call_boxed when `graph` is NULL, else
+ * recorded with pith_graph_call; tensors are real or stand-ins accordingly. */
+typedef struct {
+    pith_graph *graph;
+    pith_stack *stack;
+    pith_tensor *real[MAX_PARAMS], *standin[MAX_PARAMS];
+    int nparams;
+} builder;
+
+static void builder_init(builder *b, pith_graph *graph)
+{
+    memset(b, 0, sizeof *b);
+    b->graph = graph;
+    b->stack = pith_stack_new();
+    bench_check(b->stack != NULL, "pith_stack_new");
+}
+
+static void builder_free(builder *b)
+{
+    for (int i = 0; i < b->nparams; i++)
+        pith_release(b->standin[i]);
+    pith_stack_free(b->stack);
+}
+
+/* `t` itself (eager) or its stand-in (graph), borrowed. */
+static const pith_tensor *builder_param(builder *b, pith_tensor *t)
+{
+    if (!b->graph)
+        return t;
+    for (int i = 0; i < b->nparams; i++)
+        if (b->real[i] == t)
+            return b->standin[i];
+    bench_check(b->nparams < MAX_PARAMS, "too many params");
+    b->real[b->nparams] = t;
+    b->standin[b->nparams] = pith_graph_param(b->graph, t);
+    bench_check(b->standin[b->nparams] != NULL, "pith_graph_param");
+    return b->standin[b->nparams++];
+}
+
+/* Calls `op` on the arguments pushed on b->stack and clears it; its first `n` tensor
+ * results (a tensor list counts as its elements) go to `out` as new references. */
+static void builder_call_n(builder *b, const pith_op *op, pith_tensor **out, size_t n)
+{
+    pith_status s = b->graph ? pith_graph_call(b->graph, op, b->stack)
+                             : pith_call_boxed(op, b->stack);
+    bench_check(s == PITH_OK, pith_op_name(op));
+    if (pith_stack_kind(b->stack, 0) == PITH_VALUE_TENSOR_LIST) {
+        size_t count = 0;
+        pith_tensor *const *list = pith_stack_get_tensor_list(b->stack, 0, &count);
+        bench_check(count >= n, "a list result");
+        for (size_t i = 0; i < n; i++) {
+            out[i] = list[i];
+            pith_retain(out[i]);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            out[i] = pith_stack_get_tensor(b->stack, i);
+            bench_check(out[i] != NULL, "a tensor result");
+        }
+    }
+    pith_stack_drop(b->stack, pith_stack_size(b->stack));
+}
+
+static pith_tensor *builder_call(builder *b, const pith_op *op)
+{
+    pith_tensor *out;
+    builder_call_n(b, op, &out, 1);
+    return out;
+}
+
+/* Pushing arguments, with the benchmark's abort on failure. */
+static void push_tensor(builder *b, const pith_tensor *t)
+{
+    bench_check(pith_stack_push_tensor(b->stack, t) == PITH_OK, "pith_stack_push_tensor");
+}
+static void push_int(builder *b, int64_t v)
+{
+    bench_check(pith_stack_push_int(b->stack, v) == PITH_OK, "pith_stack_push_int");
+}
+static void push_double(builder *b, double v)
+{
+    bench_check(pith_stack_push_double(b->stack, v) == PITH_OK, "pith_stack_push_double");
+}
+static void push_ints(builder *b, const int64_t *v, size_t n)
+{
+    bench_check(pith_stack_push_int_list(b->stack, v, n) == PITH_OK, "pith_stack_push_int_list");
+}
+
+/* The ops, looked up once so that the eager forward times the calls alone. */
+static struct {
+    const pith_op *linear, *relu, *layer_norm, *split, *view, *transpose, *matmul, *mul,
+        *softmax, *reshape, *add, *gelu;
+} ops;
+
+static const pith_op *op_find(const char *name)
+{
+    const pith_op *op = pith_op_find(name);
+    bench_check(op != NULL, name);
+    return op;
+}
+
+static void ops_find(void)
+{
+    ops.linear = op_find("linear");
+    ops.relu = op_find("relu");
+    ops.layer_norm = op_find("layer_norm");
+    ops.split = op_find("split.Tensor");
+    ops.view = op_find("view");
+    ops.transpose = op_find("transpose.int");
+    ops.matmul = op_find("matmul");
+    ops.mul = op_find("mul.Tensor");
+    ops.softmax = op_find("softmax.int");
+    ops.reshape = op_find("reshape");
+    ops.add = op_find("add.Tensor");
+    ops.gelu = op_find("gelu");
+}
+
+/* A float32 tensor of values uniform in [-scale, scale] from a fixed-seed generator. */
+static pith_tensor *uniform(int ndim, const int64_t *sizes, double scale, uint64_t *state)
+{
+    pith_tensor *t = pith_empty(ndim, sizes, PITH_FLOAT32);
+    bench_check(t != NULL, "pith_empty");
+    float *data = pith_data_ptr(t);
+    for (int64_t i = 0; i < pith_numel(t); i++) {
+        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+        data[i] = (float)(scale * ((double)(*state >> 11) * 0x1.0p-52 - 1.0));
+    }
+    return t;
+}
+
+/* Each op helper borrows its arguments and returns a new reference. */
+static pith_tensor *linear(builder *b, const pith_tensor *x, pith_tensor *weight,
+                           pith_tensor *bias)
+{
+    push_tensor(b, x);
+    push_tensor(b, builder_param(b, weight));
+    push_tensor(b, builder_param(b, bias));
+    return builder_call(b, ops.linear);
+}
+
+static pith_tensor *unary(builder *b, const pith_op *op, const pith_tensor *x)
+{
+    push_tensor(b, x);
+    return builder_call(b, op);
+}
+
+static pith_tensor *binary(builder *b, const pith_op *op, const pith_tensor *x,
+                           const pith_tensor *y)
+{
+    push_tensor(b, x);
+    push_tensor(b, y);
+    return builder_call(b, op);
+}
+
+/* ---- the MLP ---------------------------------------------------------------------------- */
+
+typedef struct {
+    pith_tensor *weight[3], *bias[3];
+} mlp;
+
+static void mlp_init(mlp *m, uint64_t *state)
+{
+    const int64_t widths[4] = {784, 512, 512, 10};
+    for (int i = 0; i < 3; i++) {
+        const int64_t w[2] = {widths[i + 1], widths[i]};
+        double scale = 1.0 / sqrt((double)widths[i]);
+        m->weight[i] = uniform(2, w, scale, state);
+        m->bias[i] = uniform(1, &w[0], scale, state);
+    }
+}
+
+static void mlp_free(mlp *m)
+{
+    for (int i = 0; i < 3; i++) {
+        pith_release(m->weight[i]);
+        pith_release(m->bias[i]);
+    }
+}
+
+static pith_tensor *mlp_forward(builder *b, const mlp *m, const pith_tensor *x)
+{
+    pith_tensor *t = linear(b, x, m->weight[0], m->bias[0]);
+    pith_tensor *h = unary(b, ops.relu, t);
+    pith_release(t);
+    t = linear(b, h, m->weight[1], m->bias[1]);
+    pith_release(h);
+    h = unary(b, ops.relu, t);
+    pith_release(t);
+    t = linear(b, h, m->weight[2], m->bias[2]);
+    pith_release(h);
+    return t;
+}
+
+/* ---- the transformer block ---------------------------------------------------------------- */
+
+typedef struct {
+    pith_tensor *ln_weight[2], *ln_bias[2];
+    pith_tensor *weight[4], *bias[4]; /* qkv, out, up, down */
+    pith_tensor *scale;               /* 1/sqrt(head dim), a 0-dim float64 tensor */
+} block;
+
+static void block_init(block *k, uint64_t *state)
+{
+    const int64_t model = MODEL;
+    for (int i = 0; i < 2; i++) {
+        k->ln_weight[i] = uniform(1, &model, 1.0, state);
+        k->ln_bias[i] = uniform(1, &model, 0.5, state);
+    }
+    const int64_t shapes[4][2] = {
+        {3 * MODEL, MODEL}, {MODEL, MODEL}, {4 * MODEL, MODEL}, {MODEL, 4 * MODEL}};
+    for (int i = 0; i < 4; i++) {
+        double scale = 1.0 / sqrt((double)shapes[i][1]);
+        k->weight[i] = uniform(2, shapes[i], scale, state);
+        k->bias[i] = uniform(1, &shapes[i][0], scale, state);
+    }
+    k->scale = pith_scalar_tensor(1.0 / sqrt((double)HEAD_DIM), PITH_FLOAT64);
+    bench_check(k->scale != NULL, "pith_scalar_tensor");
+}
+
+static void block_free(block *k)
+{
+    for (int i = 0; i < 2; i++) {
+        pith_release(k->ln_weight[i]);
+        pith_release(k->ln_bias[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pith_release(k->weight[i]);
+        pith_release(k->bias[i]);
+    }
+    pith_release(k->scale);
+}
+
+static pith_tensor *layer_norm(builder *b, const pith_tensor *x, pith_tensor *weight,
+                               pith_tensor *bias)
+{
+    const int64_t model = MODEL;
+    push_tensor(b, x);
+    push_ints(b, &model, 1);
+    push_tensor(b, builder_param(b, weight));
+    push_tensor(b, builder_param(b, bias));
+    push_double(b, 1e-5);
+    return builder_call(b, ops.layer_norm);
+}
+
+static pith_tensor *transpose(builder *b, const pith_tensor *x, int64_t dim0, int64_t dim1)
+{
+    push_tensor(b, x);
+    push_int(b, dim0);
+    push_int(b, dim1);
+    return builder_call(b, ops.transpose);
+}
+
+/* (batch, seq, model) -> (batch, heads, seq, head dim) */
+static pith_tensor *heads(builder *b, const pith_tensor *part, int64_t batch)
+{
+    const int64_t sizes[4] = {batch, SEQ, HEADS, HEAD_DIM};
+    push_tensor(b, part);
+    push_ints(b, sizes, 4);
+    pith_tensor *v = builder_call(b, ops.view);
+    pith_tensor *out = transpose(b, v, 1, 2);
+    pith_release(v);
+    return out;
+}
+
+/* x + attention(ln1(x)), then that + mlp(ln2(that)): the same calls as
+ * tests/compile/models_test.cc. */
+static pith_tensor *block_forward(builder *b, const block *k, const pith_tensor *x,
+                                  int64_t batch)
+{
+    pith_tensor *h = layer_norm(b, x, k->ln_weight[0], k->ln_bias[0]);
+    pith_tensor *packed = linear(b, h, k->weight[0], k->bias[0]);
+    pith_release(h);
+    pith_tensor *parts[3];
+    push_tensor(b, packed);
+    push_int(b, MODEL);
+    push_int(b, -1);
+    builder_call_n(b, ops.split, parts, 3);
+    pith_release(packed);
+    pith_tensor *q = heads(b, parts[0], batch), *key = heads(b, parts[1], batch),
+                *v = heads(b, parts[2], batch);
+    for (int i = 0; i < 3; i++)
+        pith_release(parts[i]);
+    pith_tensor *kt = transpose(b, key, -2, -1);
+    pith_release(key);
+    pith_tensor *t = binary(b, ops.matmul, q, kt);
+    pith_release(q);
+    pith_release(kt);
+    pith_tensor *scores = binary(b, ops.mul, t, builder_param(b, k->scale));
+    pith_release(t);
+    push_tensor(b, scores);
+    push_int(b, -1);
+    pith_tensor *attn = builder_call(b, ops.softmax);
+    pith_release(scores);
+    t = binary(b, ops.matmul, attn, v);
+    pith_release(attn);
+    pith_release(v);
+    pith_tensor *ctx = transpose(b, t, 1, 2);
+    pith_release(t);
+    const int64_t sizes[3] = {batch, SEQ, MODEL};
+    push_tensor(b, ctx);
+    push_ints(b, sizes, 3);
+    t = builder_call(b, ops.reshape);
+    pith_release(ctx);
+    pith_tensor *o = linear(b, t, k->weight[1], k->bias[1]);
+    pith_release(t);
+    pith_tensor *x1 = binary(b, ops.add, x, o);
+    pith_release(o);
+    h = layer_norm(b, x1, k->ln_weight[1], k->ln_bias[1]);
+    t = linear(b, h, k->weight[2], k->bias[2]);
+    pith_release(h);
+    h = unary(b, ops.gelu, t);
+    pith_release(t);
+    t = linear(b, h, k->weight[3], k->bias[3]);
+    pith_release(h);
+    pith_tensor *y = binary(b, ops.add, x1, t);
+    pith_release(x1);
+    pith_release(t);
+    return y;
+}
+
+/* ---- the measurements --------------------------------------------------------------------- */
+
+typedef pith_tensor *(*forward_fn)(builder *b, const void *model, const pith_tensor *x);
+
+static pith_tensor *mlp_forward_fn(builder *b, const void *model, const pith_tensor *x)
+{
+    return mlp_forward(b, model, x);
+}
+
+static pith_tensor *block_forward_fn(builder *b, const void *model, const pith_tensor *x)
+{
+    return block_forward(b, model, x, 1);
+}
+
+/* The model as a graph of one float32 input of `sizes`. */
+static pith_graph *model_graph(forward_fn forward, const void *model, int ndim,
+                               const int64_t *sizes)
+{
+    pith_graph *g = pith_graph_new();
+    bench_check(g != NULL, "pith_graph_new");
+    pith_tensor *x = pith_graph_input(g, PITH_FLOAT32, ndim, sizes, NULL);
+    bench_check(x != NULL, "pith_graph_input");
+    builder b;
+    builder_init(&b, g);
+    pith_tensor *y = forward(&b, model, x);
+    bench_check(pith_graph_output(g, y) == PITH_OK, "pith_graph_output");
+    pith_release(y);
+    pith_release(x);
+    builder_free(&b);
+    return g;
+}
+
+static pith_tensor *eager_forward(forward_fn forward, const void *model, const pith_tensor *x)
+{
+    builder b;
+    builder_init(&b, NULL);
+    pith_tensor *y = forward(&b, model, x);
+    builder_free(&b);
+    return y;
+}
+
+static pith_tensor *compiled_forward(pith_compiled *c, pith_tensor *x)
+{
+    pith_tensor *y = NULL;
+    bench_check(pith_compiled_run(c, &x, 1, &y, 1) == PITH_OK, "pith_compiled_run");
+    return y;
+}
+
+static void check_same_bits(const pith_tensor *a, const pith_tensor *b, const char *what)
+{
+    bool same = pith_tensor_dtype(a) == pith_tensor_dtype(b) && pith_numel(a) == pith_numel(b) &&
+                pith_is_contiguous(a) && pith_is_contiguous(b) &&
+                memcmp(pith_data_ptr(a), pith_data_ptr(b),
+                       (size_t)pith_numel(a) * pith_dtype_size(pith_tensor_dtype(a))) == 0;
+    bench_check(same, what);
+}
+
+/* (a): median seconds of pith_graph_compile, and of one eager forward, interleaved. */
+static void compile_cost(const char *name, forward_fn forward, const void *model, int ndim,
+                         const int64_t *sizes, double *compile_s, double *eager_s)
+{
+    uint64_t state = 99;
+    pith_tensor *x = uniform(ndim, sizes, 2.0, &state);
+    pith_graph *g = model_graph(forward, model, ndim, sizes);
+    double compile_times[COMPILE_REPETITIONS], eager_times[COMPILE_REPETITIONS];
+    for (int rep = -2; rep < COMPILE_REPETITIONS; rep++) { /* two warm-ups */
+        double start = bench_seconds();
+        pith_compiled *c = pith_graph_compile(g, NULL);
+        double compile_time = bench_seconds() - start;
+        bench_check(c != NULL, "pith_graph_compile");
+        start = bench_seconds();
+        pith_tensor *y = eager_forward(forward, model, x);
+        double eager_time = bench_seconds() - start;
+        if (rep == -2) {
+            pith_tensor *z = compiled_forward(c, x);
+            check_same_bits(y, z, name);
+            pith_release(z);
+        }
+        pith_release(y);
+        pith_compiled_free(c);
+        if (rep >= 0) {
+            compile_times[rep] = compile_time;
+            eager_times[rep] = eager_time;
+        }
+    }
+    *compile_s = bench_median(compile_times, COMPILE_REPETITIONS);
+    *eager_s = bench_median(eager_times, COMPILE_REPETITIONS);
+    pith_graph_free(g);
+    pith_release(x);
+}
+
+/* (b) for the MLP: median seconds of a compiled run, and the sum of the medians of each of
+ * its linear calls alone (pith_linear on preallocated inputs), interleaved. */
+static void mlp_overhead(const mlp *m, double *compiled_s, double *gemms_s)
+{
+    uint64_t state = 5;
+    const int64_t sizes[2] = {1, 784};
+    pith_tensor *x = uniform(2, sizes, 2.0, &state);
+    pith_tensor *inputs[3];
+    inputs[0] = x;
+    for (int i = 1; i < 3; i++) {
+        const int64_t s[2] = {1, 512};
+        inputs[i] = uniform(2, s, 1.0, &state);
+    }
+    pith_graph *g = model_graph(mlp_forward_fn, m, 2, sizes);
+    pith_compiled *c = pith_graph_compile(g, NULL);
+    bench_check(c != NULL, "pith_graph_compile");
+    double run_times[RUN_REPETITIONS], gemm_times[3][RUN_REPETITIONS];
+    for (int rep = -10; rep < RUN_REPETITIONS; rep++) {
+        double start = bench_seconds();
+        pith_tensor *y = compiled_forward(c, x);
+        double run_time = bench_seconds() - start;
+        if (rep == -10) {
+            pith_tensor *e = eager_forward(mlp_forward_fn, m, x);
+            check_same_bits(e, y, "the compiled MLP");
+            pith_release(e);
+        }
+        pith_release(y);
+        for (int i = 0; i < 3; i++) {
+            start = bench_seconds();
+            pith_tensor *z = pith_linear(inputs[i], m->weight[i], m->bias[i]);
+            double t = bench_seconds() - start;
+            bench_check(z != NULL, "pith_linear");
+            pith_release(z);
+            if (rep >= 0)
+                gemm_times[i][rep] = t;
+        }
+        if (rep >= 0)
+            run_times[rep] = run_time;
+    }
+    *compiled_s = bench_median(run_times, RUN_REPETITIONS);
+    *gemms_s = 0;
+    for (int i = 0; i < 3; i++)
+        *gemms_s += bench_median(gemm_times[i], RUN_REPETITIONS);
+    pith_compiled_free(c);
+    pith_graph_free(g);
+    for (int i = 0; i < 3; i++)
+        pith_release(inputs[i]);
+}
+
+/* (b) for the block: median seconds of a compiled run and of the eager calls, interleaved. */
+static void block_overhead(const block *k, double *compiled_s, double *eager_s)
+{
+    uint64_t state = 6;
+    const int64_t sizes[3] = {1, SEQ, MODEL};
+    pith_tensor *x = uniform(3, sizes, 2.0, &state);
+    pith_graph *g = model_graph(block_forward_fn, k, 3, sizes);
+    pith_compiled *c = pith_graph_compile(g, NULL);
+    bench_check(c != NULL, "pith_graph_compile");
+    double run_times[RUN_REPETITIONS], eager_times[RUN_REPETITIONS];
+    for (int rep = -5; rep < RUN_REPETITIONS; rep++) {
+        double start = bench_seconds();
+        pith_tensor *y = compiled_forward(c, x);
+        double run_time = bench_seconds() - start;
+        start = bench_seconds();
+        pith_tensor *e = eager_forward(block_forward_fn, k, x);
+        double eager_time = bench_seconds() - start;
+        if (rep == -5)
+            check_same_bits(e, y, "the compiled transformer block");
+        pith_release(y);
+        pith_release(e);
+        if (rep >= 0) {
+            run_times[rep] = run_time;
+            eager_times[rep] = eager_time;
+        }
+    }
+    *compiled_s = bench_median(run_times, RUN_REPETITIONS);
+    *eager_s = bench_median(eager_times, RUN_REPETITIONS);
+    pith_compiled_free(c);
+    pith_graph_free(g);
+    pith_release(x);
+}
+
+int main(void)
+{
+    int threads = bench_threads();
+    printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d\n",
+           pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS);
+    ops_find();
+    uint64_t state = 1;
+    mlp m;
+    mlp_init(&m, &state);
+    block k;
+    block_init(&k, &state);
+
+    double compile_s, eager_s;
+    const int64_t mlp_sizes[2] = {1, 784}, block_sizes[3] = {1, SEQ, MODEL};
+    compile_cost("the compiled MLP", mlp_forward_fn, &m, 2, mlp_sizes, &compile_s, &eager_s);
+    bench_result("compile_mlp_us", "(a) pith_graph_compile, MLP 784-512-512-10", 1e6 * compile_s,
+                 "us", "-");
+    bench_result("compile_mlp_eager_us", "(a) eager MLP forward, batch 1, pith_call_boxed",
+                 1e6 * eager_s, "us", "-");
+    bench_result("compile_mlp_ratio", "(a) compile / eager forward, MLP", compile_s / eager_s,
+                 "ratio", "< 3");
+    compile_cost("the compiled transformer block", block_forward_fn, &k, 3, block_sizes,
+                 &compile_s, &eager_s);
+    bench_result("compile_block_us", "(a) pith_graph_compile, transformer block d=256 s=64 h=4",
+                 1e6 * compile_s, "us", "-");
+    bench_result("compile_block_eager_us",
+                 "(a) eager transformer block forward, batch 1, pith_call_boxed", 1e6 * eager_s,
+                 "us", "-");
+    bench_result("compile_block_ratio", "(a) compile / eager forward, transformer block",
+                 compile_s / eager_s, "ratio", "< 3");
+
+    double run_s, reference_s;
+    mlp_overhead(&m, &run_s, &reference_s);
+    bench_result("run_mlp_us", "(b) compiled MLP run, batch 1", 1e6 * run_s, "us", "-");
+    bench_result("run_mlp_gemms_us", "(b) its 3 pith_linear calls alone, sum of medians",
+                 1e6 * reference_s, "us", "-");
+    bench_result("run_mlp_ratio", "(b) compiled MLP / its 3 linear calls", run_s / reference_s,
+                 "ratio", "<= 1.05");
+    block_overhead(&k, &run_s, &reference_s);
+    bench_result("run_block_us", "(b) compiled transformer block run, batch 1", 1e6 * run_s,
+                 "us", "-");
+    bench_result("run_block_eager_us", "(b) the same calls eagerly, pith_call_boxed",
+                 1e6 * reference_s, "us", "-");
+    bench_result("run_block_ratio", "(b) compiled / eager transformer block", run_s / reference_s,
+                 "ratio", "<= 0.8");
+
+    mlp_free(&m);
+    block_free(&k);
+    return 0;
+}
