@@ -6,7 +6,14 @@
  *       preallocated inputs (target <= 1.05x), and a compiled transformer block run against
  *       the same ops called eagerly one by one (target <= 0.8x).
  * Each figure is a median; paired figures are timed interleaved. The compiled results are
- * checked to equal eager's bitwise first. */
+ * checked to equal eager's bitwise first.
+ *
+ * `bench_compile --count` times nothing: it makes each measured call once, after a warm-up,
+ * inside a function of its own (count_*), for instruction counts that a loaded machine does
+ * not disturb:
+ *   PITH_NUM_THREADS=1 OMP_NUM_THREADS=1 valgrind --tool=callgrind \
+ *       --callgrind-out-file=/tmp/cg.out build/benchmarks/c/bench_compile --count
+ *   callgrind_annotate --inclusive=yes /tmp/cg.out | grep count_ */
 #include "bench_common.h"
 
 #include <math.h>
@@ -510,8 +517,106 @@ static void block_overhead(const block *k, double *compiled_s, double *eager_s)
     pith_release(x);
 }
 
-int main(void)
+/* ---- --count: one call each, in functions of their own, for callgrind ------------------ */
+
+/* noipa: gcc would otherwise fold the functions of identical bodies into one. */
+#if defined(__clang__)
+#define COUNTED __attribute__((noinline))
+#else
+#define COUNTED __attribute__((noinline, noipa))
+#endif
+
+COUNTED static pith_compiled *count_compile_mlp(pith_graph *g)
 {
+    return pith_graph_compile(g, NULL);
+}
+
+COUNTED static pith_compiled *count_compile_block(pith_graph *g)
+{
+    return pith_graph_compile(g, NULL);
+}
+
+COUNTED static pith_tensor *count_eager_mlp(const mlp *m, const pith_tensor *x)
+{
+    return eager_forward(mlp_forward_fn, m, x);
+}
+
+COUNTED static pith_tensor *count_eager_block(const block *k, const pith_tensor *x)
+{
+    return eager_forward(block_forward_fn, k, x);
+}
+
+COUNTED static pith_tensor *count_run_mlp(pith_compiled *c, pith_tensor *x)
+{
+    return compiled_forward(c, x);
+}
+
+COUNTED static pith_tensor *count_run_block(pith_compiled *c, pith_tensor *x)
+{
+    return compiled_forward(c, x);
+}
+
+COUNTED static void count_mlp_linears(const mlp *m, pith_tensor *const *inputs)
+{
+    for (int i = 0; i < 3; i++) {
+        pith_tensor *z = pith_linear(inputs[i], m->weight[i], m->bias[i]);
+        bench_check(z != NULL, "pith_linear");
+        pith_release(z);
+    }
+}
+
+static void count_calls(const mlp *m, const block *k)
+{
+    uint64_t state = 7;
+    const int64_t mlp_sizes[2] = {1, 784}, block_sizes[3] = {1, SEQ, MODEL}, hidden[2] = {1, 512};
+    pith_tensor *xm = uniform(2, mlp_sizes, 2.0, &state);
+    pith_tensor *xb = uniform(3, block_sizes, 2.0, &state);
+    pith_tensor *inputs[3] = {xm, uniform(2, hidden, 1.0, &state), uniform(2, hidden, 1.0, &state)};
+    pith_graph *gm = model_graph(mlp_forward_fn, m, 2, mlp_sizes);
+    pith_graph *gb = model_graph(block_forward_fn, k, 3, block_sizes);
+    for (int pass = 0; pass < 2; pass++) { /* the first pass warms up; callgrind sees both */
+        pith_compiled *cm = count_compile_mlp(gm), *cb = count_compile_block(gb);
+        bench_check(cm != NULL && cb != NULL, "pith_graph_compile");
+        pith_tensor *e = count_eager_mlp(m, xm), *y = count_run_mlp(cm, xm);
+        check_same_bits(e, y, "the compiled MLP");
+        pith_release(e);
+        pith_release(y);
+        count_mlp_linears(m, inputs);
+        e = count_eager_block(k, xb);
+        y = count_run_block(cb, xb);
+        check_same_bits(e, y, "the compiled transformer block");
+        pith_release(e);
+        pith_release(y);
+        pith_compiled_free(cm);
+        pith_compiled_free(cb);
+    }
+    pith_graph_free(gm);
+    pith_graph_free(gb);
+    for (int i = 0; i < 3; i++)
+        pith_release(inputs[i]);
+    pith_release(xb);
+    printf("bench_compile --count: each count_* function ran twice; divide callgrind's "
+           "inclusive counts by 2\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--count") == 0) {
+        ops_find();
+        uint64_t state = 1;
+        mlp m;
+        mlp_init(&m, &state);
+        block k;
+        block_init(&k, &state);
+        count_calls(&m, &k);
+        mlp_free(&m);
+        block_free(&k);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: bench_compile [--count]\n");
+        return 2;
+    }
     int threads = bench_threads();
     printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d\n",
            pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS);
