@@ -20,7 +20,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=ON \
     cat build/configure.log >&2
     exit 1
 }
-benchmarks=(bench_add_small bench_add_large bench_matmul bench_sum bench_compile)
+benchmarks=(bench_add_small bench_add_large bench_matmul bench_sum bench_compile bench_fusion)
 cmake --build build -j "$jobs" --target "${benchmarks[@]}"
 
 rows=()
