@@ -235,6 +235,8 @@ static const char *step_kind_name(step_kind k)
         return "alloc";
     case STEP_OUT:
         return "out";
+    case STEP_GROUP:
+        return "group";
     case STEP_CALL:
         break;
     }
@@ -277,6 +279,12 @@ char *pith_compiled_dump(const pith_compiled *c)
     }
     for (size_t s = 0; s < c->nsteps; s++) {
         const cstep *st = &c->steps[s];
+        if (st->kind == STEP_GROUP) {
+            sb_printf(&sb, "  step %zu (nodes %d-%d): ", s, st->group->members[0].node,
+                      st->group->members[st->group->nmembers - 1].node);
+            sb_group(&sb, c, st->group);
+            continue;
+        }
         sb_printf(&sb, "  step %zu (node %d): %s %s(", s, st->node, step_kind_name(st->kind),
                   op_display_name(st->op));
         for (size_t a = 0; a < st->nargs; a++) {
@@ -312,6 +320,46 @@ char *pith_compiled_dump(const pith_compiled *c)
     if (!s)
         pith_set_error(PITH_ERR_NOMEM, "pith_compiled_dump: out of memory");
     return s;
+}
+
+static void sb_operand(strbuf *sb, const cgroup *grp, int o)
+{
+    const goperand *op = &grp->operands[o];
+    sb_printf(sb, "%%%d", op->value);
+    if (op->kind == OPERAND_CONST)
+        sb_printf(sb, " (const)");
+}
+
+/* A group: its shape, tile and tile buffers, then one line per member. */
+void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
+{
+    char sizes[256];
+    sb_printf(sb, "group of %zu, over %s (coalesced), tile %" PRId64 ", %d tile buffer%s\n",
+              grp->nmembers, shape_format(grp->ndim, grp->sizes, sizes, sizeof sizes),
+              grp->tile, grp->nscratch, grp->nscratch == 1 ? "" : "s");
+    for (size_t k = 0; k < grp->nmembers; k++) {
+        const gmember *m = &grp->members[k];
+        const goperand *out = &grp->operands[m->out];
+        const cvalue *cv = &c->values[m->result];
+        sb_printf(sb, "      %%%d = %s(", m->result, op_display_name(m->op));
+        for (int i = 0; i < m->f.nin; i++) {
+            if (i)
+                sb_printf(sb, ", ");
+            sb_operand(sb, grp, m->in[i]);
+        }
+        if (out->kind == OPERAND_SCRATCH) {
+            sb_printf(sb, ") [%s, tile buffer %d]\n", pith_dtype_name(m->f.out_dtype),
+                      out->scratch);
+        } else {
+            sb_printf(sb, ") [");
+            if (cv->meta)
+                sb_geometry(sb, cv->meta);
+            sb_printf(sb, ", %s", slot_name(cv));
+            if (cv->slot == SLOT_STATIC && cv->rk == ROOT_ARENA)
+                sb_printf(sb, " buffer %d", cv->buffer);
+            sb_printf(sb, "]\n");
+        }
+    }
 }
 
 void pith_string_free(char *s)

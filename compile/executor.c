@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/graph_internal.h"
+#include "core/parallel.h"
 #include "dispatch/keys.h"
 
 struct arena_ctx {
@@ -15,6 +16,8 @@ struct arena_ctx {
     pith_tensor **slot;        /* per value */
     pith_value **args;         /* per step: its arguments, tensors borrowed from slot */
     pith_stack stack;          /* for boxed calls */
+    unsigned char *scratch;    /* tile buffers of fused groups: scratch_bytes per thread */
+    int scratch_threads;
 };
 
 static void ctx_free(const pith_compiled *c, arena_ctx *x)
@@ -40,6 +43,7 @@ static void ctx_free(const pith_compiled *c, arena_ctx *x)
     free(x->slot);
     storage_release(x->arena);
     storage_release(x->placeholder);
+    free(x->scratch);
     free(x);
 }
 
@@ -56,6 +60,16 @@ static arena_ctx *ctx_new(const pith_compiled *c)
         goto fail;
     if (!(x->placeholder = storage_from_blob(NULL, (size_t)INT64_MAX, NULL, NULL)))
         goto fail;
+    if (c->scratch_bytes) {
+        /* One set of tile buffers per thread that a group's region may use (See Note
+         * [Fusion tiles] in fusion.c); a region never has more threads than this. */
+        x->scratch_threads = parallel_threads_for(INT64_MAX / 2);
+        if (x->scratch_threads < 1)
+            x->scratch_threads = 1;
+        x->scratch = aligned_alloc(64, c->scratch_bytes * (size_t)x->scratch_threads);
+        if (!x->scratch)
+            goto nomem;
+    }
     /* Value ids grow in the order values were made, so a root comes before its views. */
     for (size_t v = 0; v < c->nvalues; v++) {
         const cvalue *cv = &c->values[v];
@@ -142,6 +156,18 @@ static void pool_put(pith_compiled *c, arena_ctx *x)
     ctx_free(c, x);
 }
 
+void cstep_clear(cstep *st)
+{
+    if (st->args)
+        for (size_t i = 0; i < st->nargs; i++)
+            value_clear(&st->args[i]);
+    free(st->args);
+    free(st->refs);
+    free(st->results);
+    cgroup_free(st->group);
+    memset(st, 0, sizeof *st);
+}
+
 void compiled_destroy(pith_compiled *c)
 {
     if (!c)
@@ -151,15 +177,8 @@ void compiled_destroy(pith_compiled *c)
             ctx_free(c, atomic_load(&c->pool[i]));
     free(c->pool);
     if (c->steps)
-        for (size_t s = 0; s < c->nsteps; s++) {
-            cstep *st = &c->steps[s];
-            if (st->args)
-                for (size_t i = 0; i < st->nargs; i++)
-                    value_clear(&st->args[i]);
-            free(st->args);
-            free(st->refs);
-            free(st->results);
-        }
+        for (size_t s = 0; s < c->nsteps; s++)
+            cstep_clear(&c->steps[s]);
     free(c->steps);
     if (c->values)
         for (size_t v = 0; v < c->nvalues; v++) {
@@ -369,6 +388,13 @@ static pith_status run_step(const pith_compiled *c, arena_ctx *x, int s)
             value_clear(&ret[r]);
         return status;
     }
+    case STEP_GROUP:
+        for (size_t r = 0; r < st->nresults; r++) {
+            int v = st->results[r];
+            if (c->values[v].slot == SLOT_RUN && !(x->slot[v] = alloc_like(c->values[v].meta)))
+                return pith_last_status();
+        }
+        return group_run(c, st->group, x->slot, x->scratch, x->scratch_threads);
     case STEP_CALL: {
         patch(st, args, x->slot);
         if (!st->invoke)

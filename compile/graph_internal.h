@@ -17,6 +17,7 @@
 #include "core/tensor.h"
 #include "dispatch/registry.h"
 #include "dispatch/value.h"
+#include "kernels/elementwise_ops.h"
 #include "pith/graph.h"
 
 /* The identity of one graph, shared by its stand-ins' storages: it outlives the graph, so
@@ -115,7 +116,53 @@ typedef enum {
     STEP_ALLOC, /* empty / empty_strided: the result is its buffer */
     STEP_OUT,   /* a pure op, called in destination-passing form (its .out overload) */
     STEP_CALL,  /* anything else: effects, several results, no .out, boxed kernels */
+    STEP_GROUP, /* a fused chain of elementwise calls, run tile by tile (fusion.c) */
 } step_kind;
+
+/* ---- fused elementwise groups (fusion.c; See Note [Fusion legality]) ---- */
+
+enum {
+    GROUP_MAX_MEMBERS = 20,
+    GROUP_MAX_OPERANDS = 3 * GROUP_MAX_MEMBERS, /* a member adds at most three */
+    GROUP_MAX_SCRATCH = 8, /* tile buffers live at once; a member past them is materialised */
+};
+
+typedef enum {
+    OPERAND_VALUE,   /* a value's tensor: an input of the group, or a materialised result */
+    OPERAND_CONST,   /* a constant, converted once to the dtype its loop reads */
+    OPERAND_SCRATCH, /* a result that lives only in a tile buffer */
+} operand_kind;
+
+typedef struct {
+    operand_kind kind;
+    int value;  /* the graph value (every kind) */
+    int scratch; /* OPERAND_SCRATCH: which tile buffer */
+    /* OPERAND_VALUE: bytes per step of each coalesced dim of the group (0: broadcast). */
+    int64_t strides[PITH_MAX_DIMS];
+    _Alignas(16) unsigned char constant[16]; /* OPERAND_CONST */
+} goperand;
+
+typedef struct {
+    elementwise_fusable f;
+    const pith_op *op;
+    int node;
+    int result; /* value id */
+    int out;    /* operand of its result */
+    int in[2];  /* operands of its inputs */
+} gmember;
+
+typedef struct {
+    int ndim; /* the group's shape, coalesced over every operand */
+    int64_t sizes[PITH_MAX_DIMS];
+    int64_t numel;
+    int64_t tile;            /* elements per tile (See Note [Fusion tiles]) */
+    size_t scratch_itemsize; /* bytes per element of a tile buffer */
+    int nscratch;
+    gmember *members;
+    size_t nmembers;
+    goperand *operands;
+    size_t noperands;
+} cgroup;
 
 typedef struct {
     step_kind kind;
@@ -131,6 +178,7 @@ typedef struct {
     int *results;
     size_t nresults;
     unsigned effects;
+    cgroup *group; /* STEP_GROUP: its members; results are the materialised ones */
 } cstep;
 
 typedef enum {
@@ -187,6 +235,7 @@ struct pith_compiled {
     cbuffer *buffers;
     size_t nbuffers;
     size_t arena_bytes, intermediate_bytes;
+    size_t scratch_bytes; /* per thread, for the tile buffers of the largest group */
     pith_compile_options opts;
     char *removed; /* the passes' report, for the dump */
     /* Arenas not in use (See Note [Arenas]). */
@@ -195,6 +244,16 @@ struct pith_compiled {
 };
 
 void compiled_destroy(pith_compiled *c);
+void cstep_clear(cstep *st);
+void cgroup_free(cgroup *grp);
+/* Fuses runs of consecutive elementwise steps into STEP_GROUPs (before the plan). `repl`
+ * maps merged values (CSE). */
+pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl);
+/* Runs a group's tiles: `slot` holds its operand values' tensors; `scratch` has
+ * c->scratch_bytes for each of `scratch_threads` threads. */
+pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *const *slot,
+                      unsigned char *scratch, int scratch_threads);
+
 pith_status compiled_prepare_pool(pith_compiled *c);
 
 /* ---- the builder (graph.c) ---- */
@@ -211,6 +270,7 @@ void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 void sb_value(strbuf *sb, const pith_value *v, const gref *refs, size_t nrefs, size_t arg);
 void sb_geometry(strbuf *sb, const pith_tensor *t);
 char *sb_finish(strbuf *sb);
+void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp);
 
 
 #endif /* PITH_COMPILE_GRAPH_INTERNAL_H */

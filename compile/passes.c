@@ -52,6 +52,7 @@ void pith_compile_options_init(pith_compile_options *opts)
     opts->cse = true;
     opts->plan_memory = true;
     opts->arena_pool = 4;
+    opts->fuse = true;
 }
 
 /* ---- the .out overload of a functional op ---- */
@@ -460,7 +461,8 @@ static pith_status plan(planner *p)
         const cstep *st = &c->steps[s];
         for (size_t r = 0; r < st->nresults; r++) {
             int v = st->results[r];
-            if (g->values[v].node == st->node && def_step[v] < 0) {
+            /* a group's results are made by several of its nodes */
+            if ((st->kind == STEP_GROUP || g->values[v].node == st->node) && def_step[v] < 0) {
                 def_step[v] = (int)s;
                 maker[v] = st->kind;
             }
@@ -598,7 +600,10 @@ pith_compiled *pith_graph_compile(const pith_graph *g, const pith_compile_option
                                   "pith_graph_compile: options.struct_size is %zu; fill the "
                                   "options with pith_compile_options_init first",
                                   opts->struct_size);
-        o = *opts;
+        /* A caller built against an older header has a shorter struct: the fields it
+         * lacks keep their defaults. */
+        memcpy(&o, opts, opts->struct_size);
+        o.struct_size = sizeof o;
         if (o.arena_pool < 1)
             return PITH_FAIL_NULL(PITH_ERR_VALUE,
                                   "pith_graph_compile: options.arena_pool is %d; it must be "
@@ -642,7 +647,8 @@ pith_compiled *pith_graph_compile(const pith_graph *g, const pith_compile_option
     for (size_t i = 0; i < g->noutputs; i++)
         c->outputs[i] = resolve(p.repl, g->outputs[i]);
     c->noutputs = g->noutputs;
-    if (lower(&p) != PITH_OK || plan(&p) != PITH_OK)
+    if (lower(&p) != PITH_OK || (o.fuse && fuse_steps(c, g, p.repl) != PITH_OK) ||
+        plan(&p) != PITH_OK)
         goto fail;
     for (size_t i = 0; i < g->nnodes; i++) {
         if (p.removed[i] == 'c')

@@ -20,15 +20,20 @@ static const elementwise_loop gelu_tanh_loops[PITH_NUM_DTYPES] = {
 static const unary_def gelu_exact_def = {"gelu", RULE_PROMOTED, gelu_exact_loops, NULL};
 static const unary_def gelu_tanh_def = {"gelu", RULE_PROMOTED, gelu_tanh_loops, NULL};
 
+const unary_def *gelu_def(const char *approximate)
+{
+    if (approximate && strcmp(approximate, "none") == 0)
+        return &gelu_exact_def;
+    if (approximate && strcmp(approximate, "tanh") == 0)
+        return &gelu_tanh_def;
+    return NULL;
+}
+
 static pith_status gelu_run(pith_value *ret, const pith_tensor *self, const char *approximate,
                             const pith_tensor *target, elementwise_mode mode, bool meta)
 {
-    const unary_def *def;
-    if (approximate && strcmp(approximate, "none") == 0)
-        def = &gelu_exact_def;
-    else if (approximate && strcmp(approximate, "tanh") == 0)
-        def = &gelu_tanh_def;
-    else
+    const unary_def *def = gelu_def(approximate);
+    if (!def)
         return pith_set_error(PITH_ERR_VALUE,
                               "gelu: approximate argument must be either none or tanh, not '%s'",
                               approximate ? approximate : "(null)");

@@ -219,6 +219,46 @@ binary_run_simple(const binary_def *def, pith_value *ret, const pith_tensor *sel
 }
 
 /* Out of line, so that its large frame is not set up on the fast path. */
+/* What the general path of a binary op runs: the dtypes and the loop (See Note [Fused
+ * elementwise calls] for its other user). */
+typedef struct {
+    pith_dtype compute, result, loop_dtype;
+    elementwise_loop loop;
+    elementwise_scalar alpha;
+} binary_choice;
+
+static pith_status binary_choose(const binary_def *def, const pith_tensor *self,
+                                 const pith_tensor *other, pith_scalar alpha, binary_choice *ch)
+{
+    const char *op = def->name;
+    bool alpha_is_one = true;
+    rule_dtypes(def->rule, result_type_of2(self, other), &ch->compute, &ch->result);
+    pith_dtype compute = ch->compute;
+    if (def->check && def->check(self, other, compute) != PITH_OK)
+        return pith_last_status();
+    ch->loop = def->loops[compute];
+    if (!ch->loop)
+        return elementwise_not_implemented(op, compute);
+    /* See Note [Reduced-precision ops with a scalar]. */
+    ch->loop_dtype = compute;
+    if (def->scalar_opmath && (compute == PITH_FLOAT16 || compute == PITH_BFLOAT16) &&
+        other->numel == 1 && other->dtype != compute) {
+        ch->loop_dtype = PITH_FLOAT32;
+        ch->loop = def->loops[ch->loop_dtype];
+    }
+    if (def->wrapped_other_loops && (other->flags & PITH_TENSOR_WRAPPED_NUMBER) &&
+        def->wrapped_other_loops[ch->loop_dtype])
+        ch->loop = def->wrapped_other_loops[ch->loop_dtype];
+    ch->alpha = (elementwise_scalar){1.0, 1};
+    if (def->alpha_loops) {
+        if (alpha_prepare(op, alpha, compute, &ch->alpha, &alpha_is_one) != PITH_OK)
+            return pith_last_status();
+        if (!alpha_is_one)
+            ch->loop = def->alpha_loops[compute];
+    }
+    return PITH_OK;
+}
+
 static __attribute__((noinline)) pith_status
 binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *self,
                    const pith_tensor *other, pith_scalar alpha, const pith_tensor *target,
@@ -228,35 +268,15 @@ binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *se
     const pith_tensor *in[2] = {self, other};
     int ndim = 0;
     int64_t sizes[PITH_MAX_DIMS];
-    pith_dtype compute, result;
-    elementwise_scalar alpha_value = {1.0, 1};
-    bool alpha_is_one = true;
+    binary_choice ch;
     pith_tensor *dst;
     if (elementwise_check_devices(op, meta, 2, in, target) != PITH_OK ||
-        broadcast_shapes(op, 2, in, &ndim, sizes) != PITH_OK)
+        broadcast_shapes(op, 2, in, &ndim, sizes) != PITH_OK ||
+        binary_choose(def, self, other, alpha, &ch) != PITH_OK)
         return pith_last_status();
-    rule_dtypes(def->rule, result_type_of2(self, other), &compute, &result);
-    if (def->check && def->check(self, other, compute) != PITH_OK)
-        return pith_last_status();
-    elementwise_loop loop = def->loops[compute];
-    if (!loop)
-        return elementwise_not_implemented(op, compute);
-    /* See Note [Reduced-precision ops with a scalar]. */
-    pith_dtype loop_dtype = compute;
-    if (def->scalar_opmath && (compute == PITH_FLOAT16 || compute == PITH_BFLOAT16) &&
-        other->numel == 1 && other->dtype != compute) {
-        loop_dtype = PITH_FLOAT32;
-        loop = def->loops[loop_dtype];
-    }
-    if (def->wrapped_other_loops && (other->flags & PITH_TENSOR_WRAPPED_NUMBER) &&
-        def->wrapped_other_loops[loop_dtype])
-        loop = def->wrapped_other_loops[loop_dtype];
-    if (def->alpha_loops) {
-        if (alpha_prepare(op, alpha, compute, &alpha_value, &alpha_is_one) != PITH_OK)
-            return pith_last_status();
-        if (!alpha_is_one)
-            loop = def->alpha_loops[compute];
-    }
+    pith_dtype compute = ch.compute, result = ch.result, loop_dtype = ch.loop_dtype;
+    elementwise_loop loop = ch.loop;
+    elementwise_scalar alpha_value = ch.alpha;
     if (elementwise_output(op, mode, (pith_tensor *)target, ndim, sizes, result,
                            meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
         return pith_last_status();
@@ -348,3 +368,82 @@ PITH_FORALL_UNARY_OPS(UNARY_KERNELS)
                        BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)
 #define BINARY_KERNELS(n) PITH_BINARY_INFO_##n(BINARY_KERNELS_, n)
 PITH_FORALL_BINARY_OPS(BINARY_KERNELS)
+
+/* Note [Fused elementwise calls]
+ * A compiled graph may run a chain of elementwise calls tile by tile (compile/fusion.c,
+ * See Note [Fusion legality]); its results must be eager's, bit for bit. So the fused
+ * group runs each call's own loop, chosen here by the same code as eager's kernels
+ * (rule_dtypes, binary_choose, the unary and gelu descriptions), on the same input values
+ * in the same dtype, into a result of the same dtype. elementwise_fusable_of accepts only
+ * the calls for which eager is exactly one loop over the broadcast shape:
+ *  - the functional rows of PITH_FORALL_UNARY_OPS, PITH_FORALL_BINARY_OPS and gelu;
+ *  - a floating compute dtype, so no integer division (whose zero divisor eager finds
+ *    before writing anything) and no loop that can fail;
+ *  - a loop that writes the result dtype itself: eager's float32 loop for a float16 op
+ *    with a float scalar (Note [Reduced-precision ops with a scalar]) writes through a
+ *    temporary and is not fused.
+ * Inputs of another dtype than the loop reads are converted by eager first; the group
+ * accepts that only for constants, which it converts once with the same cast loop. The
+ * loops themselves give the same bits for any split of an array (the vector body and the
+ * tail compute alike: See Note [Vectorised math functions]), so tiles do not change
+ * results. Keep this in step with unary_run and binary_run_general. */
+static bool unary_fusable(const unary_def *def, const pith_tensor *self, elementwise_fusable *f)
+{
+    pith_dtype compute, result;
+    if (!def || !self || (self->dtype == PITH_BOOL && def->bool_message))
+        return false;
+    rule_dtypes(def->rule, self->dtype, &compute, &result);
+    if (!dtype_is_floating(compute) || !def->loops[compute])
+        return false;
+    *f = (elementwise_fusable){def->loops[compute], {1.0, 1}, 1, compute, result};
+    return true;
+}
+
+static bool binary_fusable(const binary_def *def, const pith_tensor *self,
+                           const pith_tensor *other, pith_scalar alpha, elementwise_fusable *f)
+{
+    binary_choice ch;
+    if (!self || !other || binary_choose(def, self, other, alpha, &ch) != PITH_OK)
+        return false;
+    pith_dtype writes = ch.loop_dtype == ch.compute ? ch.result : ch.loop_dtype;
+    if (!dtype_is_floating(ch.compute) || def->integer_division || writes != ch.result)
+        return false;
+    *f = (elementwise_fusable){ch.loop, ch.alpha, 2, ch.loop_dtype, ch.result};
+    return true;
+}
+
+bool elementwise_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
+                            elementwise_fusable *f)
+{
+    const pith_tensor *a = NULL, *b = NULL;
+    const char *approximate = NULL;
+    pith_scalar alpha = scalar_from_int(1);
+    if (nargs < 1 || unbox_TENSOR(op, 0, &args[0], &a) != PITH_OK)
+        return false;
+    switch (op->builtin_id) {
+#define UNARY_FUSABLE_CASE_(n)                                                              \
+    case PITH_OPID_##n:                                                                     \
+        return nargs == 1 && unary_fusable(&unary_##n, a, f);
+        PITH_FORALL_UNARY_OPS(UNARY_FUSABLE_CASE_)
+#undef UNARY_FUSABLE_CASE_
+    case PITH_OPID_gelu:
+        return nargs == 2 && unbox_STR(op, 1, &args[1], &approximate) == PITH_OK &&
+               unary_fusable(gelu_def(approximate), a, f);
+#define BINARY_FUSABLE_ALPHA_ALPHA                                                          \
+    (nargs == 3 && unbox_SCALAR(op, 2, &args[2], &alpha) == PITH_OK)
+#define BINARY_FUSABLE_ALPHA_PLAIN (nargs == 2)
+#define BINARY_FUSABLE_CASE_(n, fn_, out_, inplace_, extra_)                                \
+    case PITH_OPID_##n:                                                                     \
+        return BINARY_FUSABLE_ALPHA_##extra_ &&                                             \
+               unbox_TENSOR(op, 1, &args[1], &b) == PITH_OK &&                              \
+               binary_fusable(&binary_##n, a, b, alpha, f);
+#define BINARY_FUSABLE_CASE(n) PITH_BINARY_INFO_##n(BINARY_FUSABLE_CASE_, n)
+        PITH_FORALL_BINARY_OPS(BINARY_FUSABLE_CASE)
+#undef BINARY_FUSABLE_CASE
+#undef BINARY_FUSABLE_CASE_
+#undef BINARY_FUSABLE_ALPHA_ALPHA
+#undef BINARY_FUSABLE_ALPHA_PLAIN
+    default:
+        return false;
+    }
+}

@@ -67,6 +67,28 @@ pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor
                        const pith_tensor *other, pith_scalar alpha,
                        const pith_tensor *target, elementwise_mode mode, bool meta);
 
+/* gelu's description for its `approximate` argument ("none" or "tanh"), or NULL. */
+const unary_def *gelu_def(const char *approximate);
+
+/* One functional elementwise call as eager's CPU kernel makes it, for a fused group of a
+ * compiled graph (See Note [Fused elementwise calls] in elementwise_ops.c). */
+typedef struct {
+    elementwise_loop loop;
+    elementwise_scalar scalar; /* the loop's ctx (add's and sub's alpha) */
+    int nin;                   /* 1 or 2: the tensor arguments, in order */
+    pith_dtype in_dtype;       /* the dtype the loop reads each input as */
+    pith_dtype out_dtype;      /* the dtype it writes: the call's result dtype */
+} elementwise_fusable;
+
+/* Whether built-in op `op` called with `args` (its arguments in schema order, tensors as
+ * Meta stand-ins or CPU 0-dim constants) is, in eager, exactly one call of one loop over
+ * the broadcast shape, reading every input converted to one dtype and writing the result
+ * dtype, in a floating compute dtype (so its loop cannot fail); and if so, which. false
+ * for every other op and case; it sets no error that matters (the call was validated by
+ * its Meta kernel already). */
+bool elementwise_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
+                            elementwise_fusable *f);
+
 /* "<op>: not implemented for dtype <dtype>" (PITH_ERR_TYPE). */
 pith_status elementwise_not_implemented(const char *op, pith_dtype dtype);
 /* Checks that an integral scalar fits `dtype` (PyTorch's checked Scalar conversion) and

@@ -566,6 +566,16 @@ TEST_F(CompileTest, DataErrorsAppearAtRunTime)
 
 // ---- passes ----
 
+// Options with fusion off, so that each pass before it is seen alone in the dump (fusion
+// has tests of its own, below).
+pith_compile_options Unfused()
+{
+    pith_compile_options opts;
+    pith_compile_options_init(&opts);
+    opts.fuse = false;
+    return opts;
+}
+
 TEST_F(CompileTest, DeadCodeIsRemoved)
 {
     Graph g(pith_graph_new());
@@ -574,13 +584,12 @@ TEST_F(CompileTest, DeadCodeIsRemoved)
     Tensor unused2 = Call1(g.get(), "neg", {T(unused)});
     Tensor y = Call1(g.get(), "tanh", {T(x)});
     ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
-    Compiled c(pith_graph_compile(g.get(), nullptr));
+    pith_compile_options opts = Unfused();
+    Compiled c(pith_graph_compile(g.get(), &opts));
     std::string dump = Dump(c.get());
     EXPECT_NE(dump.find("node 0: exp removed (dce)"), std::string::npos) << dump;
     EXPECT_NE(dump.find("node 1: neg removed (dce)"), std::string::npos) << dump;
     EXPECT_NE(dump.find("1 steps"), std::string::npos) << dump;
-    pith_compile_options opts;
-    pith_compile_options_init(&opts);
     opts.dce = false;
     Compiled keep(pith_graph_compile(g.get(), &opts));
     EXPECT_NE(Dump(keep.get()).find("3 steps"), std::string::npos) << Dump(keep.get());
@@ -615,12 +624,11 @@ TEST_F(CompileTest, CommonSubexpressionsAreMerged)
     Tensor b = Call1(g.get(), "mul.Tensor", {T(x), T(two2)});
     Tensor c3 = Call1(g.get(), "add.Tensor", {T(a), T(b)});
     ASSERT_EQ(pith_graph_output(g.get(), c3.get()), PITH_OK);
-    Compiled c(pith_graph_compile(g.get(), nullptr));
+    pith_compile_options opts = Unfused();
+    Compiled c(pith_graph_compile(g.get(), &opts));
     std::string dump = Dump(c.get());
     EXPECT_NE(dump.find("node 1: mul.Tensor merged into node 0 (cse)"), std::string::npos) << dump;
     EXPECT_NE(dump.find("2 steps"), std::string::npos) << dump;
-    pith_compile_options opts;
-    pith_compile_options_init(&opts);
     opts.cse = false;
     Compiled off(pith_graph_compile(g.get(), &opts));
     EXPECT_NE(Dump(off.get()).find("3 steps"), std::string::npos);
@@ -809,7 +817,8 @@ TEST_F(CompileTest, TheArenaReusesBuffersByLiveness)
         cur = Call1(g.get(), i % 2 ? "tanh" : "neg", {T(cur)});
     Tensor r = Call1(g.get(), "sum.dim_IntList", {T(cur), Ints({0})});
     ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
-    Compiled c(pith_graph_compile(g.get(), nullptr));
+    pith_compile_options opts = Unfused();
+    Compiled c(pith_graph_compile(g.get(), &opts));
     ASSERT_NE(c, nullptr) << pith_last_error();
     size_t arena = pith_compiled_arena_bytes(c.get());
     size_t total = pith_compiled_intermediate_bytes(c.get());
@@ -817,8 +826,6 @@ TEST_F(CompileTest, TheArenaReusesBuffersByLiveness)
     EXPECT_EQ(arena, 2u * 1024u) << Dump(c.get()); // a chain needs two buffers
     std::string dump = Dump(c.get());
     EXPECT_NE(dump.find("arena 2048 bytes (intermediates 9216 bytes)"), std::string::npos) << dump;
-    pith_compile_options opts;
-    pith_compile_options_init(&opts);
     opts.plan_memory = false;
     Compiled flat(pith_graph_compile(g.get(), &opts));
     EXPECT_EQ(pith_compiled_arena_bytes(flat.get()), total);
@@ -957,6 +964,273 @@ TEST(CompileConcurrency, ThreadsRunOneCompiledGraphAtOnce)
                         failures[(size_t)i]++;
                     pith_release(out[0]);
                     pith_release(out[1]);
+                }
+            });
+        for (std::thread &t : threads)
+            t.join();
+        for (int i = 0; i < kThreads; i++)
+            EXPECT_EQ(failures[(size_t)i], 0) << "thread " << i;
+    }
+    EXPECT_EQ(pith_live_tensors(), live);
+}
+
+// ---- fusion (See Note [Fusion legality] in compile/fusion.c) ----
+
+// gelu(x * w + b) * 0.5 + x, the pointwise chain, on stand-ins or eagerly.
+struct Chain {
+    std::vector<Tensor> keep;
+    Tensor half{WrappedNumber(0.5, PITH_FLOAT64)};
+    Tensor Build(pith_graph *g, const Tensor &x, const Tensor &w, const Tensor &b)
+    {
+        auto call = [&](const char *op, const std::vector<Arg> &args) {
+            keep.push_back(g ? Call1(g, op, args) : Eager1(op, args));
+            return keep.back().get();
+        };
+        const pith_tensor *t = call("mul.Tensor", {T(x), T(w)});
+        t = call("add.Tensor", {T(t), T(b)});
+        t = call("gelu", {T(t), Str("none")});
+        t = call("mul.Tensor", {T(t), T(half)});
+        return g ? Call1(g, "add.Tensor", {T(t), T(x)}) : Eager1("add.Tensor", {T(t), T(x)});
+    }
+};
+
+Tensor Param(pith_graph *g, const Tensor &t)
+{
+    Tensor p(pith_graph_param(g, t.get()));
+    EXPECT_NE(p, nullptr) << pith_last_error();
+    return p;
+}
+
+TEST_F(CompileTest, AnElementwiseChainIsOneGroupWithNoArena)
+{
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+        for (Shape shape : {Shape{7}, Shape{1000}, Shape{3, 4097}, Shape{300001}}) {
+            Tensor rx = Random(shape, dtype, 21), rw = Random(shape, dtype, 22),
+                   rb = Random(shape, dtype, 23);
+            Graph g(pith_graph_new());
+            Tensor x = Input(g.get(), dtype, shape);
+            Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+            Chain chain;
+            Tensor y = chain.Build(g.get(), x, w, b);
+            ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+            Compiled c(pith_graph_compile(g.get(), nullptr));
+            ASSERT_NE(c, nullptr) << pith_last_error();
+            std::string dump = Dump(c.get());
+            EXPECT_NE(dump.find("1 steps, 0 buffers, arena 0 bytes"), std::string::npos) << dump;
+            EXPECT_NE(dump.find("group of 5"), std::string::npos) << dump;
+            EXPECT_EQ(Count(dump, "tile buffer "), 4u) << dump; // four intermediates
+            EXPECT_NE(dump.find("(const)"), std::string::npos) << dump;
+            Chain eager;
+            Tensor e = eager.Build(nullptr, rx, rw, rb);
+            EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), e.get()))
+                << pith_dtype_name(dtype) << ", " << shape.size() << " dims, "
+                << pith_numel(rx.get()) << " elements";
+            pith_compile_options opts = Unfused();
+            Compiled off(pith_graph_compile(g.get(), &opts));
+            EXPECT_EQ(Dump(off.get()).find("group"), std::string::npos);
+            EXPECT_TRUE(BitEqual(RunGraph(off.get(), {rx.get()}, 1)[0].get(), e.get()));
+        }
+}
+
+TEST_F(CompileTest, AFusedGroupBroadcastsAndReadsStridedInputs)
+{
+    // x is a transposed (5000, 3) view, bias a row broadcast over it, s a 0-dim input.
+    Shape base{3, 5000};
+    int64_t tstrides[2] = {1, 5000};
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {5000, 3}, tstrides);
+    Tensor bias = Input(g.get(), PITH_FLOAT32, {3});
+    Tensor sc = Input(g.get(), PITH_FLOAT32, {});
+    Tensor t1 = Call1(g.get(), "add.Tensor", {T(x), T(bias)});
+    Tensor t2 = Call1(g.get(), "tanh", {T(t1)});
+    Tensor t3 = Call1(g.get(), "mul.Tensor", {T(t2), T(sc)});
+    Tensor t4 = Call1(g.get(), "sub.Tensor", {T(t3), T(x), D(2.5)}); // alpha
+    ASSERT_EQ(pith_graph_output(g.get(), t4.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("group of 4, over [5000, 3]"), std::string::npos) << dump;
+    Tensor rbase = Random(base, PITH_FLOAT32, 31);
+    Tensor rx(pith_transpose(rbase.get(), 0, 1));
+    Tensor rbias = Random({3}, PITH_FLOAT32, 32), rs = Random({}, PITH_FLOAT32, 33);
+    Tensor e1 = Eager1("add.Tensor", {T(rx), T(rbias)});
+    Tensor e2 = Eager1("tanh", {T(e1)});
+    Tensor e3 = Eager1("mul.Tensor", {T(e2), T(rs)});
+    Tensor e4 = Eager1("sub.Tensor", {T(e3), T(rx), D(2.5)});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get(), rbias.get(), rs.get()}, 1)[0].get(),
+                         e4.get()));
+}
+
+TEST_F(CompileTest, AResultReadAfterItsGroupIsMaterialised)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {64, 64});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "neg", {T(a)});    // read by the group and by mm after it
+    Tensor c1 = Call1(g.get(), "sigmoid", {T(b)});
+    Tensor m = Call1(g.get(), "mm", {T(b), T(c1)});
+    Tensor tv = Call1(g.get(), "transpose.int", {T(a), I(0), I(1)}); // a view of a member
+    Tensor r = Call1(g.get(), "add.Tensor", {T(m), T(tv)});
+    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), c1.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("group of 3"), std::string::npos) << dump;
+    EXPECT_EQ(Count(dump, "tile buffer "), 0u) << dump; // each result is read after
+    EXPECT_NE(dump.find("%2 = neg(%1) [float32[64, 64], arena buffer"), std::string::npos)
+        << dump;
+    EXPECT_NE(dump.find("%3 = sigmoid(%2) [float32[64, 64], allocated by the run (output)]"),
+              std::string::npos)
+        << dump;
+    Tensor rx = Random({64, 64}, PITH_FLOAT32, 41);
+    Tensor ea = Eager1("exp", {T(rx)}), eb = Eager1("neg", {T(ea)});
+    Tensor ec = Eager1("sigmoid", {T(eb)});
+    Tensor em = Eager1("mm", {T(eb), T(ec)});
+    Tensor et = Eager1("transpose.int", {T(ea), I(0), I(1)});
+    Tensor er = Eager1("add.Tensor", {T(em), T(et)});
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+    EXPECT_TRUE(BitEqual(out[0].get(), er.get()));
+    EXPECT_TRUE(BitEqual(out[1].get(), ec.get()));
+}
+
+TEST_F(CompileTest, EffectsIntegersAndShapeChangesEndAGroup)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4, 8});
+    Tensor i = Input(g.get(), PITH_INT32, {4, 8});
+    Tensor row = Input(g.get(), PITH_FLOAT32, {8});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "neg", {T(a)});                  // group 1: exp, neg
+    Call1(g.get(), "mul_.Tensor", {T(b), T(x)});               // in place: an effect
+    Tensor c1 = Call1(g.get(), "tanh", {T(b)});
+    Tensor d = Call1(g.get(), "add.Tensor", {T(c1), T(x)});    // group 2: tanh, add
+    Tensor s = Call1(g.get(), "sum.dim_IntList", {T(d), Ints({0})}); // shape [8]
+    Tensor e = Call1(g.get(), "mul.Tensor", {T(s), T(row)});
+    Tensor f = Call1(g.get(), "sigmoid", {T(e)});              // group 3: mul, sigmoid
+    Tensor j = Call1(g.get(), "mul.Tensor", {T(i), T(i)});     // int32: never fused
+    Tensor k = Call1(g.get(), "add.Tensor", {T(j), T(i)});
+    ASSERT_EQ(pith_graph_output(g.get(), f.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), k.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(Count(dump, ": group of 2"), 3u) << dump;
+    EXPECT_NE(dump.find("call mul_.Tensor"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("out mul.out"), std::string::npos) << dump; // the int32 ones
+    EXPECT_NE(dump.find("out add.out"), std::string::npos) << dump;
+    Tensor rx = Random({4, 8}, PITH_FLOAT32, 51), rrow = Random({8}, PITH_FLOAT32, 52);
+    Tensor ri(pith_to_dtype(Tensor(pith_mul(rx.get(), Tensor(WrappedNumber(100, PITH_FLOAT64))
+                                                          .get()))
+                                .get(),
+                            PITH_INT32));
+    Tensor ea = Eager1("exp", {T(rx)}), eb = Eager1("neg", {T(ea)});
+    Eager1("mul_.Tensor", {T(eb), T(rx)});
+    Tensor ec = Eager1("tanh", {T(eb)}), ed = Eager1("add.Tensor", {T(ec), T(rx)});
+    Tensor es = Eager1("sum.dim_IntList", {T(ed), Ints({0})});
+    Tensor ef = Eager1("sigmoid", {T(Eager1("mul.Tensor", {T(es), T(rrow)}))});
+    Tensor ej = Eager1("mul.Tensor", {T(ri), T(ri)}), ek = Eager1("add.Tensor", {T(ej), T(ri)});
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get(), ri.get(), rrow.get()}, 2);
+    EXPECT_TRUE(BitEqual(out[0].get(), ef.get()));
+    EXPECT_TRUE(BitEqual(out[1].get(), ek.get()));
+}
+
+TEST_F(CompileTest, AHalfOpWithAFloatScalarIsNotFused)
+{
+    // float16 * 0.5 runs eager's float32 loop through a temporary (Note [Reduced-precision
+    // ops with a scalar]): not a member. float16 + float16 is.
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT16, {300});
+    Tensor half(WrappedNumber(0.5, PITH_FLOAT64));
+    Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(half)});
+    Tensor b = Call1(g.get(), "add.Tensor", {T(a), T(x)});
+    Tensor c1 = Call1(g.get(), "neg", {T(b)});
+    ASSERT_EQ(pith_graph_output(g.get(), c1.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("out mul.out"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("group of 2"), std::string::npos) << dump;
+    Tensor rx = Random({300}, PITH_FLOAT16, 61);
+    Tensor e = Eager1("neg", {T(Eager1("add.Tensor", {T(Eager1("mul.Tensor", {T(rx), T(half)})),
+                                                     T(rx)}))});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), e.get()));
+}
+
+TEST_F(CompileTest, AGroupWithManyLiveResultsMaterialisesThePastTheTileBuffers)
+{
+    // Twelve results of x, all live until the sum chain at the end reads them.
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {2000});
+    std::vector<Tensor> parts;
+    const char *ops[3] = {"exp", "tanh", "sigmoid"};
+    for (int i = 0; i < 12; i++)
+        parts.push_back(Call1(g.get(), ops[i % 3], {T(i < 3 ? x : parts[(size_t)i - 3])}));
+    Tensor acc = Call1(g.get(), "add.Tensor", {T(parts[0]), T(parts[1])});
+    for (size_t i = 2; i < parts.size(); i++)
+        acc = Call1(g.get(), "add.Tensor", {T(acc), T(parts[i])});
+    ASSERT_EQ(pith_graph_output(g.get(), acc.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_NE(dump.find("group of 20, "), std::string::npos) << dump; // GROUP_MAX_MEMBERS
+    EXPECT_NE(dump.find("8 tile buffers"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("arena buffer"), std::string::npos) << dump; // some past the eight
+    Tensor rx = Random({2000}, PITH_FLOAT32, 71);
+    std::vector<Tensor> ep;
+    for (int i = 0; i < 12; i++)
+        ep.push_back(Eager1(ops[i % 3], {T(i < 3 ? rx : ep[(size_t)i - 3])}));
+    Tensor eacc = Eager1("add.Tensor", {T(ep[0]), T(ep[1])});
+    for (size_t i = 2; i < ep.size(); i++)
+        eacc = Eager1("add.Tensor", {T(eacc), T(ep[i])});
+    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), eacc.get()));
+}
+
+TEST_F(CompileTest, OlderOptionStructsKeepTheNewFieldsDefaults)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {16});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "neg", {T(a)});
+    ASSERT_EQ(pith_graph_output(g.get(), b.get()), PITH_OK);
+    pith_compile_options opts = Unfused();
+    opts.struct_size = offsetof(pith_compile_options, arena_pool) + sizeof(int); // no `fuse`
+    Compiled c(pith_graph_compile(g.get(), &opts));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    EXPECT_NE(Dump(c.get()).find("group of 2"), std::string::npos) << Dump(c.get());
+}
+
+TEST(CompileConcurrency, ThreadsRunOneFusedGraphAtOnce)
+{
+    const size_t live = pith_live_tensors();
+    {
+        const int kThreads = 4, kRuns = 20;
+        Shape shape{70000}; // above the grain size: each run has a region of its own
+        Tensor rw = Random(shape, PITH_FLOAT32, 81), rb = Random(shape, PITH_FLOAT32, 82);
+        Graph g(pith_graph_new());
+        Tensor x = Input(g.get(), PITH_FLOAT32, shape);
+        Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+        Chain chain;
+        Tensor y = chain.Build(g.get(), x, w, b);
+        ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+        Compiled c(pith_graph_compile(g.get(), nullptr));
+        ASSERT_NE(c, nullptr) << pith_last_error();
+        std::vector<Tensor> inputs, expected;
+        for (int i = 0; i < kThreads; i++) {
+            inputs.push_back(Random(shape, PITH_FLOAT32, 90 + (uint64_t)i));
+            Chain eager;
+            expected.push_back(eager.Build(nullptr, inputs.back(), rw, rb));
+        }
+        std::vector<int> failures(kThreads, 0);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kThreads; i++)
+            threads.emplace_back([&, i] {
+                for (int r = 0; r < kRuns; r++) {
+                    pith_tensor *in = inputs[(size_t)i].get(), *out = nullptr;
+                    if (pith_compiled_run(c.get(), &in, 1, &out, 1) != PITH_OK ||
+                        !BitEqual(out, expected[(size_t)i].get()))
+                        failures[(size_t)i]++;
+                    pith_release(out);
                 }
             });
         for (std::thread &t : threads)

@@ -1,0 +1,546 @@
+/* fusion.c — fused elementwise groups: fuse_steps forms them from runs of consecutive steps
+ * after lowering (before the memory plan), group_run runs one, tile by tile. Which calls
+ * may join a group, and with which loop, is decided by kernels/ (See Note [Fused
+ * elementwise calls] in kernels/elementwise_ops.c), so a group computes what eager does.
+ *
+ * Note [Fusion legality]
+ * A group is a run of consecutive steps, each a pure functional elementwise call that
+ * elementwise_fusable_of accepts, whose results all have one shape and are contiguous and
+ * non-empty. Nothing is reordered: on each tile the members run in step order, and the
+ * tiles cover the shape once. That is eager's computation, element for element, because
+ *  - a member writes only its own result: effects end a group (in-place, out= and random
+ *    calls are never members), so their order with everything else holds;
+ *  - an element of a member's result depends only on the same element of the members'
+ *    results it reads (one shape, read without broadcasting), so a tile's chain needs
+ *    nothing from another tile;
+ *  - an input from outside the group is complete before the group starts (an earlier step
+ *    makes it) and no member writes it; an input that is a view of a member's result
+ *    would need a view step between members, which ends the run;
+ *  - a result that anything after the group reads (a later step, a view, an output) is
+ *    materialised: written to its own tensor, as an out step would. The others live only
+ *    in a tile buffer and get no buffer in the arena;
+ *  - for the memory plan the group is one step, so every buffer that it reads or writes is
+ *    live for the whole group and shares no bytes with another: tile k of one member's
+ *    result is written while other buffers are still read at tiles after k.
+ * Left to the unfused path: integer and bool compute dtypes, inputs of another dtype than
+ * their loop reads (except constants, converted once), results that are not contiguous,
+ * a group of one member (it stays an out step), and fusion off (pith_compile_options.fuse).
+ * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
+ * materialised instead.
+ *
+ * Note [Fusion tiles]
+ * A tile is `tile` consecutive elements of the innermost dim, after the group's dims are
+ * coalesced over all of its operands. Each member runs its own loop over the tile, reading
+ * its inputs' tiles and writing its result's, so a stream (a tile buffer, or the tile of an
+ * input or a materialised result) is touched once by each member that uses it and should
+ * still be in cache for the next. The tile is the largest power of two for which one tile
+ * of every stream fits in half of the L2 cache (sysconf's size, else 512 KiB), between 512
+ * and 8192 elements: large enough that a loop call's fixed cost is small beside its work,
+ * small enough that the chain stays in L2 (in L1 for short chains). Above PITH_GRAIN_SIZE
+ * elements OpenMP splits the tiles among threads, in one region per group run (below it
+ * there is no region: See Note [No OpenMP region for one thread]); each thread has its own
+ * tile buffers, in the arena, so a run allocates none. The loops give the same bits for any
+ * split of an array (See Note [Fused elementwise calls]), so the tile size and the thread
+ * count never change results. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile/graph_internal.h"
+#include "core/parallel.h"
+#include "kernels/elementwise.h"
+
+enum { TILE_MIN = 512, TILE_MAX = 8192 };
+
+static int resolve_value(const int *repl, int v)
+{
+    while (repl[v] != v)
+        v = repl[v];
+    return v;
+}
+
+static int value_root(const pith_graph *g, const int *repl, int v)
+{
+    return resolve_value(repl, g->values[v].root);
+}
+
+/* Step `st` as a member: an out step of a call that kernels/ can fuse, with a contiguous,
+ * non-empty result of the dtype its loop writes. Its inputs go in in[]. */
+static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m)
+{
+    if (st->kind != STEP_OUT || st->nresults != 1 || st->effects)
+        return false;
+    const gnode *n = &g->nodes[st->node];
+    const pith_tensor *r = g->values[st->results[0]].t;
+    if (!r->contiguous || r->numel == 0 || !elementwise_fusable_of(n->op, n->args, n->nargs, &m->f) ||
+        r->dtype != m->f.out_dtype)
+        return false;
+    m->op = n->op;
+    m->node = st->node;
+    m->result = st->results[0];
+    int found = 0;
+    for (size_t k = 0; k < st->nrefs; k++) {
+        const gref *ref = &st->refs[k];
+        if (ref->arg < 0 || (size_t)ref->arg >= n->nargs)
+            continue; /* the out= argument: the result itself */
+        if (ref->entry >= 0 || ref->arg >= m->f.nin)
+            return false;
+        m->in[ref->arg] = ref->value;
+        found++;
+    }
+    return found == m->f.nin;
+}
+
+/* Whether member `m` may join a run whose members' results are marked in `in_run`. */
+static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
+                       const bool *in_run)
+{
+    for (int i = 0; i < m->f.nin; i++) {
+        int v = m->in[i];
+        const gvalue *gv = &g->values[v];
+        if (in_run[v]) {
+            if (gv->t->dtype != m->f.in_dtype)
+                return false;
+            continue;
+        }
+        if (in_run[value_root(g, repl, v)])
+            return false; /* a view of a member's result */
+        if (gv->t->dtype != m->f.in_dtype && !(gv->kind == GVAL_CONST && gv->t->numel == 1))
+            return false;
+    }
+    return true;
+}
+
+static size_t l2_bytes(void)
+{
+    long n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return n > 0 ? (size_t)n : 512 * 1024;
+}
+
+/* The operand of value `v` of kind `kind` (for a constant, read as `dtype`), or -1. */
+static int operand_find(const cgroup *grp, operand_kind kind, int v, pith_dtype dtype,
+                        const pith_dtype *operand_dtype)
+{
+    for (size_t o = 0; o < grp->noperands; o++)
+        if (grp->operands[o].kind == kind && grp->operands[o].value == v &&
+            (kind != OPERAND_CONST || operand_dtype[o] == dtype))
+            return (int)o;
+    return -1;
+}
+
+/* The strides in bytes of `t` broadcast to (ndim, sizes): 0 on broadcast and size-1 dims. */
+static void broadcast_strides(const pith_tensor *t, int ndim, const int64_t *sizes,
+                              int64_t *strides)
+{
+    int shift = ndim - t->ndim;
+    int64_t itemsize = (int64_t)dtype_itemsize(t->dtype);
+    for (int d = 0; d < ndim; d++) {
+        int td = d - shift;
+        strides[d] = td >= 0 && t->sizes[td] != 1 && sizes[d] != 1 ? t->strides[td] * itemsize
+                                                                    : 0;
+    }
+}
+
+/* Builds the group of steps [start, end) of c->steps; `materialised` says which results
+ * something after the group reads. */
+static pith_status group_build(pith_compiled *c, const pith_graph *g, const int *repl,
+                               size_t start, size_t end, const bool *materialised,
+                               cgroup **out)
+{
+    cgroup *grp = calloc(1, sizeof *grp);
+    size_t nm = end - start;
+    pith_dtype operand_dtype[GROUP_MAX_OPERANDS];
+    int last_use[GROUP_MAX_MEMBERS]; /* per member: the last member that reads its result */
+    int scratch_owner[GROUP_MAX_SCRATCH];
+    if (!grp || !(grp->members = calloc(nm, sizeof *grp->members)) ||
+        !(grp->operands = calloc(GROUP_MAX_OPERANDS, sizeof *grp->operands))) {
+        if (grp)
+            free(grp->members);
+        free(grp);
+        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+    }
+    grp->nmembers = nm;
+    const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
+    int ndim = shape->ndim;
+    int64_t sizes[PITH_MAX_DIMS];
+    memcpy(sizes, shape->sizes, (size_t)ndim * sizeof *sizes);
+    for (size_t k = 0; k < nm; k++) {
+        member_of_step(g, &c->steps[start + k], &grp->members[k]);
+        last_use[k] = -1;
+        for (size_t j = 0; j < k; j++)
+            for (int i = 0; i < grp->members[k].f.nin; i++)
+                if (grp->members[k].in[i] == grp->members[j].result)
+                    last_use[j] = (int)k;
+    }
+    for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
+        scratch_owner[s] = -1;
+    size_t itemsize = 1;
+    for (size_t k = 0; k < nm; k++) {
+        gmember *m = &grp->members[k];
+        for (int i = 0; i < m->f.nin; i++) {
+            int v = m->in[i];
+            int o = -1;
+            for (size_t j = 0; j < k && o < 0; j++)
+                if (grp->members[j].result == v)
+                    o = grp->members[j].out;
+            const gvalue *gv = &g->values[v];
+            if (o < 0 && gv->kind == GVAL_CONST) {
+                o = operand_find(grp, OPERAND_CONST, v, m->f.in_dtype, operand_dtype);
+                if (o < 0) {
+                    o = (int)grp->noperands++;
+                    goperand *op = &grp->operands[o];
+                    op->kind = OPERAND_CONST;
+                    op->value = v;
+                    operand_dtype[o] = m->f.in_dtype;
+                    /* the conversion eager makes (elementwise_apply), made once */
+                    char *args[2] = {(char *)op->constant, tensor_data(gv->t)};
+                    int64_t one = 1, strides[2] = {0, 0};
+                    cast_loop(m->f.in_dtype, gv->t->dtype)(args, &one, strides, NULL);
+                }
+            } else if (o < 0) {
+                o = operand_find(grp, OPERAND_VALUE, v, PITH_FLOAT32, operand_dtype);
+                if (o < 0) {
+                    o = (int)grp->noperands++;
+                    goperand *op = &grp->operands[o];
+                    op->kind = OPERAND_VALUE;
+                    op->value = v;
+                    operand_dtype[o] = gv->t->dtype;
+                    broadcast_strides(gv->t, ndim, sizes, op->strides);
+                }
+            }
+            m->in[i] = o;
+        }
+        /* Tile buffers of results whose last reader is before this member are free. */
+        for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
+            if (scratch_owner[s] >= 0 && last_use[scratch_owner[s]] < (int)k)
+                scratch_owner[s] = -1;
+        const pith_tensor *r = g->values[m->result].t;
+        int o = (int)grp->noperands++;
+        goperand *op = &grp->operands[o];
+        op->value = m->result;
+        operand_dtype[o] = r->dtype;
+        m->out = o;
+        int free_slot = -1;
+        for (int s = 0; s < GROUP_MAX_SCRATCH && free_slot < 0; s++)
+            if (scratch_owner[s] < 0)
+                free_slot = s;
+        if (!materialised[m->result] && free_slot >= 0 && last_use[k] >= 0) {
+            op->kind = OPERAND_SCRATCH;
+            op->scratch = free_slot;
+            scratch_owner[free_slot] = (int)k;
+            if (free_slot + 1 > grp->nscratch)
+                grp->nscratch = free_slot + 1;
+            if (dtype_itemsize(r->dtype) > itemsize)
+                itemsize = dtype_itemsize(r->dtype);
+        } else {
+            op->kind = OPERAND_VALUE;
+            broadcast_strides(r, ndim, sizes, op->strides);
+        }
+    }
+    /* Coalesce: drop size-1 dims, then merge each dim into the one inside it when every
+     * tensor operand steps through both as through one. */
+    int nd = 0;
+    int64_t csizes[PITH_MAX_DIMS];
+    int keep[PITH_MAX_DIMS];
+    for (int d = 0; d < ndim; d++)
+        if (sizes[d] != 1)
+            keep[nd++] = d;
+    for (size_t o = 0; o < grp->noperands; o++) {
+        int64_t s[PITH_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            s[i] = grp->operands[o].strides[keep[i]];
+        memcpy(grp->operands[o].strides, s, sizeof s);
+    }
+    for (int i = 0; i < nd; i++)
+        csizes[i] = sizes[keep[i]];
+    int out_nd = 0;
+    for (int i = nd - 1; i >= 0; i--) {
+        bool merge = out_nd > 0;
+        int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
+        for (size_t o = 0; o < grp->noperands && merge; o++) {
+            const goperand *op = &grp->operands[o];
+            if (op->kind == OPERAND_VALUE &&
+                op->strides[i] != op->strides[inner] * csizes[inner])
+                merge = false;
+        }
+        if (merge) {
+            csizes[inner] *= csizes[i];
+            continue;
+        }
+        int slot = PITH_MAX_DIMS - 1 - out_nd;
+        csizes[slot] = csizes[i];
+        for (size_t o = 0; o < grp->noperands; o++)
+            grp->operands[o].strides[slot] = grp->operands[o].strides[i];
+        out_nd++;
+    }
+    if (out_nd == 0) { /* one element */
+        out_nd = 1;
+        csizes[PITH_MAX_DIMS - 1] = 1;
+        for (size_t o = 0; o < grp->noperands; o++)
+            grp->operands[o].strides[PITH_MAX_DIMS - 1] = 0;
+    }
+    grp->ndim = out_nd;
+    memmove(grp->sizes, csizes + PITH_MAX_DIMS - out_nd, (size_t)out_nd * sizeof *csizes);
+    for (size_t o = 0; o < grp->noperands; o++)
+        memmove(grp->operands[o].strides, grp->operands[o].strides + PITH_MAX_DIMS - out_nd,
+                (size_t)out_nd * sizeof(int64_t));
+    grp->numel = shape->numel;
+    /* See Note [Fusion tiles]. */
+    size_t streams = (size_t)grp->nscratch;
+    for (size_t o = 0; o < grp->noperands; o++)
+        streams += grp->operands[o].kind == OPERAND_VALUE;
+    size_t budget = l2_bytes() / 2 / (itemsize > 4 ? itemsize : 4) / (streams ? streams : 1);
+    int64_t tile = TILE_MIN;
+    while (tile * 2 <= TILE_MAX && (size_t)(tile * 2) <= budget)
+        tile *= 2;
+    int64_t inner = grp->sizes[grp->ndim - 1];
+    while (tile / 2 >= inner && tile > 64)
+        tile /= 2;
+    grp->tile = tile;
+    grp->scratch_itemsize = itemsize;
+    size_t bytes = ((size_t)tile * itemsize * (size_t)grp->nscratch + 63) & ~(size_t)63;
+    if (bytes > c->scratch_bytes)
+        c->scratch_bytes = bytes;
+    *out = grp;
+    return PITH_OK;
+}
+
+void cgroup_free(cgroup *grp)
+{
+    if (!grp)
+        return;
+    free(grp->members);
+    free(grp->operands);
+    free(grp);
+}
+
+/* Replaces steps [start, end) with one group step. */
+static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *repl,
+                              size_t start, size_t end, const bool *materialised)
+{
+    cgroup *grp;
+    if (group_build(c, g, repl, start, end, materialised, &grp) != PITH_OK)
+        return pith_last_status();
+    cstep st = {0};
+    st.kind = STEP_GROUP;
+    st.node = grp->members[0].node;
+    st.op = grp->members[0].op;
+    st.group = grp;
+    st.results = malloc(grp->nmembers * sizeof *st.results);
+    st.refs = malloc((grp->noperands ? grp->noperands : 1) * sizeof *st.refs);
+    if (!st.results || !st.refs) {
+        cstep_clear(&st);
+        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+    }
+    for (size_t k = 0; k < grp->nmembers; k++) {
+        const gmember *m = &grp->members[k];
+        if (grp->operands[m->out].kind == OPERAND_VALUE)
+            st.results[st.nresults++] = m->result;
+    }
+    for (size_t o = 0; o < grp->noperands; o++) {
+        const goperand *op = &grp->operands[o];
+        bool made_here = false;
+        for (size_t r = 0; r < st.nresults; r++)
+            made_here |= st.results[r] == op->value;
+        if (op->kind == OPERAND_VALUE && !made_here)
+            st.refs[st.nrefs++] = (gref){-1, -1, op->value, 0};
+    }
+    for (size_t s = start; s < end; s++)
+        cstep_clear(&c->steps[s]);
+    c->steps[start] = st;
+    memmove(&c->steps[start + 1], &c->steps[end], (c->nsteps - end) * sizeof *c->steps);
+    c->nsteps -= end - start - 1;
+    return PITH_OK;
+}
+
+pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
+{
+    size_t nv = g->nvalues ? g->nvalues : 1;
+    bool *in_run = calloc(nv, sizeof *in_run);
+    bool *materialised = calloc(nv, sizeof *materialised);
+    int *last_ref = malloc(nv * sizeof *last_ref);
+    pith_status status = PITH_OK;
+    if (!in_run || !materialised || !last_ref) {
+        status = pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+        goto done;
+    }
+    /* The last step that reads each value, or any value in its storage. */
+    for (size_t v = 0; v < g->nvalues; v++)
+        last_ref[v] = -1;
+    for (size_t s = 0; s < c->nsteps; s++)
+        for (size_t k = 0; k < c->steps[s].nrefs; k++) {
+            int v = c->steps[s].refs[k].value;
+            last_ref[v] = (int)s;
+            last_ref[value_root(g, repl, v)] = (int)s;
+        }
+    for (size_t o = 0; o < c->noutputs; o++) {
+        materialised[c->outputs[o]] = true;
+        materialised[value_root(g, repl, c->outputs[o])] = true;
+    }
+    size_t s = 0;
+    while (s < c->nsteps) {
+        gmember m;
+        if (!member_of_step(g, &c->steps[s], &m) || !inputs_fit(g, repl, &m, in_run)) {
+            s++;
+            continue;
+        }
+        const pith_tensor *shape = g->values[m.result].t;
+        size_t end = s + 1;
+        in_run[m.result] = true;
+        while (end < c->nsteps && end - s < GROUP_MAX_MEMBERS) {
+            gmember next;
+            if (!member_of_step(g, &c->steps[end], &next) ||
+                !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
+                             shape->ndim, shape->sizes) ||
+                !inputs_fit(g, repl, &next, in_run))
+                break;
+            in_run[next.result] = true;
+            end++;
+        }
+        for (size_t k = s; k < end; k++) {
+            int v = c->steps[k].results[0];
+            in_run[v] = false;
+            if (last_ref[v] >= (int)end)
+                materialised[v] = true;
+        }
+        if (end - s >= 2) {
+            if ((status = group_step(c, g, repl, s, end, materialised)) != PITH_OK)
+                goto done;
+            /* Steps after the group moved down: their last_ref entries too. */
+            for (size_t v = 0; v < g->nvalues; v++)
+                if (last_ref[v] >= (int)end)
+                    last_ref[v] -= (int)(end - s - 1);
+                else if (last_ref[v] >= (int)s)
+                    last_ref[v] = (int)s;
+            s++;
+        } else {
+            s = end;
+        }
+    }
+done:
+    free(in_run);
+    free(materialised);
+    free(last_ref);
+    return status;
+}
+
+/* ---- running a group ---- */
+
+static bool param_unchanged(const pith_tensor *t, const pith_tensor *meta)
+{
+    if (t->dtype != meta->dtype || !shape_equal(t->ndim, t->sizes, meta->ndim, meta->sizes))
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->sizes[d] > 1 && t->strides[d] != meta->strides[d])
+            return false;
+    return true;
+}
+
+/* Runs tiles [lo, hi) of the group; returns the OR of the loops' results. */
+static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scratch,
+                       int64_t lo, int64_t hi)
+{
+    const int nd = grp->ndim;
+    const int64_t tile = grp->tile, inner = grp->sizes[nd - 1];
+    const int64_t chunks = (inner + tile - 1) / tile;
+    const size_t nops = grp->noperands;
+    char *ptr[GROUP_MAX_OPERANDS];
+    int64_t step[GROUP_MAX_OPERANDS];
+    int result = 0;
+    for (size_t o = 0; o < nops; o++) {
+        const goperand *op = &grp->operands[o];
+        step[o] = op->kind == OPERAND_VALUE ? op->strides[nd - 1] : 0;
+        if (op->kind == OPERAND_SCRATCH)
+            ptr[o] = (char *)scratch + (size_t)op->scratch * (size_t)tile * grp->scratch_itemsize;
+    }
+    for (size_t k = 0; k < grp->nmembers; k++) /* a tile buffer steps by its own dtype */
+        if (grp->operands[grp->members[k].out].kind == OPERAND_SCRATCH)
+            step[grp->members[k].out] = (int64_t)dtype_itemsize(grp->members[k].f.out_dtype);
+    for (int64_t item = lo; item < hi; item++) {
+        int64_t row = item / chunks, start = (item % chunks) * tile;
+        int64_t n = inner - start < tile ? inner - start : tile;
+        for (size_t o = 0; o < nops; o++) {
+            const goperand *op = &grp->operands[o];
+            if (op->kind != OPERAND_VALUE) {
+                if (op->kind == OPERAND_CONST)
+                    ptr[o] = base[o];
+                continue;
+            }
+            int64_t offset = start * op->strides[nd - 1], rest = row;
+            for (int d = nd - 2; d >= 0; d--) {
+                offset += (rest % grp->sizes[d]) * op->strides[d];
+                rest /= grp->sizes[d];
+            }
+            ptr[o] = base[o] + offset;
+        }
+        for (size_t k = 0; k < grp->nmembers; k++) {
+            const gmember *m = &grp->members[k];
+            char *args[3] = {ptr[m->out], NULL, NULL};
+            int64_t strides[3] = {step[m->out], 0, 0};
+            for (int i = 0; i < m->f.nin; i++) {
+                args[1 + i] = ptr[m->in[i]];
+                strides[1 + i] = step[m->in[i]];
+            }
+            elementwise_scalar scalar = m->f.scalar;
+            int64_t count = n;
+            result |= m->f.loop(args, &count, strides, &scalar);
+        }
+    }
+    return result;
+}
+
+pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *const *slot,
+                      unsigned char *scratch, int scratch_threads)
+{
+    char *base[GROUP_MAX_OPERANDS];
+    for (size_t o = 0; o < grp->noperands; o++) {
+        const goperand *op = &grp->operands[o];
+        base[o] = NULL;
+        if (op->kind == OPERAND_CONST) {
+            base[o] = (char *)op->constant;
+        } else if (op->kind == OPERAND_VALUE) {
+            const pith_tensor *t = slot[op->value];
+            const cvalue *cv = &c->values[op->value];
+            char have[256], want[256];
+            if (!t)
+                return pith_set_error(PITH_ERR_RUNTIME,
+                                      "value %%%d has no tensor (a defect of the plan)",
+                                      op->value);
+            if (cv->slot == SLOT_EXTERNAL && !param_unchanged(t, cv->meta))
+                return pith_set_error(PITH_ERR_VALUE,
+                                      "param %%%d is now %s%s, but the graph was compiled for "
+                                      "%s%s",
+                                      op->value, pith_dtype_name(t->dtype),
+                                      shape_format(t->ndim, t->sizes, have, sizeof have),
+                                      pith_dtype_name(cv->meta->dtype),
+                                      shape_format(cv->meta->ndim, cv->meta->sizes, want,
+                                                   sizeof want));
+            base[o] = tensor_data(t);
+        }
+    }
+    const int64_t inner = grp->sizes[grp->ndim - 1];
+    const int64_t items = grp->numel / inner * ((inner + grp->tile - 1) / grp->tile);
+    int nthreads = parallel_threads_for(grp->numel);
+    if (nthreads > scratch_threads)
+        nthreads = scratch_threads;
+    if (nthreads > items)
+        nthreads = (int)items;
+    int result = 0;
+    PITH_PARALLEL_REGION(nthreads, {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t share = items / nt, extra = items % nt;
+        int64_t lo = t * share + (t < extra ? t : extra);
+        int64_t hi = lo + share + (t < extra);
+        unsigned char *mine = scratch ? scratch + (size_t)t * c->scratch_bytes : NULL;
+        int r = group_tiles(grp, base, mine, lo, hi);
+        if (r)
+            __atomic_fetch_or(&result, r, __ATOMIC_RELAXED);
+    });
+    if (result)
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "a fused loop reported failure %d (fused loops cannot fail: a "
+                              "defect of the fusion pass)",
+                              result);
+    return PITH_OK;
+}
