@@ -27,6 +27,12 @@
  * a group of one member (it stays an out step), and fusion off (pith_compile_options.fuse).
  * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
  * materialised instead.
+ * A reduction over the last dim of a member's result (sum, mean, amax, amin, when
+ * reduce_fusable_of accepts it: See Note [Fused reductions]) may end a group as its root.
+ * Then a tile is one whole row (at most TILE_MAX elements), the chain is computed into the
+ * row's tile buffers and the root folds the row there with eager's `inner` call and writes
+ * the row's output; the root's output keeps the last dim apart when dims are coalesced (it
+ * steps 0 along it). Its bits are eager's: no tolerance is needed.
  *
  * Note [Fusion tiles]
  * A tile is `tile` consecutive elements of the innermost dim, after the group's dims are
@@ -66,16 +72,26 @@ static int value_root(const pith_graph *g, const int *repl, int v)
 }
 
 /* Step `st` as a member: an out step of a call that kernels/ can fuse, with a contiguous,
- * non-empty result of the dtype its loop writes. Its inputs go in in[]. */
-static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m)
+ * non-empty result of the dtype its loop writes. Its inputs go in in[]. With `root`, the
+ * call must be a reduction that can end a group (See Note [Fused reductions]), else an
+ * elementwise call. */
+static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, bool root)
 {
     if (st->kind != STEP_OUT || st->nresults != 1 || st->effects)
         return false;
     const gnode *n = &g->nodes[st->node];
     const pith_tensor *r = g->values[st->results[0]].t;
-    if (!r->contiguous || r->numel == 0 || !elementwise_fusable_of(n->op, n->args, n->nargs, &m->f) ||
-        r->dtype != m->f.out_dtype)
+    if (!r->contiguous || r->numel == 0)
         return false;
+    m->reduce = root;
+    if (root) {
+        if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
+            return false;
+        m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+    } else if (!elementwise_fusable_of(n->op, n->args, n->nargs, &m->f) ||
+               r->dtype != m->f.out_dtype) {
+        return false;
+    }
     m->op = n->op;
     m->node = st->node;
     m->result = st->results[0];
@@ -145,7 +161,7 @@ static void broadcast_strides(const pith_tensor *t, int ndim, const int64_t *siz
 /* Builds the group of steps [start, end) of c->steps; `materialised` says which results
  * something after the group reads. */
 static pith_status group_build(pith_compiled *c, const pith_graph *g, const int *repl,
-                               size_t start, size_t end, const bool *materialised,
+                               size_t start, size_t end, bool root, const bool *materialised,
                                cgroup **out)
 {
     cgroup *grp = calloc(1, sizeof *grp);
@@ -166,7 +182,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     int64_t sizes[PITH_MAX_DIMS];
     memcpy(sizes, shape->sizes, (size_t)ndim * sizeof *sizes);
     for (size_t k = 0; k < nm; k++) {
-        member_of_step(g, &c->steps[start + k], &grp->members[k]);
+        member_of_step(g, &c->steps[start + k], &grp->members[k], k + 1 == nm && root);
         last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
             for (int i = 0; i < grp->members[k].f.nin; i++)
@@ -225,7 +241,16 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         for (int s = 0; s < GROUP_MAX_SCRATCH && free_slot < 0; s++)
             if (scratch_owner[s] < 0)
                 free_slot = s;
-        if (!materialised[m->result] && free_slot >= 0 && last_use[k] >= 0) {
+        if (m->reduce) {
+            /* One output per row: contiguous over the dims before the last, 0 along it. */
+            op->kind = OPERAND_VALUE;
+            int64_t stride = (int64_t)dtype_itemsize(r->dtype);
+            op->strides[ndim - 1] = 0;
+            for (int d = ndim - 2; d >= 0; d--) {
+                op->strides[d] = sizes[d] == 1 ? 0 : stride;
+                stride *= sizes[d];
+            }
+        } else if (!materialised[m->result] && free_slot >= 0 && last_use[k] >= 0) {
             op->kind = OPERAND_SCRATCH;
             op->scratch = free_slot;
             scratch_owner[free_slot] = (int)k;
@@ -297,6 +322,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     int64_t inner = grp->sizes[grp->ndim - 1];
     while (tile / 2 >= inner && tile > 64)
         tile /= 2;
+    if (root) /* a tile is a row: the last dim, which the root's output keeps apart */
+        tile = grp->members[nm - 1].r.row;
     grp->tile = tile;
     grp->scratch_itemsize = itemsize;
     size_t bytes = ((size_t)tile * itemsize * (size_t)grp->nscratch + 63) & ~(size_t)63;
@@ -317,10 +344,10 @@ void cgroup_free(cgroup *grp)
 
 /* Replaces steps [start, end) with one group step. */
 static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *repl,
-                              size_t start, size_t end, const bool *materialised)
+                              size_t start, size_t end, bool root, const bool *materialised)
 {
     cgroup *grp;
-    if (group_build(c, g, repl, start, end, materialised, &grp) != PITH_OK)
+    if (group_build(c, g, repl, start, end, root, materialised, &grp) != PITH_OK)
         return pith_last_status();
     cstep st = {0};
     st.kind = STEP_GROUP;
@@ -381,7 +408,7 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
     size_t s = 0;
     while (s < c->nsteps) {
         gmember m;
-        if (!member_of_step(g, &c->steps[s], &m) || !inputs_fit(g, repl, &m, in_run)) {
+        if (!member_of_step(g, &c->steps[s], &m, false) || !inputs_fit(g, repl, &m, in_run)) {
             s++;
             continue;
         }
@@ -390,7 +417,7 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
         in_run[m.result] = true;
         while (end < c->nsteps && end - s < GROUP_MAX_MEMBERS) {
             gmember next;
-            if (!member_of_step(g, &c->steps[end], &next) ||
+            if (!member_of_step(g, &c->steps[end], &next, false) ||
                 !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
                              shape->ndim, shape->sizes) ||
                 !inputs_fit(g, repl, &next, in_run))
@@ -398,6 +425,15 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
             in_run[next.result] = true;
             end++;
         }
+        /* A reduction of a member's result over the last dim ends the group as its root. */
+        gmember last;
+        bool root = end < c->nsteps && end - s < GROUP_MAX_MEMBERS &&
+                    member_of_step(g, &c->steps[end], &last, true) && in_run[last.in[0]] &&
+                    sizes_equal(g->values[last.in[0]].t->ndim, g->values[last.in[0]].t->sizes,
+                                shape->ndim, shape->sizes) &&
+                    inputs_fit(g, repl, &last, in_run);
+        if (root)
+            end++;
         for (size_t k = s; k < end; k++) {
             int v = c->steps[k].results[0];
             in_run[v] = false;
@@ -405,7 +441,7 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
                 materialised[v] = true;
         }
         if (end - s >= 2) {
-            if ((status = group_step(c, g, repl, s, end, materialised)) != PITH_OK)
+            if ((status = group_step(c, g, repl, s, end, root, materialised)) != PITH_OK)
                 goto done;
             /* Steps after the group moved down: their last_ref entries too. */
             for (size_t v = 0; v < g->nvalues; v++)
@@ -476,6 +512,15 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
         }
         for (size_t k = 0; k < grp->nmembers; k++) {
             const gmember *m = &grp->members[k];
+            if (m->reduce) { /* the root: the whole row, as reduce_run folds it */
+                double acc[REDUCE_MAX_ACC / sizeof(double)];
+                reduce_ctx ctx = m->r.ctx;
+                ctx.out = ptr[m->out];
+                m->r.k.init(acc, 1);
+                m->r.k.inner(acc, ptr[m->in[0]], n, step[m->in[0]], 0);
+                m->r.k.finish(&ctx, 0, acc, 1);
+                continue;
+            }
             char *args[3] = {ptr[m->out], NULL, NULL};
             int64_t strides[3] = {step[m->out], 0, 0};
             for (int i = 0; i < m->f.nin; i++) {

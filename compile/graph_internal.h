@@ -18,6 +18,7 @@
 #include "dispatch/registry.h"
 #include "dispatch/value.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/reduce.h"
 #include "pith/graph.h"
 
 /* The identity of one graph, shared by its stand-ins' storages: it outlives the graph, so
@@ -143,7 +144,9 @@ typedef struct {
 } goperand;
 
 typedef struct {
-    elementwise_fusable f;
+    elementwise_fusable f; /* for a reduction: nin 1, and its in and out dtypes */
+    bool reduce;           /* the group's root: a reduction over the last dim */
+    reduce_fusable r;
     const pith_op *op;
     int node;
     int result; /* value id */

@@ -95,4 +95,23 @@ pith_status reduce_check_cpu(const char *op, const pith_tensor *t);
 /* `x` converted to `dtype` (a new reference; `x` itself, retained, when it already is). */
 pith_tensor *reduce_convert(const pith_tensor *x, pith_dtype dtype);
 
+/* Whether reduce_run of `x` over `mask` folds each output with one `inner` call over its
+ * whole reduced run, in order (no `outer` blocks, no chunks): what a fused group must
+ * reproduce to give the same bits (See Note [Fused reductions] in reduce_ops.c). */
+bool reduce_one_run_per_output(const pith_tensor *x, uint32_t mask, bool ordered);
+
+/* A reduction that a fused group of a compiled graph may end with. */
+typedef struct {
+    reduce_kernel k;
+    reduce_ctx ctx; /* `out` is set per row by the group */
+    int64_t row;    /* elements reduced into each output: the size of the last dim */
+} reduce_fusable;
+
+struct pith_op;
+/* Whether built-in op `op` with `args` (schema order; `self` a Meta stand-in) is sum, mean,
+ * amax or amin of a floating tensor over its last dim only, with no dtype conversion, that
+ * eager computes with one `inner` run per output; if so, its kernel and context. */
+bool reduce_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
+                       reduce_fusable *f);
+
 #endif /* PITH_KERNELS_REDUCE_H */

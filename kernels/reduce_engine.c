@@ -310,6 +310,29 @@ static void run_empty(const reduce_kernel *k, const reduce_ctx *ctx, int64_t num
     }
 }
 
+/* The `outer` order of Note [Reduction loop order]: whether an output dim moves fastest. */
+static bool plan_outer(const reduce_plan *pl)
+{
+    if (pl->numel_out <= 1)
+        return false;
+    int64_t out_step = pl->out_strides[pl->n_out - 1];
+    int64_t red_step = pl->red_strides[pl->n_red - 1];
+    return pl->out_sizes[pl->n_out - 1] >= OUTER_MIN_WIDTH && pl->numel_red > 1 &&
+           (red_step == 0 || out_step < red_step);
+}
+
+bool reduce_one_run_per_output(const pith_tensor *x, uint32_t mask, bool ordered)
+{
+    if (x->numel == 0)
+        return false;
+    reduce_plan pl;
+    reduce_split split;
+    plan_build(&pl, x, mask, ordered);
+    bool outer = plan_outer(&pl);
+    split_make(&pl, outer, &split);
+    return !outer && pl.n_red == 1 && split.nchunks == 1;
+}
+
 pith_status reduce_run(const reduce_kernel *k, const reduce_ctx *ctx, const pith_tensor *x,
                        uint32_t mask)
 {
@@ -329,13 +352,7 @@ pith_status reduce_run(const reduce_kernel *k, const reduce_ctx *ctx, const pith
     reduce_plan pl;
     reduce_split split;
     plan_build(&pl, x, mask, k->ordered);
-    bool outer = false;
-    if (pl.numel_out > 1) {
-        int64_t out_step = pl.out_strides[pl.n_out - 1];
-        int64_t red_step = pl.red_strides[pl.n_red - 1];
-        outer = pl.out_sizes[pl.n_out - 1] >= OUTER_MIN_WIDTH && pl.numel_red > 1 &&
-                (red_step == 0 || out_step < red_step);
-    }
+    bool outer = plan_outer(&pl);
     split_make(&pl, outer, &split);
     return run_split(k, ctx, tensor_data(x), &pl, &split, parallel_threads_for(x->numel));
 }

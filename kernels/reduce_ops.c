@@ -419,3 +419,55 @@ pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_META);
 }
+
+/* Note [Fused reductions]
+ * A fused group of a compiled graph may end with a reduction of its chain over the last
+ * dim (compile/fusion.c, See Note [Fusion legality]): the group computes each row of the
+ * chain into a tile buffer and folds it there. For eager's bits it must fold exactly as
+ * reduce_run would the materialised chain: reduce_fusable_of accepts only the calls that
+ * reduce_run folds with one `inner` call per output over the whole row, in order
+ * (reduce_one_run_per_output asks the engine itself), with the kernel chosen here as
+ * reduce_fill chooses it and no conversion of the input; the group then makes that call
+ * on the row and finishes the output with the same `finish`. float32 sums depend on the
+ * array alone, not on its alignment (See Note [Sums of float32 arrays]), so folding the row
+ * in a tile buffer gives the bits of folding it in memory. */
+bool reduce_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
+                       reduce_fusable *f)
+{
+    reduce_op rop;
+    const pith_tensor *x = NULL;
+    pith_opt_int_list dim = {false, {NULL, 0}};
+    bool keepdim = false;
+    pith_opt_dtype dtype = -1;
+    switch (op->builtin_id) {
+    case PITH_OPID_sum:
+    case PITH_OPID_mean:
+        rop = op->builtin_id == PITH_OPID_sum ? REDUCE_SUM : REDUCE_MEAN;
+        if (nargs != 4 || unbox_OPT_INT_LIST(op, 1, &args[1], &dim) != PITH_OK ||
+            unbox_OPT_DTYPE(op, 3, &args[3], &dtype) != PITH_OK)
+            return false;
+        break;
+    case PITH_OPID_amax:
+    case PITH_OPID_amin:
+        rop = op->builtin_id == PITH_OPID_amax ? REDUCE_AMAX : REDUCE_AMIN;
+        if (nargs != 3 || unbox_INT_LIST(op, 1, &args[1], &dim.list) != PITH_OK)
+            return false;
+        dim.present = true;
+        break;
+    default:
+        return false;
+    }
+    if (unbox_TENSOR(op, 0, &args[0], &x) != PITH_OK ||
+        unbox_BOOL(op, 2, &args[2], &keepdim) != PITH_OK || !dtype_is_floating(x->dtype) ||
+        x->ndim < 1 || x->sizes[x->ndim - 1] < 2)
+        return false;
+    reduce_setup s;
+    if (reduce_prepare(rop, x, dim, keepdim, dtype, &s) != PITH_OK || s.in_dtype != x->dtype ||
+        s.out_dtype != x->dtype || s.mask != 1u << (x->ndim - 1) ||
+        !reduce_kernel_get(rop, s.in_dtype, &f->k) ||
+        !reduce_one_run_per_output(x, s.mask, f->k.ordered))
+        return false;
+    f->ctx = (reduce_ctx){NULL, NULL, s.out_dtype, s.count, 0};
+    f->row = x->sizes[x->ndim - 1];
+    return true;
+}

@@ -1186,6 +1186,90 @@ TEST_F(CompileTest, AGroupWithManyLiveResultsMaterialisesThePastTheTileBuffers)
     EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), eacc.get()));
 }
 
+// x * 0.125 -> exp -> <reduction>(dim -1): the root folds each row in its tile buffer.
+TEST_F(CompileTest, AReductionOverTheLastDimEndsAGroupAsItsRoot)
+{
+    struct Case {
+        const char *op;
+        bool has_dtype; // sum and mean take dtype=None
+    };
+    for (Case rc : {Case{"sum.dim_IntList", true}, Case{"mean.dim", true}, Case{"amax", false},
+                    Case{"amin", false}})
+        for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+            for (Shape shape : {Shape{5, 7}, Shape{3, 1000}, Shape{40, 64}, Shape{2, 3, 8192},
+                                Shape{1000}})
+                for (bool keepdim : {false, true}) {
+                    Graph g(pith_graph_new());
+                    Tensor x = Input(g.get(), dtype, shape);
+                    Tensor k(WrappedNumber(0.125, PITH_FLOAT64));
+                    Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(k)});
+                    Tensor b = Call1(g.get(), "exp", {T(a)});
+                    std::vector<Arg> args = {T(b), Ints({-1}), B(keepdim)};
+                    if (rc.has_dtype)
+                        args.push_back(None());
+                    Tensor r = Call1(g.get(), rc.op, args);
+                    ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+                    Compiled c(pith_graph_compile(g.get(), nullptr));
+                    ASSERT_NE(c, nullptr) << pith_last_error();
+                    std::string dump = Dump(c.get());
+                    EXPECT_NE(dump.find("1 steps, 0 buffers"), std::string::npos) << dump;
+                    EXPECT_NE(dump.find("group of 3"), std::string::npos) << dump;
+                    Tensor rx = Random(shape, dtype, 101);
+                    Tensor ea = Eager1("mul.Tensor", {T(rx), T(k)});
+                    Tensor eb = Eager1("exp", {T(ea)});
+                    std::vector<Arg> eargs = {T(eb), Ints({-1}), B(keepdim)};
+                    if (rc.has_dtype)
+                        eargs.push_back(None());
+                    Tensor e = Eager1(rc.op, eargs);
+                    EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), e.get()))
+                        << rc.op << " " << pith_dtype_name(dtype) << " keepdim " << keepdim
+                        << "\n"
+                        << dump;
+                }
+}
+
+TEST_F(CompileTest, ReductionsThatAreNotRootsStayOutSteps)
+{
+    // Over the first dim, over a row longer than a tile, and with dtype=float64.
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {6, 10000});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor b = Call1(g.get(), "neg", {T(a)});
+    Tensor r0 = Call1(g.get(), "sum.dim_IntList", {T(b), Ints({0}), B(false), None()});
+    Tensor c1 = Call1(g.get(), "tanh", {T(x)});
+    Tensor d = Call1(g.get(), "neg", {T(c1)});
+    Tensor r1 = Call1(g.get(), "sum.dim_IntList", {T(d), Ints({-1}), B(false), None()});
+    Tensor e1 = Call1(g.get(), "sigmoid", {T(x)});
+    Tensor f1 = Call1(g.get(), "neg", {T(e1)});
+    Stack st = Push({T(f1), Ints({-1}), B(false)});
+    pith_stack_push_dtype(st.get(), PITH_FLOAT64);
+    ASSERT_EQ(pith_graph_call(g.get(), Op("sum.dim_IntList"), st.get()), PITH_OK)
+        << pith_last_error();
+    Tensor r2(pith_stack_get_tensor(st.get(), 0));
+    for (const Tensor *out : {&r0, &r1, &r2})
+        ASSERT_EQ(pith_graph_output(g.get(), out->get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(Count(dump, ": group of 2,"), 3u) << dump;
+    EXPECT_EQ(Count(dump, "out sum.IntList_out"), 3u) << dump;
+    Tensor rx = Random({6, 10000}, PITH_FLOAT32, 111);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 3);
+    Tensor e0 = Eager1("sum.dim_IntList", {T(Eager1("neg", {T(Eager1("exp", {T(rx)}))})),
+                                           Ints({0}), B(false), None()});
+    Tensor ee1 = Eager1("sum.dim_IntList", {T(Eager1("neg", {T(Eager1("tanh", {T(rx)}))})),
+                                            Ints({-1}), B(false), None()});
+    Tensor esig = Eager1("sigmoid", {T(rx)});
+    Tensor eneg = Eager1("neg", {T(esig)});
+    Stack es = Push({T(eneg), Ints({-1}), B(false)});
+    pith_stack_push_dtype(es.get(), PITH_FLOAT64);
+    ASSERT_EQ(pith_call_boxed(Op("sum.dim_IntList"), es.get()), PITH_OK) << pith_last_error();
+    Tensor ee2(pith_stack_get_tensor(es.get(), 0));
+    EXPECT_TRUE(BitEqual(out[0].get(), e0.get()));
+    EXPECT_TRUE(BitEqual(out[1].get(), ee1.get()));
+    EXPECT_TRUE(BitEqual(out[2].get(), ee2.get()));
+}
+
 TEST_F(CompileTest, OlderOptionStructsKeepTheNewFieldsDefaults)
 {
     Graph g(pith_graph_new());
