@@ -347,7 +347,7 @@ void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
                 sb_printf(sb, ", ");
             sb_operand(sb, grp, m->in[i]);
         }
-        if (m->reduce)
+        if (m->reduce || m->row)
             sb_printf(sb, ", the last dim");
         if (out->kind == OPERAND_SCRATCH) {
             sb_printf(sb, ") [%s, tile buffer %d]\n", pith_dtype_name(m->f.out_dtype),

@@ -27,6 +27,9 @@
  * a group of one member (it stays an out step), and fusion off (pith_compile_options.fuse).
  * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
  * materialised instead.
+ * A softmax or log_softmax over the last dim of a member's result (when
+ * softmax_fusable_of accepts it) is a member too, run on whole rows with eager's row
+ * kernel; then, as for a root below, a tile is a row.
  * A reduction over the last dim of a member's result (sum, mean, amax, amin, when
  * reduce_fusable_of accepts it: See Note [Fused reductions]) may end a group as its root.
  * Then a tile is one whole row (at most TILE_MAX elements), the chain is computed into the
@@ -84,12 +87,18 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     if (!r->contiguous || r->numel == 0)
         return false;
     m->reduce = root;
+    m->row = false;
     if (root) {
         if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
             return false;
         m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
-    } else if (!elementwise_fusable_of(n->op, n->args, n->nargs, &m->f) ||
-               r->dtype != m->f.out_dtype) {
+    } else if (elementwise_fusable_of(n->op, n->args, n->nargs, &m->f)) {
+        if (r->dtype != m->f.out_dtype)
+            return false;
+    } else if (softmax_fusable_of(n->op, n->args, n->nargs, &m->sm) && m->sm.row <= TILE_MAX) {
+        m->row = true;
+        m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+    } else {
         return false;
     }
     m->op = n->op;
@@ -177,12 +186,14 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
     }
     grp->nmembers = nm;
+    bool rows = root; /* a tile is a whole row of the last dim */
     const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
     int ndim = shape->ndim;
     int64_t sizes[PITH_MAX_DIMS];
     memcpy(sizes, shape->sizes, (size_t)ndim * sizeof *sizes);
     for (size_t k = 0; k < nm; k++) {
         member_of_step(g, &c->steps[start + k], &grp->members[k], k + 1 == nm && root);
+        rows |= grp->members[k].row;
         last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
             for (int i = 0; i < grp->members[k].f.nin; i++)
@@ -281,7 +292,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         csizes[i] = sizes[keep[i]];
     int out_nd = 0;
     for (int i = nd - 1; i >= 0; i--) {
-        bool merge = out_nd > 0;
+        bool merge = out_nd > 0 && !(rows && out_nd == 1); /* rows keep the last dim apart */
         int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
         for (size_t o = 0; o < grp->noperands && merge; o++) {
             const goperand *op = &grp->operands[o];
@@ -322,8 +333,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     int64_t inner = grp->sizes[grp->ndim - 1];
     while (tile / 2 >= inner && tile > 64)
         tile /= 2;
-    if (root) /* a tile is a row: the last dim, which the root's output keeps apart */
-        tile = grp->members[nm - 1].r.row;
+    if (rows) /* a tile is a row: the last dim, kept apart when coalescing */
+        tile = sizes[ndim - 1];
     grp->tile = tile;
     grp->scratch_itemsize = itemsize;
     size_t bytes = ((size_t)tile * itemsize * (size_t)grp->nscratch + 63) & ~(size_t)63;
@@ -408,7 +419,8 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
     size_t s = 0;
     while (s < c->nsteps) {
         gmember m;
-        if (!member_of_step(g, &c->steps[s], &m, false) || !inputs_fit(g, repl, &m, in_run)) {
+        if (!member_of_step(g, &c->steps[s], &m, false) || m.row ||
+            !inputs_fit(g, repl, &m, in_run)) {
             s++;
             continue;
         }
@@ -420,7 +432,7 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
             if (!member_of_step(g, &c->steps[end], &next, false) ||
                 !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
                              shape->ndim, shape->sizes) ||
-                !inputs_fit(g, repl, &next, in_run))
+                !inputs_fit(g, repl, &next, in_run) || (next.row && !in_run[next.in[0]]))
                 break;
             in_run[next.result] = true;
             end++;
@@ -512,6 +524,10 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
         }
         for (size_t k = 0; k < grp->nmembers; k++) {
             const gmember *m = &grp->members[k];
+            if (m->row) { /* the whole row, as softmax_fill runs it */
+                softmax_fusable_row(&m->sm, ptr[m->out], ptr[m->in[0]]);
+                continue;
+            }
             if (m->reduce) { /* the root: the whole row, as reduce_run folds it */
                 double acc[REDUCE_MAX_ACC / sizeof(double)];
                 reduce_ctx ctx = m->r.ctx;

@@ -147,6 +147,8 @@ typedef struct {
     elementwise_fusable f; /* for a reduction: nin 1, and its in and out dtypes */
     bool reduce;           /* the group's root: a reduction over the last dim */
     reduce_fusable r;
+    bool row;              /* a softmax or log_softmax over the last dim, row by row */
+    softmax_fusable sm;
     const pith_op *op;
     int node;
     int result; /* value id */

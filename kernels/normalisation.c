@@ -196,6 +196,33 @@ static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
     return ret_tensor(ret, out);
 }
 
+/* See Note [Fused reductions] (reduce_ops.c): the calls whose every row softmax_fill runs
+ * with the vecmath table's row kernel, on the input itself (float32 or float64, no dtype=
+ * conversion, over the last dim, so no contiguous copy of a contiguous input); a fused
+ * group runs that kernel on the row in its tile buffer. */
+bool softmax_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
+                        softmax_fusable *f)
+{
+    const pith_tensor *self;
+    int64_t dim;
+    pith_opt_dtype dtype;
+    int d;
+    pith_dtype work;
+    if ((op->builtin_id != PITH_OPID_softmax && op->builtin_id != PITH_OPID_log_softmax) ||
+        nargs != 3 || unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK ||
+        unbox_INT(op, 1, &args[1], &dim) != PITH_OK ||
+        unbox_OPT_DTYPE(op, 2, &args[2], &dtype) != PITH_OK || self->ndim < 1 ||
+        softmax_prepare(op->builtin_id == PITH_OPID_softmax ? "softmax" : "log_softmax", self,
+                        dim, dtype, &d, &work) != PITH_OK ||
+        d != self->ndim - 1 || work != self->dtype ||
+        (work != PITH_FLOAT32 && work != PITH_FLOAT64) || self->sizes[d] < 2)
+        return false;
+    const vecmath_table *vm = vecmath_active();
+    *f = (softmax_fusable){work, op->builtin_id == PITH_OPID_log_softmax, self->sizes[d],
+                           vm->softmax_row_f32, vm->softmax_row_f64};
+    return true;
+}
+
 /* The functional and out= kernels of softmax or log_softmax, on CPU and Meta. */
 #define NM_SOFTMAX_KERNELS_(id, log, suffix, device)                                        \
     pith_status id##_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \

@@ -114,4 +114,26 @@ struct pith_op;
 bool reduce_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
                        reduce_fusable *f);
 
+/* A softmax or log_softmax over the last dim that a fused group may run on each row
+ * (normalisation.c; See Note [Fused reductions]). */
+typedef struct {
+    pith_dtype dtype; /* float32 or float64: the input's and the result's */
+    int as_log;
+    int64_t row;
+    void (*row_f32)(float *y, const float *x, int64_t len, int as_log);
+    void (*row_f64)(double *y, const double *x, int64_t len, int as_log);
+} softmax_fusable;
+
+bool softmax_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
+                        softmax_fusable *f);
+
+/* One row: what softmax_fill runs on each row of a contiguous float32/float64 input. */
+static inline void softmax_fusable_row(const softmax_fusable *f, char *y, const char *x)
+{
+    if (f->dtype == PITH_FLOAT32)
+        f->row_f32((float *)(void *)y, (const float *)(const void *)x, f->row, f->as_log);
+    else
+        f->row_f64((double *)(void *)y, (const double *)(const void *)x, f->row, f->as_log);
+}
+
 #endif /* PITH_KERNELS_REDUCE_H */

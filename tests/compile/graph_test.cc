@@ -1228,6 +1228,72 @@ TEST_F(CompileTest, AReductionOverTheLastDimEndsAGroupAsItsRoot)
                 }
 }
 
+// scores = x * 0.125; p = softmax(scores, -1) (or log_softmax); p * 2 + x; sum over -1:
+// the row members run eager's row kernel on each row in its tile buffer.
+TEST_F(CompileTest, SoftmaxOverTheLastDimIsAMemberOfItsChain)
+{
+    for (const char *op : {"softmax.int", "log_softmax.int"})
+        for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+            for (Shape shape : {Shape{4, 64, 64}, Shape{3, 1000}, Shape{2, 8192}, Shape{5, 2}}) {
+                Graph g(pith_graph_new());
+                Tensor x = Input(g.get(), dtype, shape);
+                Tensor k(WrappedNumber(0.125, PITH_FLOAT64)), two(WrappedNumber(2, PITH_FLOAT64));
+                Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(k)});
+                Tensor p = Call1(g.get(), op, {T(a), I(-1), None()});
+                Tensor q = Call1(g.get(), "mul.Tensor", {T(p), T(two)});
+                Tensor r = Call1(g.get(), "add.Tensor", {T(q), T(x)});
+                Tensor s = Call1(g.get(), "sum.dim_IntList", {T(r), Ints({-1}), B(false), None()});
+                ASSERT_EQ(pith_graph_output(g.get(), s.get()), PITH_OK);
+                ASSERT_EQ(pith_graph_output(g.get(), p.get()), PITH_OK);
+                Compiled c(pith_graph_compile(g.get(), nullptr));
+                ASSERT_NE(c, nullptr) << pith_last_error();
+                std::string dump = Dump(c.get());
+                EXPECT_NE(dump.find("1 steps, 0 buffers"), std::string::npos) << dump;
+                EXPECT_NE(dump.find("group of 5"), std::string::npos) << dump;
+                Tensor rx = Random(shape, dtype, 121);
+                Tensor ea = Eager1("mul.Tensor", {T(rx), T(k)});
+                Tensor ep = Eager1(op, {T(ea), I(-1), None()});
+                Tensor eq = Eager1("mul.Tensor", {T(ep), T(two)});
+                Tensor er = Eager1("add.Tensor", {T(eq), T(rx)});
+                Tensor es = Eager1("sum.dim_IntList", {T(er), Ints({-1}), B(false), None()});
+                std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+                EXPECT_TRUE(BitEqual(out[0].get(), es.get())) << op << "\n" << dump;
+                EXPECT_TRUE(BitEqual(out[1].get(), ep.get())) << op << "\n" << dump;
+            }
+}
+
+TEST_F(CompileTest, SoftmaxOverAnotherDimOrWithADtypeIsNotFused)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {8, 16});
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor p0 = Call1(g.get(), "softmax.int", {T(a), I(0), None()}); // not the last dim
+    Tensor b = Call1(g.get(), "neg", {T(x)});
+    Stack st = Push({T(b), I(-1)});
+    pith_stack_push_dtype(st.get(), PITH_FLOAT64);                     // converts first
+    ASSERT_EQ(pith_graph_call(g.get(), Op("softmax.int"), st.get()), PITH_OK) << pith_last_error();
+    Tensor p1(pith_stack_get_tensor(st.get(), 0));
+    Tensor p2 = Call1(g.get(), "softmax.int", {T(x), I(-1), None()}); // an input: no chain
+    for (const Tensor *out : {&p0, &p1, &p2})
+        ASSERT_EQ(pith_graph_output(g.get(), out->get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(dump.find("group"), std::string::npos) << dump;
+    EXPECT_EQ(Count(dump, "out softmax.int_out"), 3u) << dump;
+    Tensor rx = Random({8, 16}, PITH_FLOAT32, 131);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 3);
+    Tensor ea = Eager1("exp", {T(rx)});
+    EXPECT_TRUE(BitEqual(out[0].get(), Eager1("softmax.int", {T(ea), I(0), None()}).get()));
+    Tensor eb = Eager1("neg", {T(rx)});
+    Stack es = Push({T(eb), I(-1)});
+    pith_stack_push_dtype(es.get(), PITH_FLOAT64);
+    ASSERT_EQ(pith_call_boxed(Op("softmax.int"), es.get()), PITH_OK) << pith_last_error();
+    Tensor e1(pith_stack_get_tensor(es.get(), 0));
+    EXPECT_TRUE(BitEqual(out[1].get(), e1.get()));
+    EXPECT_TRUE(BitEqual(out[2].get(), Eager1("softmax.int", {T(rx), I(-1), None()}).get()));
+}
+
 TEST_F(CompileTest, ReductionsThatAreNotRootsStayOutSteps)
 {
     // Over the first dim, over a row longer than a tile, and with dtype=float64.
