@@ -80,6 +80,7 @@ struct CompileCase {
     bool defaults;  // NULL options
     bool dce, cse, plan_memory;
     int arena_pool;
+    bool fuse = true;
 };
 
 std::vector<int64_t> ContiguousStrides(const std::vector<int64_t> &sizes)
@@ -128,6 +129,7 @@ public:
         opts.cse = cc.cse;
         opts.plan_memory = cc.plan_memory;
         opts.arena_pool = cc.arena_pool;
+        opts.fuse = cc.fuse;
         eager_oracle::Compiled c(pith_graph_compile(graph_.get(), cc.defaults ? nullptr : &opts));
         if (!c)
             return Fail(std::string(cc.label) + ": pith_graph_compile failed: " +
@@ -180,6 +182,7 @@ public:
     }
 
     int ok_steps() const { return ok_steps_; }
+    const std::string &compiled_dump() const { return compiled_dump_; }
     int failed_steps() const { return failed_steps_; }
     int inplace_steps() const { return inplace_steps_; }
     bool has_failures() const { return !failures_.empty(); }
@@ -844,7 +847,8 @@ void ForEachSeed(const std::function<bool(Program &)> &check, int *ok_steps = nu
 }
 
 const CompileCase kDefaults = {"default options", true, true, true, true, 4};
-const CompileCase kPassesOff = {"dce, cse and plan_memory off", false, false, false, false, 4};
+const CompileCase kPassesOff = {"dce, cse, plan_memory and fuse off", false, false, false,
+                                 false, 4, false};
 
 class CompiledGraphProperty : public eager_oracle::LiveTensorTest {};
 
@@ -875,7 +879,27 @@ TEST_F(CompiledGraphProperty, FailingCallsFailInTheGraphWithTheSameStatus)
 
 TEST_F(CompiledGraphProperty, RunsMatchEagerBitwise)
 {
-    ForEachSeed([](Program &p) { return p.CheckCompiled(kDefaults); });
+    // With the defaults, fusion on: the programs must give it groups to form, and some of
+    // them must end in a reduction or run a row op (See Note [Fusion legality]).
+    int fused = 0, rows = 0;
+    ForEachSeed([&](Program &p) {
+        bool ok = p.CheckCompiled(kDefaults);
+        fused += p.compiled_dump().find(": group of ") != std::string::npos;
+        rows += p.compiled_dump().find(", the last dim)") != std::string::npos;
+        return ok;
+    });
+    std::printf("[ stats    ] %d of %zu programs have a fused group, %d a row member or root\n",
+                fused, Seeds().size(), rows);
+    if (Seeds().size() >= 200) { // about 12% and 0.6% of the default 500
+        EXPECT_GT(fused, (int)Seeds().size() / 20);
+        EXPECT_GT(rows, 0);
+    }
+}
+
+TEST_F(CompiledGraphProperty, RunsMatchEagerBitwiseWithFusionAloneOff)
+{
+    const CompileCase unfused = {"fuse off", false, true, true, true, 4, false};
+    ForEachSeed([&](Program &p) { return p.CheckCompiled(unfused); });
 }
 
 TEST_F(CompiledGraphProperty, RunsMatchEagerBitwiseWithThePassesOff)
@@ -887,9 +911,10 @@ TEST_F(CompiledGraphProperty, RunsMatchEagerBitwiseWithEachPassAloneAndOneArena)
 {
     ForEachSeed([](Program &p) {
         const CompileCase cases[] = {
-            {"dce only", false, true, false, false, 1},
-            {"cse only", false, false, true, false, 1},
-            {"plan_memory only", false, false, false, true, 1},
+            {"dce only", false, true, false, false, 1, false},
+            {"cse only", false, false, true, false, 1, false},
+            {"plan_memory only", false, false, false, true, 1, false},
+            {"fuse only", false, false, false, false, 1, true},
         };
         bool ok = true;
         for (const CompileCase &cc : cases)
