@@ -324,6 +324,10 @@ char *pith_compiled_dump(const pith_compiled *c)
 
 static void sb_operand(strbuf *sb, const cgroup *grp, int o)
 {
+    if (o < 0) {
+        sb_printf(sb, "None");
+        return;
+    }
     const goperand *op = &grp->operands[o];
     sb_printf(sb, "%%%d", op->value);
     if (op->kind == OPERAND_CONST)

@@ -27,9 +27,10 @@
  * a group of one member (it stays an out step), and fusion off (pith_compile_options.fuse).
  * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
  * materialised instead.
- * A softmax or log_softmax over the last dim of a member's result (when
- * softmax_fusable_of accepts it) is a member too, run on whole rows with eager's row
- * kernel; then, as for a root below, a tile is a row.
+ * A softmax, log_softmax or layer_norm over the last dim of a member's result (when
+ * softmax_fusable_of or layer_norm_fusable_of accepts it; layer_norm's weight and bias are
+ * contiguous rows from outside the group) is a member too, run on whole rows with eager's
+ * row kernel; then, as for a root below, a tile is a row.
  * A reduction over the last dim of a member's result (sum, mean, amax, amin, when
  * reduce_fusable_of accepts it: See Note [Fused reductions]) may end a group as its root.
  * Then a tile is one whole row (at most TILE_MAX elements), the chain is computed into the
@@ -87,7 +88,7 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     if (!r->contiguous || r->numel == 0)
         return false;
     m->reduce = root;
-    m->row = false;
+    m->row = m->lnorm = false;
     if (root) {
         if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
             return false;
@@ -98,23 +99,33 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     } else if (softmax_fusable_of(n->op, n->args, n->nargs, &m->sm) && m->sm.row <= TILE_MAX) {
         m->row = true;
         m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+    } else if (layer_norm_fusable_of(n->op, n->args, n->nargs, &m->ln) &&
+               m->ln.row <= TILE_MAX) {
+        m->row = m->lnorm = true;
+        m->f = (elementwise_fusable){NULL, {1.0, 1}, 3, r->dtype, r->dtype};
     } else {
         return false;
     }
+    m->lnorm = m->lnorm && m->row;
     m->op = n->op;
     m->node = st->node;
     m->result = st->results[0];
+    /* Which input each tensor argument is: the first ones in order, or for layer_norm
+     * input, weight and bias (arguments 0, 2 and 3; None leaves -1). */
+    m->in[0] = m->in[1] = m->in[2] = -1;
     int found = 0;
     for (size_t k = 0; k < st->nrefs; k++) {
         const gref *ref = &st->refs[k];
         if (ref->arg < 0 || (size_t)ref->arg >= n->nargs)
             continue; /* the out= argument: the result itself */
-        if (ref->entry >= 0 || ref->arg >= m->f.nin)
+        int i = m->lnorm ? (ref->arg == 0 ? 0 : ref->arg == 2 ? 1 : ref->arg == 3 ? 2 : -1)
+                         : ref->arg;
+        if (ref->entry >= 0 || i < 0 || i >= m->f.nin)
             return false;
-        m->in[ref->arg] = ref->value;
+        m->in[i] = ref->value;
         found++;
     }
-    return found == m->f.nin;
+    return m->lnorm ? m->in[0] >= 0 : found == m->f.nin;
 }
 
 /* Whether member `m` may join a run whose members' results are marked in `in_run`. */
@@ -123,6 +134,8 @@ static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
 {
     for (int i = 0; i < m->f.nin; i++) {
         int v = m->in[i];
+        if (v < 0)
+            continue;
         const gvalue *gv = &g->values[v];
         if (in_run[v]) {
             if (gv->t->dtype != m->f.in_dtype)
@@ -197,7 +210,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
             for (int i = 0; i < grp->members[k].f.nin; i++)
-                if (grp->members[k].in[i] == grp->members[j].result)
+                if (grp->members[k].in[i] >= 0 &&
+                    grp->members[k].in[i] == grp->members[j].result)
                     last_use[j] = (int)k;
     }
     for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
@@ -208,6 +222,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         for (int i = 0; i < m->f.nin; i++) {
             int v = m->in[i];
             int o = -1;
+            if (v < 0)
+                continue; /* None: stays -1 */
             for (size_t j = 0; j < k && o < 0; j++)
                 if (grp->members[j].result == v)
                     o = grp->members[j].out;
@@ -524,6 +540,12 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
         }
         for (size_t k = 0; k < grp->nmembers; k++) {
             const gmember *m = &grp->members[k];
+            if (m->lnorm) { /* the whole row, as layer_norm_fill runs it */
+                layer_norm_fusable_row(&m->ln, ptr[m->out], ptr[m->in[0]],
+                                       m->in[1] >= 0 ? ptr[m->in[1]] : NULL,
+                                       m->in[2] >= 0 ? ptr[m->in[2]] : NULL);
+                continue;
+            }
             if (m->row) { /* the whole row, as softmax_fill runs it */
                 softmax_fusable_row(&m->sm, ptr[m->out], ptr[m->in[0]]);
                 continue;

@@ -124,7 +124,7 @@ typedef enum {
 
 enum {
     GROUP_MAX_MEMBERS = 20,
-    GROUP_MAX_OPERANDS = 3 * GROUP_MAX_MEMBERS, /* a member adds at most three */
+    GROUP_MAX_OPERANDS = 4 * GROUP_MAX_MEMBERS, /* a member adds at most four */
     GROUP_MAX_SCRATCH = 8, /* tile buffers live at once; a member past them is materialised */
 };
 
@@ -147,13 +147,15 @@ typedef struct {
     elementwise_fusable f; /* for a reduction: nin 1, and its in and out dtypes */
     bool reduce;           /* the group's root: a reduction over the last dim */
     reduce_fusable r;
-    bool row;              /* a softmax or log_softmax over the last dim, row by row */
+    bool row;              /* a softmax, log_softmax or layer_norm over the last dim */
     softmax_fusable sm;
+    bool lnorm;            /* the row op is a layer_norm: in[1], in[2] its weight, bias */
+    layer_norm_fusable ln;
     const pith_op *op;
     int node;
     int result; /* value id */
     int out;    /* operand of its result */
-    int in[2];  /* operands of its inputs */
+    int in[3];  /* operands of its inputs (f.nin of them); -1 for None */
 } gmember;
 
 typedef struct {

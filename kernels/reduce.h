@@ -136,4 +136,33 @@ static inline void softmax_fusable_row(const softmax_fusable *f, char *y, const 
         f->row_f64((double *)(void *)y, (const double *)(const void *)x, f->row, f->as_log);
 }
 
+/* A layer_norm over the last dim that a fused group may run on each row (normalisation.c;
+ * See Note [Fused reductions]): weight and bias, when given, are contiguous rows. */
+typedef struct {
+    pith_dtype dtype; /* float32 or float64 */
+    int64_t row;
+    double eps;
+    void (*row_f32)(float *y, const float *x, const float *w, const float *b, int64_t len,
+                    double eps);
+    void (*row_f64)(double *y, const double *x, const double *w, const double *b,
+                    int64_t len, double eps);
+} layer_norm_fusable;
+
+bool layer_norm_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
+                           layer_norm_fusable *f);
+
+/* One row: what layer_norm_fill runs on each row; `w` and `b` may be NULL. */
+static inline void layer_norm_fusable_row(const layer_norm_fusable *f, char *y, const char *x,
+                                          const char *w, const char *b)
+{
+    if (f->dtype == PITH_FLOAT32)
+        f->row_f32((float *)(void *)y, (const float *)(const void *)x,
+                   (const float *)(const void *)w, (const float *)(const void *)b, f->row,
+                   f->eps);
+    else
+        f->row_f64((double *)(void *)y, (const double *)(const void *)x,
+                   (const double *)(const void *)w, (const double *)(const void *)b, f->row,
+                   f->eps);
+}
+
 #endif /* PITH_KERNELS_REDUCE_H */

@@ -1262,6 +1262,69 @@ TEST_F(CompileTest, SoftmaxOverTheLastDimIsAMemberOfItsChain)
             }
 }
 
+// x + o -> layer_norm(w, b) -> gelu: the pre-norm residual of a transformer block.
+TEST_F(CompileTest, LayerNormOverTheLastDimIsAMemberOfItsChain)
+{
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+        for (Shape shape : {Shape{1, 64, 256}, Shape{7, 3}, Shape{2, 5000}})
+            for (bool affine : {true, false}) {
+                int64_t c = shape.back();
+                Tensor rw = Random({c}, dtype, 141), rb = Random({c}, dtype, 142);
+                Graph g(pith_graph_new());
+                Tensor x = Input(g.get(), dtype, shape), o = Input(g.get(), dtype, shape);
+                Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+                Tensor x1 = Call1(g.get(), "add.Tensor", {T(x), T(o)});
+                Tensor h = Call1(g.get(), "layer_norm",
+                                 {T(x1), Ints({c}), affine ? T(w) : None(), affine ? T(b) : None(),
+                                  D(1e-5), B(true)});
+                Tensor y = Call1(g.get(), "gelu", {T(h), Str("none")});
+                ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+                ASSERT_EQ(pith_graph_output(g.get(), x1.get()), PITH_OK);
+                Compiled cg(pith_graph_compile(g.get(), nullptr));
+                ASSERT_NE(cg, nullptr) << pith_last_error();
+                std::string dump = Dump(cg.get());
+                EXPECT_NE(dump.find("1 steps, 0 buffers"), std::string::npos) << dump;
+                EXPECT_NE(dump.find("group of 3"), std::string::npos) << dump;
+                EXPECT_EQ(dump.find("None") != std::string::npos, !affine) << dump;
+                Tensor rx = Random(shape, dtype, 143), ro = Random(shape, dtype, 144);
+                Tensor ex1 = Eager1("add.Tensor", {T(rx), T(ro)});
+                Tensor eh = Eager1("layer_norm", {T(ex1), Ints({c}), affine ? T(rw) : None(),
+                                                  affine ? T(rb) : None(), D(1e-5), B(true)});
+                Tensor ey = Eager1("gelu", {T(eh), Str("none")});
+                std::vector<Tensor> out = RunGraph(cg.get(), {rx.get(), ro.get()}, 2);
+                EXPECT_TRUE(BitEqual(out[0].get(), ey.get())) << dump;
+                EXPECT_TRUE(BitEqual(out[1].get(), ex1.get())) << dump;
+            }
+}
+
+TEST_F(CompileTest, LayerNormOverSeveralDimsOrWithAStridedWeightIsNotFused)
+{
+    Tensor base = Random({2, 16}, PITH_FLOAT32, 151);
+    Tensor rw(pith_select(base.get(), 1, 0)); // 2 elements, stride 16
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT32, {4, 3, 2});
+    Tensor w = Param(g.get(), rw);
+    Tensor a = Call1(g.get(), "exp", {T(x)});
+    Tensor h0 = Call1(g.get(), "layer_norm", {T(a), Ints({3, 2}), None(), None(), D(1e-5), B(true)});
+    Tensor b = Call1(g.get(), "neg", {T(x)});
+    Tensor h1 = Call1(g.get(), "layer_norm", {T(b), Ints({2}), T(w), None(), D(1e-5), B(true)});
+    ASSERT_EQ(pith_graph_output(g.get(), h0.get()), PITH_OK);
+    ASSERT_EQ(pith_graph_output(g.get(), h1.get()), PITH_OK);
+    Compiled c(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(c, nullptr) << pith_last_error();
+    std::string dump = Dump(c.get());
+    EXPECT_EQ(dump.find("group"), std::string::npos) << dump;
+    Tensor rx = Random({4, 3, 2}, PITH_FLOAT32, 152);
+    std::vector<Tensor> out = RunGraph(c.get(), {rx.get()}, 2);
+    Tensor ea = Eager1("exp", {T(rx)}), eb = Eager1("neg", {T(rx)});
+    EXPECT_TRUE(BitEqual(out[0].get(), Eager1("layer_norm", {T(ea), Ints({3, 2}), None(), None(),
+                                                             D(1e-5), B(true)})
+                                           .get()));
+    EXPECT_TRUE(BitEqual(out[1].get(), Eager1("layer_norm", {T(eb), Ints({2}), T(rw), None(),
+                                                             D(1e-5), B(true)})
+                                           .get()));
+}
+
 TEST_F(CompileTest, SoftmaxOverAnotherDimOrWithADtypeIsNotFused)
 {
     Graph g(pith_graph_new());
