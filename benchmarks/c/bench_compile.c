@@ -1,10 +1,12 @@
 /* bench_compile.c — compiled graphs (pith_graph_compile, pith_compiled_run) against the same
  * calls made eagerly through pith_call_boxed, for an MLP 784-512-512-10 and a pre-norm
- * transformer block (d=256, seq=64, 4 heads), batch 1:
- *   (a) the cost of pith_graph_compile beside one eager forward (target < 3x);
- *   (b) a compiled MLP run against the sum of its three linear calls timed alone on
- *       preallocated inputs (target <= 1.05x), and a compiled transformer block run against
- *       the same ops called eagerly one by one (target <= 0.8x).
+ * transformer block (d=256, seq=64, 4 heads):
+ *   (a) the cost of pith_graph_compile beside one eager forward, batch 1 (target < 3x);
+ *   (b) at batch 1, a compiled MLP run against the sum of its three linear calls timed alone
+ *       on preallocated inputs (target <= 1.05x), and a compiled transformer block run against
+ *       the same ops called eagerly one by one (target <= 0.8x);
+ *   (c) the MLP comparison of (b) at batch 32 and at batch 256 (target <= 1.02x);
+ *   (d) the transformer block comparison of (b) at batch 8 (target <= 0.7x).
  * Each figure is a median; paired figures are timed interleaved. The compiled results are
  * checked to equal eager's bitwise first.
  *
@@ -18,7 +20,9 @@
 
 #include <math.h>
 
-enum { COMPILE_REPETITIONS = 31, RUN_REPETITIONS = 201 };
+/* The runs of the MLP at batch 256 and of the block at batch 8 take milliseconds each: they
+ * get fewer repetitions, to keep the whole benchmark within a couple of minutes. */
+enum { COMPILE_REPETITIONS = 31, RUN_REPETITIONS = 201, LONG_RUN_REPETITIONS = 51 };
 
 enum { MODEL = 256, SEQ = 64, HEADS = 4, HEAD_DIM = MODEL / HEADS, MAX_PARAMS = 32 };
 
@@ -346,19 +350,24 @@ static pith_tensor *block_forward(builder *b, const block *k, const pith_tensor 
 
 /* ---- the measurements --------------------------------------------------------------------- */
 
-typedef pith_tensor *(*forward_fn)(builder *b, const void *model, const pith_tensor *x);
+/* A model's forward over an input whose dim 0 is `batch` (the MLP needs no batch: linear and
+ * relu take any leading dims). */
+typedef pith_tensor *(*forward_fn)(builder *b, const void *model, const pith_tensor *x,
+                                   int64_t batch);
 
-static pith_tensor *mlp_forward_fn(builder *b, const void *model, const pith_tensor *x)
+static pith_tensor *mlp_forward_fn(builder *b, const void *model, const pith_tensor *x,
+                                   int64_t batch)
 {
     return mlp_forward(b, model, x);
 }
 
-static pith_tensor *block_forward_fn(builder *b, const void *model, const pith_tensor *x)
+static pith_tensor *block_forward_fn(builder *b, const void *model, const pith_tensor *x,
+                                     int64_t batch)
 {
-    return block_forward(b, model, x, 1);
+    return block_forward(b, model, x, batch);
 }
 
-/* The model as a graph of one float32 input of `sizes`. */
+/* The model as a graph of one float32 input of `sizes`; sizes[0] is the batch. */
 static pith_graph *model_graph(forward_fn forward, const void *model, int ndim,
                                const int64_t *sizes)
 {
@@ -368,7 +377,7 @@ static pith_graph *model_graph(forward_fn forward, const void *model, int ndim,
     bench_check(x != NULL, "pith_graph_input");
     builder b;
     builder_init(&b, g);
-    pith_tensor *y = forward(&b, model, x);
+    pith_tensor *y = forward(&b, model, x, sizes[0]);
     bench_check(pith_graph_output(g, y) == PITH_OK, "pith_graph_output");
     pith_release(y);
     pith_release(x);
@@ -376,11 +385,12 @@ static pith_graph *model_graph(forward_fn forward, const void *model, int ndim,
     return g;
 }
 
+/* The model called eagerly on `x`, whose dim 0 is the batch. */
 static pith_tensor *eager_forward(forward_fn forward, const void *model, const pith_tensor *x)
 {
     builder b;
     builder_init(&b, NULL);
-    pith_tensor *y = forward(&b, model, x);
+    pith_tensor *y = forward(&b, model, x, pith_size(x, 0));
     builder_free(&b);
     return y;
 }
@@ -435,24 +445,27 @@ static void compile_cost(const char *name, forward_fn forward, const void *model
     pith_release(x);
 }
 
-/* (b) for the MLP: median seconds of a compiled run, and the sum of the medians of each of
- * its linear calls alone (pith_linear on preallocated inputs), interleaved. */
-static void mlp_overhead(const mlp *m, double *compiled_s, double *gemms_s)
+/* (b), (c) for the MLP at `batch`: median seconds of a compiled run, and the sum of the
+ * medians of each of its linear calls alone (pith_linear on preallocated inputs of that
+ * batch), interleaved, over `repetitions` (at most RUN_REPETITIONS). */
+static void mlp_overhead(const mlp *m, int64_t batch, int repetitions, double *compiled_s,
+                         double *gemms_s)
 {
     uint64_t state = 5;
-    const int64_t sizes[2] = {1, 784};
+    const int64_t sizes[2] = {batch, 784};
     pith_tensor *x = uniform(2, sizes, 2.0, &state);
     pith_tensor *inputs[3];
     inputs[0] = x;
     for (int i = 1; i < 3; i++) {
-        const int64_t s[2] = {1, 512};
+        const int64_t s[2] = {batch, 512};
         inputs[i] = uniform(2, s, 1.0, &state);
     }
     pith_graph *g = model_graph(mlp_forward_fn, m, 2, sizes);
     pith_compiled *c = pith_graph_compile(g, NULL);
     bench_check(c != NULL, "pith_graph_compile");
     double run_times[RUN_REPETITIONS], gemm_times[3][RUN_REPETITIONS];
-    for (int rep = -10; rep < RUN_REPETITIONS; rep++) {
+    bench_check(repetitions <= RUN_REPETITIONS, "repetitions <= RUN_REPETITIONS");
+    for (int rep = -10; rep < repetitions; rep++) {
         double start = bench_seconds();
         pith_tensor *y = compiled_forward(c, x);
         double run_time = bench_seconds() - start;
@@ -474,27 +487,30 @@ static void mlp_overhead(const mlp *m, double *compiled_s, double *gemms_s)
         if (rep >= 0)
             run_times[rep] = run_time;
     }
-    *compiled_s = bench_median(run_times, RUN_REPETITIONS);
+    *compiled_s = bench_median(run_times, repetitions);
     *gemms_s = 0;
     for (int i = 0; i < 3; i++)
-        *gemms_s += bench_median(gemm_times[i], RUN_REPETITIONS);
+        *gemms_s += bench_median(gemm_times[i], repetitions);
     pith_compiled_free(c);
     pith_graph_free(g);
     for (int i = 0; i < 3; i++)
         pith_release(inputs[i]);
 }
 
-/* (b) for the block: median seconds of a compiled run and of the eager calls, interleaved. */
-static void block_overhead(const block *k, double *compiled_s, double *eager_s)
+/* (b), (d) for the block at `batch`: median seconds of a compiled run and of the eager
+ * calls, interleaved, over `repetitions` (at most RUN_REPETITIONS). */
+static void block_overhead(const block *k, int64_t batch, int repetitions, double *compiled_s,
+                           double *eager_s)
 {
     uint64_t state = 6;
-    const int64_t sizes[3] = {1, SEQ, MODEL};
+    const int64_t sizes[3] = {batch, SEQ, MODEL};
     pith_tensor *x = uniform(3, sizes, 2.0, &state);
     pith_graph *g = model_graph(block_forward_fn, k, 3, sizes);
     pith_compiled *c = pith_graph_compile(g, NULL);
     bench_check(c != NULL, "pith_graph_compile");
     double run_times[RUN_REPETITIONS], eager_times[RUN_REPETITIONS];
-    for (int rep = -5; rep < RUN_REPETITIONS; rep++) {
+    bench_check(repetitions <= RUN_REPETITIONS, "repetitions <= RUN_REPETITIONS");
+    for (int rep = -5; rep < repetitions; rep++) {
         double start = bench_seconds();
         pith_tensor *y = compiled_forward(c, x);
         double run_time = bench_seconds() - start;
@@ -510,8 +526,8 @@ static void block_overhead(const block *k, double *compiled_s, double *eager_s)
             eager_times[rep] = eager_time;
         }
     }
-    *compiled_s = bench_median(run_times, RUN_REPETITIONS);
-    *eager_s = bench_median(eager_times, RUN_REPETITIONS);
+    *compiled_s = bench_median(run_times, repetitions);
+    *eager_s = bench_median(eager_times, repetitions);
     pith_compiled_free(c);
     pith_graph_free(g);
     pith_release(x);
@@ -618,8 +634,9 @@ int main(int argc, char **argv)
         return 2;
     }
     int threads = bench_threads();
-    printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d\n",
-           pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS);
+    printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d "
+           "(%d for the MLP at batch 256 and the block at batch 8)\n",
+           pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS, LONG_RUN_REPETITIONS);
     ops_find();
     uint64_t state = 1;
     mlp m;
@@ -647,19 +664,44 @@ int main(int argc, char **argv)
                  compile_s / eager_s, "ratio", "< 3");
 
     double run_s, reference_s;
-    mlp_overhead(&m, &run_s, &reference_s);
+    mlp_overhead(&m, 1, RUN_REPETITIONS, &run_s, &reference_s);
     bench_result("run_mlp_us", "(b) compiled MLP run, batch 1", 1e6 * run_s, "us", "-");
     bench_result("run_mlp_gemms_us", "(b) its 3 pith_linear calls alone, sum of medians",
                  1e6 * reference_s, "us", "-");
     bench_result("run_mlp_ratio", "(b) compiled MLP / its 3 linear calls", run_s / reference_s,
                  "ratio", "<= 1.05");
-    block_overhead(&k, &run_s, &reference_s);
+    block_overhead(&k, 1, RUN_REPETITIONS, &run_s, &reference_s);
     bench_result("run_block_us", "(b) compiled transformer block run, batch 1", 1e6 * run_s,
                  "us", "-");
     bench_result("run_block_eager_us", "(b) the same calls eagerly, pith_call_boxed",
                  1e6 * reference_s, "us", "-");
     bench_result("run_block_ratio", "(b) compiled / eager transformer block", run_s / reference_s,
                  "ratio", "<= 0.8");
+
+    const struct {
+        int batch, repetitions;
+    } mlp_batches[2] = {{32, RUN_REPETITIONS}, {256, LONG_RUN_REPETITIONS}};
+    for (int i = 0; i < 2; i++) {
+        int batch = mlp_batches[i].batch;
+        char key[64], figure[96];
+        mlp_overhead(&m, batch, mlp_batches[i].repetitions, &run_s, &reference_s);
+        snprintf(key, sizeof key, "run_mlp%d_us", batch);
+        snprintf(figure, sizeof figure, "(c) compiled MLP run, batch %d", batch);
+        bench_result(key, figure, 1e6 * run_s, "us", "-");
+        snprintf(key, sizeof key, "run_mlp%d_gemms_us", batch);
+        snprintf(figure, sizeof figure, "(c) its 3 pith_linear calls alone, batch %d", batch);
+        bench_result(key, figure, 1e6 * reference_s, "us", "-");
+        snprintf(key, sizeof key, "run_mlp%d_ratio", batch);
+        snprintf(figure, sizeof figure, "(c) compiled MLP / its 3 linear calls, batch %d", batch);
+        bench_result(key, figure, run_s / reference_s, "ratio", "<= 1.02");
+    }
+    block_overhead(&k, 8, LONG_RUN_REPETITIONS, &run_s, &reference_s);
+    bench_result("run_block8_us", "(d) compiled transformer block run, batch 8", 1e6 * run_s,
+                 "us", "-");
+    bench_result("run_block8_eager_us", "(d) the same calls eagerly, batch 8", 1e6 * reference_s,
+                 "us", "-");
+    bench_result("run_block8_ratio", "(d) compiled / eager transformer block, batch 8",
+                 run_s / reference_s, "ratio", "<= 0.7");
 
     mlp_free(&m);
     block_free(&k);
