@@ -617,32 +617,27 @@ static void count_calls(const mlp *m, const block *k)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--count") == 0) {
-        ops_find();
-        uint64_t state = 1;
-        mlp m;
-        mlp_init(&m, &state);
-        block k;
-        block_init(&k, &state);
-        count_calls(&m, &k);
-        mlp_free(&m);
-        block_free(&k);
-        return 0;
-    }
-    if (argc > 1) {
+    bool count = argc > 1 && strcmp(argv[1], "--count") == 0;
+    if (argc > 1 && !count) {
         fprintf(stderr, "usage: bench_compile [--count]\n");
         return 2;
     }
-    int threads = bench_threads();
-    printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d "
-           "(%d for the MLP at batch 256 and the block at batch 8)\n",
-           pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS, LONG_RUN_REPETITIONS);
     ops_find();
     uint64_t state = 1;
     mlp m;
     mlp_init(&m, &state);
     block k;
     block_init(&k, &state);
+    if (count) {
+        count_calls(&m, &k);
+        mlp_free(&m);
+        block_free(&k);
+        return 0;
+    }
+    int threads = bench_threads();
+    printf("bench_compile: pith %s, %d threads; compile: median of %d, runs: median of %d "
+           "(%d for the MLP at batch 256 and the block at batch 8)\n",
+           pith_version(), threads, COMPILE_REPETITIONS, RUN_REPETITIONS, LONG_RUN_REPETITIONS);
 
     double compile_s, eager_s;
     const int64_t mlp_sizes[2] = {1, 784}, block_sizes[3] = {1, SEQ, MODEL};

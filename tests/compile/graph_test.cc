@@ -1001,20 +1001,32 @@ Tensor Param(pith_graph *g, const Tensor &t)
     return p;
 }
 
+// The chain compiled (default options) for an input of `shape`, with w and b as params.
+struct CompiledChain {
+    Graph g{pith_graph_new()};
+    Compiled c;
+    CompiledChain(pith_dtype dtype, const Shape &shape, const Tensor &rw, const Tensor &rb)
+    {
+        Tensor x = Input(g.get(), dtype, shape);
+        Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+        Chain chain;
+        Tensor y = chain.Build(g.get(), x, w, b);
+        EXPECT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+        c.reset(pith_graph_compile(g.get(), nullptr));
+        EXPECT_NE(c, nullptr) << pith_last_error();
+    }
+};
+
 TEST_F(CompileTest, AnElementwiseChainIsOneGroupWithNoArena)
 {
     for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
         for (Shape shape : {Shape{7}, Shape{1000}, Shape{3, 4097}, Shape{300001}}) {
             Tensor rx = Random(shape, dtype, 21), rw = Random(shape, dtype, 22),
                    rb = Random(shape, dtype, 23);
-            Graph g(pith_graph_new());
-            Tensor x = Input(g.get(), dtype, shape);
-            Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
-            Chain chain;
-            Tensor y = chain.Build(g.get(), x, w, b);
-            ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
-            Compiled c(pith_graph_compile(g.get(), nullptr));
-            ASSERT_NE(c, nullptr) << pith_last_error();
+            CompiledChain cc(dtype, shape, rw, rb);
+            Graph &g = cc.g;
+            Compiled &c = cc.c;
+            ASSERT_NE(c, nullptr);
             std::string dump = Dump(c.get());
             EXPECT_NE(dump.find("1 steps, 0 buffers, arena 0 bytes"), std::string::npos) << dump;
             EXPECT_NE(dump.find("group of 5"), std::string::npos) << dump;
@@ -1471,14 +1483,9 @@ TEST(CompileConcurrency, ThreadsRunOneFusedGraphAtOnce)
         const int kThreads = 4, kRuns = 20;
         Shape shape{70000}; // above the grain size: each run has a region of its own
         Tensor rw = Random(shape, PITH_FLOAT32, 81), rb = Random(shape, PITH_FLOAT32, 82);
-        Graph g(pith_graph_new());
-        Tensor x = Input(g.get(), PITH_FLOAT32, shape);
-        Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
-        Chain chain;
-        Tensor y = chain.Build(g.get(), x, w, b);
-        ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
-        Compiled c(pith_graph_compile(g.get(), nullptr));
-        ASSERT_NE(c, nullptr) << pith_last_error();
+        CompiledChain cc(PITH_FLOAT32, shape, rw, rb);
+        Compiled &c = cc.c;
+        ASSERT_NE(c, nullptr);
         std::vector<Tensor> inputs, expected;
         for (int i = 0; i < kThreads; i++) {
             inputs.push_back(Random(shape, PITH_FLOAT32, 90 + (uint64_t)i));
