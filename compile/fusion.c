@@ -86,9 +86,10 @@ static int value_root(const pith_graph *g, const int *repl, int v)
 }
 
 /* Step `st` as a member: an out step of a call that kernels/ can fuse, with a contiguous,
- * non-empty result of the dtype its loop writes. Its inputs go in in[]. With `root`, the
- * call must be a reduction that can end a group (See Note [Fused reductions]), else an
- * elementwise call. */
+ * non-empty result of the dtype it writes. Its inputs go in in[]. With `root`, the call
+ * must be a reduction that can end a group, else an elementwise call or a row op (softmax,
+ * log_softmax, layer_norm). See Note [Fused elementwise calls] and Note [Fused
+ * reductions]. */
 static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, bool root)
 {
     if (st->kind != STEP_OUT || st->nresults != 1 || st->effects)
@@ -122,7 +123,6 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     } else {
         return false;
     }
-    m->lnorm = m->lnorm && m->row;
     m->op = n->op;
     m->node = st->node;
     m->result = st->results[0];
@@ -315,7 +315,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         if (sizes[d] != 1)
             keep[nd++] = d;
     for (size_t o = 0; o < grp->noperands; o++) {
-        int64_t s[PITH_MAX_DIMS];
+        int64_t s[PITH_MAX_DIMS] = {0};
         for (int i = 0; i < nd; i++)
             s[i] = grp->operands[o].strides[keep[i]];
         memcpy(grp->operands[o].strides, s, sizeof s);
