@@ -218,7 +218,6 @@ binary_run_simple(const binary_def *def, pith_value *ret, const pith_tensor *sel
     return PITH_OK;
 }
 
-/* Out of line, so that its large frame is not set up on the fast path. */
 /* What the general path of a binary op runs: the dtypes and the loop (See Note [Fused
  * elementwise calls] for its other user). */
 typedef struct {
@@ -259,6 +258,7 @@ static pith_status binary_choose(const binary_def *def, const pith_tensor *self,
     return PITH_OK;
 }
 
+/* Out of line, so that its large frame is not set up on the fast path. */
 static __attribute__((noinline)) pith_status
 binary_run_general(const binary_def *def, pith_value *ret, const pith_tensor *self,
                    const pith_tensor *other, pith_scalar alpha, const pith_tensor *target,
