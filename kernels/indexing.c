@@ -181,10 +181,7 @@ static pith_status rows_result(pith_value *ret, const char *name, const pith_ten
             return pith_last_status();
         return out_target_write(ret, name, target, &self, 1, false, rows_fill, &job);
     }
-    pith_tensor *out = tensor_new(ndim, sizes, self->dtype, device);
-    if (out && device == PITH_CPU)
-        rows_fill(&job, out);
-    return ret_tensor(ret, out);
+    return out_target_new(ret, ndim, sizes, self->dtype, device, rows_fill, &job);
 }
 
 /* index_select: functional (target NULL) or out= into `target`. */
@@ -396,10 +393,8 @@ static pith_status gather_impl(pith_value *ret, const pith_tensor *self, int64_t
             status = out_target_write(ret, "gather", target, &self, 1, false, gather_fill,
                                       &job);
     } else {
-        pith_tensor *out = tensor_new(index->ndim, index->sizes, self->dtype, device);
-        if (out && device == PITH_CPU)
-            gather_fill(&job, out);
-        status = ret_tensor(ret, out);
+        status = out_target_new(ret, index->ndim, index->sizes, self->dtype, device,
+                                gather_fill, &job);
     }
     free(idx);
     return status;

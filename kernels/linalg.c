@@ -287,14 +287,9 @@ static pith_status matmul_exec(pith_value *ret, const char *name, const pith_ten
         return pith_last_status();
     if (target)
         return product_into(ret, name, &plan, a, b, addend, s, (pith_tensor *)target);
-    pith_tensor *out = tensor_new(plan.out_ndim, plan.out_sizes, a->dtype, device);
-    if (!out || device == PITH_META)
-        return ret_tensor(ret, out);
-    if (product_run(&plan, a, b, addend, s, out) != PITH_OK) {
-        pith_release(out);
-        return pith_last_status();
-    }
-    return ret_tensor(ret, out);
+    product_job job = {&plan, a, b, addend, s};
+    return out_target_new(ret, plan.out_ndim, plan.out_sizes, a->dtype, device, product_fill,
+                          &job);
 }
 
 static const matmul_scalars plain_product = {1.0, 0.0, 1, 0, true};

@@ -186,14 +186,7 @@ static pith_status softmax_impl(pith_value *ret, const char *name, bool log,
             return pith_last_status();
         return out_target_write(ret, name, target, &self, 1, false, softmax_fill, &job);
     }
-    pith_tensor *out = tensor_new(self->ndim, self->sizes, work, device);
-    if (!out || device == PITH_META)
-        return ret_tensor(ret, out);
-    if (softmax_fill(&job, out) != PITH_OK) {
-        pith_release(out);
-        return pith_last_status();
-    }
-    return ret_tensor(ret, out);
+    return out_target_new(ret, self->ndim, self->sizes, work, device, softmax_fill, &job);
 }
 
 /* See Note [Fused reductions] (reduce_ops.c): the calls whose every row softmax_fill runs
@@ -468,14 +461,8 @@ static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
         return out_target_write(ret, "layer_norm", target, inputs, 3, false, layer_norm_fill,
                                 &job);
     }
-    pith_tensor *out = tensor_new(input->ndim, input->sizes, input->dtype, device);
-    if (!out || device == PITH_META)
-        return ret_tensor(ret, out);
-    if (layer_norm_fill(&job, out) != PITH_OK) {
-        pith_release(out);
-        return pith_last_status();
-    }
-    return ret_tensor(ret, out);
+    return out_target_new(ret, input->ndim, input->sizes, input->dtype, device, layer_norm_fill,
+                          &job);
 }
 
 /* The functional and out= kernels of layer_norm, on CPU and Meta. cudnn_enable means

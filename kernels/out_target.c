@@ -88,3 +88,19 @@ pith_status out_target_write(pith_value *ret, const char *op, pith_tensor *targe
         return pith_last_status();
     return ret_self(ret, target);
 }
+
+pith_status out_target_new(pith_value *ret, int ndim, const int64_t *sizes, pith_dtype dtype,
+                           pith_device device, out_target_fill fill, const void *ctx)
+{
+    pith_tensor *out = tensor_new(ndim, sizes, dtype, device);
+    if (!out)
+        return pith_last_status();
+    if (device != PITH_META) {
+        pith_status status = fill(ctx, out);
+        if (status != PITH_OK) {
+            pith_release(out);
+            return status;
+        }
+    }
+    return ret_tensor(ret, out);
+}

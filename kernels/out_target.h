@@ -41,4 +41,10 @@ pith_status out_target_write(pith_value *ret, const char *op, pith_tensor *targe
                              const pith_tensor *const *inputs, int n, bool elementwise,
                              out_target_fill fill, const void *ctx);
 
+/* The functional form of the same fill: a new contiguous tensor of (ndim, sizes, dtype) on
+ * `device`, returned through `ret`; on CPU fill(ctx, dst) computes it, a Meta result is
+ * only made. A failing fill releases it and returns its status. */
+pith_status out_target_new(pith_value *ret, int ndim, const int64_t *sizes, pith_dtype dtype,
+                           pith_device device, out_target_fill fill, const void *ctx);
+
 #endif /* PITH_KERNELS_OUT_TARGET_H */

@@ -84,14 +84,7 @@ static pith_status argmaxmin(pith_value *ret, reduce_op op, const char *name,
             return pith_last_status();
         return out_target_write(ret, name, target, &x, 1, false, argmaxmin_fill, &job);
     }
-    pith_tensor *out = tensor_new(s.ndim, s.sizes, PITH_INT64, device);
-    if (!out)
-        return pith_last_status();
-    if (device == PITH_CPU && argmaxmin_fill(&job, out) != PITH_OK) {
-        pith_release(out);
-        return pith_last_status();
-    }
-    return ret_tensor(ret, out);
+    return out_target_new(ret, s.ndim, s.sizes, PITH_INT64, device, argmaxmin_fill, &job);
 }
 
 static pith_status maxmin_dim(pith_value *ret, reduce_op op, const char *name,

@@ -261,14 +261,7 @@ static pith_status reduce_impl(pith_value *ret, reduce_op op, const pith_tensor 
             return pith_last_status();
         return out_target_write(ret, name, target, &x, 1, false, reduce_fill, &job);
     }
-    pith_tensor *out = tensor_new(s.ndim, s.sizes, s.out_dtype, device);
-    if (!out || device == PITH_META)
-        return ret_tensor(ret, out);
-    if (reduce_fill(&job, out) != PITH_OK) {
-        pith_release(out);
-        return pith_last_status();
-    }
-    return ret_tensor(ret, out);
+    return out_target_new(ret, s.ndim, s.sizes, s.out_dtype, device, reduce_fill, &job);
 }
 
 static pith_opt_int_list list_present(pith_int_list list)

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/pith_test.h"
 #include "pith/pith.h"
 
 namespace eager_oracle {
@@ -206,15 +207,6 @@ inline Tensor UniformFloat32(const std::vector<int64_t> &sizes, double scale, Rn
 }
 
 // Every test starts with no error and ends with as many live tensors as it began with.
-class LiveTensorTest : public ::testing::Test {
-protected:
-    size_t live_before_ = 0;
-    void SetUp() override
-    {
-        pith_clear_error();
-        live_before_ = pith_live_tensors();
-    }
-    void TearDown() override { EXPECT_EQ(pith_live_tensors(), live_before_); }
-};
+using LiveTensorTest = pith_test::LiveTensorFixture;
 
 }  // namespace eager_oracle
