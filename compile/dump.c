@@ -338,8 +338,8 @@ static void sb_operand(strbuf *sb, const cgroup *grp, int o)
 void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
 {
     char sizes[256];
-    sb_printf(sb, "group of %zu, over %s (coalesced), tile %" PRId64 ", %d tile buffer%s\n",
-              grp->nmembers, shape_format(grp->ndim, grp->sizes, sizes, sizeof sizes),
+    sb_printf(sb, "group of %zu%s, over %s (coalesced), tile %" PRId64 ", %d tile buffer%s\n",
+              grp->nmembers, grp->gemm ? " (a GEMM and its epilogue)" : "", shape_format(grp->ndim, grp->sizes, sizes, sizeof sizes),
               grp->tile, grp->nscratch, grp->nscratch == 1 ? "" : "s");
     for (size_t k = 0; k < grp->nmembers; k++) {
         const gmember *m = &grp->members[k];
@@ -353,6 +353,15 @@ void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
         }
         if (m->reduce || m->row)
             sb_printf(sb, ", the last dim");
+        if (m->gemm) { /* the panels at this moment's thread count: See Note [GEMM panels] */
+            int panels = m->mm.panelable ? linalg_panels(m->mm.dtype, &m->mm.flat) : 1;
+            sb_printf(sb, "; GEMM %" PRId64 "x%" PRId64 "x%" PRId64 ", ", m->mm.flat.n,
+                      m->mm.flat.m, m->mm.flat.k);
+            if (panels > 1)
+                sb_printf(sb, "%d column panels, each with its epilogue", panels);
+            else
+                sb_printf(sb, "one call, then the epilogue");
+        }
         if (out->kind == OPERAND_SCRATCH) {
             sb_printf(sb, ") [%s, tile buffer %d]\n", pith_dtype_name(m->f.out_dtype),
                       out->scratch);

@@ -1,4 +1,4 @@
-/* fusion.c — fused elementwise groups: fuse_steps forms them from runs of consecutive steps
+/* fusion.c — fused groups: fuse_steps forms them from runs of consecutive steps
  * after lowering (before the memory plan), group_run runs one, tile by tile. Which calls
  * may join a group, and with which loop, is decided by kernels/ (See Note [Fused
  * elementwise calls] in kernels/elementwise_ops.c), so a group computes what eager does.
@@ -37,6 +37,27 @@
  * row's tile buffers and the root folds the row there with eager's `inner` call and writes
  * the row's output; the root's output keeps the last dim apart when dims are coalesced (it
  * steps 0 along it). Its bits are eager's: no tolerance is needed.
+ * A product may start a group as its head: See Note [GEMM epilogues].
+ *
+ * Note [GEMM epilogues]
+ * A matmul, mm, addmm or linear of float32 or float64 (matmul_fusable_of: one product, or a
+ * batch whose rows stack, with a contiguous result) may start a group as its head, and the
+ * elementwise members after it (no row ops and no root: a panel holds parts of rows) are its
+ * epilogue: a bias, an activation, a residual add. The head's result is always
+ * materialised, since the BLAS writes it, and its inputs are read whole by the product
+ * (OPERAND_HEAD: no strides, not coalesced). Run:
+ *  - when linalg_panels splits the product at the run's thread count (few rows, many
+ *    columns: See Note [GEMM panels] in kernels/linalg_gemm.c), each thread of one region
+ *    takes a column panel, copies the addend into it and computes it with a single-threaded
+ *    BLAS call, then runs the epilogue on the panel's columns of every row (the innermost
+ *    dim is kept apart when coalescing, so it is the product's columns) while they are in
+ *    cache;
+ *  - otherwise the product runs as its kernel runs it (matmul_fusable_run), then the
+ *    epilogue runs over tiles as any group does.
+ * Eager's linalg_run splits the product into the same panels, so the head's bits are
+ * eager's; the epilogue is elementwise, so a panel's members need only that panel's
+ * elements, and its loops give eager's bits for any split (See Note [Fused elementwise
+ * calls]). The result is bitwise equal to eager: no tolerance is needed.
  *
  * Note [Fusion tiles]
  * A tile is `tile` consecutive elements of the innermost dim, after the group's dims are
@@ -85,13 +106,18 @@ static int value_root(const pith_graph *g, const int *repl, int v)
     return resolve_value(repl, g->values[v].root);
 }
 
-/* Step `st` as a member: an out step of a call that kernels/ can fuse, with a contiguous,
- * non-empty result of the dtype it writes. Its inputs go in in[]. With `root`, the call
- * must be a reduction that can end a group, else an elementwise call or a row op (softmax,
- * log_softmax, layer_norm). See Note [Fused elementwise calls] and Note [Fused
- * reductions]. */
-static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, bool root)
+typedef enum {
+    MEMBER_CHAIN, /* an elementwise call or a row op (softmax, log_softmax, layer_norm) */
+    MEMBER_ROOT,  /* a reduction that can end a group */
+    MEMBER_HEAD,  /* a product that can start one (See Note [GEMM epilogues]) */
+} member_kind;
+
+/* Step `st` as a member of kind `kind`: an out step of a call that kernels/ can fuse, with a
+ * contiguous, non-empty result of the dtype it writes. Its inputs go in in[]. See Note
+ * [Fused elementwise calls] and Note [Fused reductions]. */
+static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, member_kind kind)
 {
+    bool root = kind == MEMBER_ROOT;
     if (st->kind != STEP_OUT || st->nresults != 1 || st->effects)
         return false;
     const gnode *n = &g->nodes[st->node];
@@ -99,11 +125,17 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     if (!r->contiguous || r->numel == 0)
         return false;
     m->reduce = root;
-    m->row = m->lnorm = false;
+    m->row = m->lnorm = m->gemm = false;
     /* A row op on short rows: See Note [Fusion tiles]. */
     int64_t last = r->ndim ? r->sizes[r->ndim - 1] : 1;
     bool rows_ok = last >= GROUP_MIN_TILE || r->numel == last;
-    if (root) {
+    if (kind == MEMBER_HEAD) {
+        if (!matmul_fusable_of(n->op, n->args, n->nargs, &m->mm) || r->dtype != m->mm.dtype)
+            return false;
+        m->gemm = true;
+        m->f = (elementwise_fusable){NULL, {1.0, 1}, m->mm.addend >= 0 ? 3 : 2, r->dtype,
+                                     r->dtype};
+    } else if (root) {
         if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
             return false;
         if (m->r.row < GROUP_MIN_TILE && r->numel > 1)
@@ -126,8 +158,9 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
     m->op = n->op;
     m->node = st->node;
     m->result = st->results[0];
-    /* Which input each tensor argument is: the first ones in order, or for layer_norm
-     * input, weight and bias (arguments 0, 2 and 3; None leaves -1). */
+    /* Which input each tensor argument is: the first ones in order, for layer_norm input,
+     * weight and bias (arguments 0, 2 and 3; None leaves -1), for a product A, B and the
+     * addend (an addend that is not added is not read). */
     m->in[0] = m->in[1] = m->in[2] = -1;
     int found = 0;
     for (size_t k = 0; k < st->nrefs; k++) {
@@ -135,12 +168,18 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, boo
         if (ref->arg < 0 || (size_t)ref->arg >= n->nargs)
             continue; /* the out= argument: the result itself */
         int i = m->lnorm ? (ref->arg == 0 ? 0 : ref->arg == 2 ? 1 : ref->arg == 3 ? 2 : -1)
-                         : ref->arg;
+                : m->gemm ? (ref->arg == m->mm.a ? 0 : ref->arg == m->mm.b ? 1
+                             : ref->arg == m->mm.addend ? 2 : -1)
+                          : ref->arg;
+        if (m->gemm && i < 0 && ref->entry < 0)
+            continue;
         if (ref->entry >= 0 || i < 0 || i >= m->f.nin)
             return false;
         m->in[i] = ref->value;
         found++;
     }
+    if (m->gemm)
+        return m->in[0] >= 0 && m->in[1] >= 0 && (m->mm.addend < 0 || m->in[2] >= 0);
     return m->lnorm ? m->in[0] >= 0 : found == m->f.nin;
 }
 
@@ -199,8 +238,8 @@ static void broadcast_strides(const pith_tensor *t, int ndim, const int64_t *siz
 /* Builds the group of steps [start, end) of c->steps; `materialised` says which results
  * something after the group reads. */
 static pith_status group_build(pith_compiled *c, const pith_graph *g, const int *repl,
-                               size_t start, size_t end, bool root, const bool *materialised,
-                               cgroup **out)
+                               size_t start, size_t end, bool head, bool root,
+                               const bool *materialised, cgroup **out)
 {
     cgroup *grp = calloc(1, sizeof *grp);
     size_t nm = end - start;
@@ -215,13 +254,17 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
     }
     grp->nmembers = nm;
+    grp->gemm = head;
     bool rows = root; /* a tile is a whole row of the last dim */
     const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
     int ndim = shape->ndim;
     int64_t sizes[PITH_MAX_DIMS];
     memcpy(sizes, shape->sizes, (size_t)ndim * sizeof *sizes);
     for (size_t k = 0; k < nm; k++) {
-        member_of_step(g, &c->steps[start + k], &grp->members[k], k + 1 == nm && root);
+        member_of_step(g, &c->steps[start + k], &grp->members[k],
+                       k == 0 && head      ? MEMBER_HEAD
+                       : k + 1 == nm && root ? MEMBER_ROOT
+                                             : MEMBER_CHAIN);
         rows |= grp->members[k].row;
         last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
@@ -244,7 +287,15 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                 if (grp->members[j].result == v)
                     o = grp->members[j].out;
             const gvalue *gv = &g->values[v];
-            if (o < 0 && gv->kind == GVAL_CONST) {
+            if (m->gemm) { /* read whole by the product */
+                o = operand_find(grp, OPERAND_HEAD, v, PITH_FLOAT32, operand_dtype);
+                if (o < 0) {
+                    o = (int)grp->noperands++;
+                    grp->operands[o].kind = OPERAND_HEAD;
+                    grp->operands[o].value = v;
+                    operand_dtype[o] = gv->t->dtype;
+                }
+            } else if (o < 0 && gv->kind == GVAL_CONST) {
                 o = operand_find(grp, OPERAND_CONST, v, m->f.in_dtype, operand_dtype);
                 if (o < 0) {
                     o = (int)grp->noperands++;
@@ -293,7 +344,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                 op->strides[d] = sizes[d] == 1 ? 0 : stride;
                 stride *= sizes[d];
             }
-        } else if (!materialised[m->result] && free_slot >= 0 && last_use[k] >= 0) {
+        } else if (!m->gemm && !materialised[m->result] && free_slot >= 0 &&
+                   last_use[k] >= 0) {
             op->kind = OPERAND_SCRATCH;
             op->scratch = free_slot;
             scratch_owner[free_slot] = (int)k;
@@ -324,7 +376,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         csizes[i] = sizes[keep[i]];
     int out_nd = 0;
     for (int i = nd - 1; i >= 0; i--) {
-        bool merge = out_nd > 0 && !(rows && out_nd == 1); /* rows keep the last dim apart */
+        /* Rows, and the panels of a product, keep the last dim apart. */
+        bool merge = out_nd > 0 && !((rows || head) && out_nd == 1);
         int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
         for (size_t o = 0; o < grp->noperands && merge; o++) {
             const goperand *op = &grp->operands[o];
@@ -387,12 +440,12 @@ void cgroup_free(cgroup *grp)
 
 /* Replaces steps [start, end) with one group step. */
 static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *repl,
-                              size_t start, size_t end, bool root, const bool *materialised,
-                              bool *formed)
+                              size_t start, size_t end, bool head, bool root,
+                              const bool *materialised, bool *formed)
 {
     cgroup *grp;
     size_t scratch_before = c->scratch_bytes;
-    if (group_build(c, g, repl, start, end, root, materialised, &grp) != PITH_OK)
+    if (group_build(c, g, repl, start, end, head, root, materialised, &grp) != PITH_OK)
         return pith_last_status();
     int64_t inner = grp->sizes[grp->ndim - 1];
     if (inner < GROUP_MIN_TILE && grp->numel > inner) { /* See Note [Fusion tiles] */
@@ -420,10 +473,12 @@ static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *
     }
     for (size_t o = 0; o < grp->noperands; o++) {
         const goperand *op = &grp->operands[o];
-        bool made_here = false;
+        bool known = false; /* made here, or already read */
         for (size_t r = 0; r < st.nresults; r++)
-            made_here |= st.results[r] == op->value;
-        if (op->kind == OPERAND_VALUE && !made_here)
+            known |= st.results[r] == op->value;
+        for (size_t r = 0; r < st.nrefs; r++)
+            known |= st.refs[r].value == op->value;
+        if ((op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD) && !known)
             st.refs[st.nrefs++] = (gref){-1, -1, op->value, 0};
     }
     for (size_t s = start; s < end; s++)
@@ -461,28 +516,33 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
     size_t s = 0;
     while (s < c->nsteps) {
         gmember m;
-        if (!member_of_step(g, &c->steps[s], &m, false) || m.row ||
+        bool head = false;
+        if (!member_of_step(g, &c->steps[s], &m, MEMBER_CHAIN) || m.row ||
             !inputs_fit(g, repl, &m, in_run)) {
-            s++;
-            continue;
+            if (!member_of_step(g, &c->steps[s], &m, MEMBER_HEAD)) {
+                s++;
+                continue;
+            }
+            head = true; /* See Note [GEMM epilogues] */
         }
         const pith_tensor *shape = g->values[m.result].t;
         size_t end = s + 1;
         in_run[m.result] = true;
         while (end < c->nsteps && end - s < GROUP_MAX_MEMBERS) {
             gmember next;
-            if (!member_of_step(g, &c->steps[end], &next, false) ||
+            if (!member_of_step(g, &c->steps[end], &next, MEMBER_CHAIN) ||
                 !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
                              shape->ndim, shape->sizes) ||
-                !inputs_fit(g, repl, &next, in_run) || (next.row && !in_run[next.in[0]]))
+                !inputs_fit(g, repl, &next, in_run) || (next.row && (head || !in_run[next.in[0]])))
                 break;
             in_run[next.result] = true;
             end++;
         }
         /* A reduction of a member's result over the last dim ends the group as its root. */
         gmember last;
-        bool root = end < c->nsteps && end - s < GROUP_MAX_MEMBERS &&
-                    member_of_step(g, &c->steps[end], &last, true) && in_run[last.in[0]] &&
+        bool root = !head && end < c->nsteps && end - s < GROUP_MAX_MEMBERS &&
+                    member_of_step(g, &c->steps[end], &last, MEMBER_ROOT) &&
+                    in_run[last.in[0]] &&
                     sizes_equal(g->values[last.in[0]].t->ndim, g->values[last.in[0]].t->sizes,
                                 shape->ndim, shape->sizes) &&
                     inputs_fit(g, repl, &last, in_run);
@@ -496,7 +556,8 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
         }
         bool formed = false;
         if (end - s >= 2 &&
-            (status = group_step(c, g, repl, s, end, root, materialised, &formed)) != PITH_OK)
+            (status = group_step(c, g, repl, s, end, head, root, materialised, &formed)) !=
+                PITH_OK)
             goto done;
         if (formed) {
             /* Steps after the group moved down: their last_ref entries too. */
@@ -529,13 +590,14 @@ static bool param_unchanged(const pith_tensor *t, const pith_tensor *meta)
     return true;
 }
 
-/* Runs tiles [lo, hi) of the group; returns the OR of the loops' results. */
+/* Runs tiles [lo, hi) of the group, over columns [col_lo, col_hi) of its innermost dim;
+ * returns the OR of the loops' results. A GEMM head is not run here. */
 static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scratch,
-                       int64_t lo, int64_t hi)
+                       int64_t lo, int64_t hi, int64_t col_lo, int64_t col_hi)
 {
     const int nd = grp->ndim;
-    const int64_t tile = grp->tile, inner = grp->sizes[nd - 1];
-    const int64_t chunks = (inner + tile - 1) / tile;
+    const int64_t tile = grp->tile, inner = col_hi;
+    const int64_t chunks = (col_hi - col_lo + tile - 1) / tile;
     const size_t nops = grp->noperands;
     char *ptr[GROUP_MAX_OPERANDS];
     int64_t step[GROUP_MAX_OPERANDS];
@@ -550,7 +612,7 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
         if (grp->operands[grp->members[k].out].kind == OPERAND_SCRATCH)
             step[grp->members[k].out] = (int64_t)dtype_itemsize(grp->members[k].f.out_dtype);
     for (int64_t item = lo; item < hi; item++) {
-        int64_t row = item / chunks, start = (item % chunks) * tile;
+        int64_t row = item / chunks, start = col_lo + (item % chunks) * tile;
         int64_t n = inner - start < tile ? inner - start : tile;
         for (size_t o = 0; o < nops; o++) {
             const goperand *op = &grp->operands[o];
@@ -566,7 +628,7 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
             }
             ptr[o] = base[o] + offset;
         }
-        for (size_t k = 0; k < grp->nmembers; k++) {
+        for (size_t k = grp->gemm; k < grp->nmembers; k++) {
             const gmember *m = &grp->members[k];
             if (m->lnorm) { /* the whole row, as layer_norm_fill runs it */
                 layer_norm_fusable_row(&m->ln, ptr[m->out], ptr[m->in[0]],
@@ -601,6 +663,45 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
     return result;
 }
 
+static pith_status loops_result(int result)
+{
+    if (result)
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "a fused loop reported failure %d (fused loops cannot fail: a "
+                              "defect of the fusion pass)",
+                              result);
+    return PITH_OK;
+}
+
+/* The group of a GEMM head in `panels` column panels: each thread computes a panel, then
+ * runs the epilogue on it. See Note [GEMM epilogues]. */
+static pith_status gemm_panels_run(const pith_compiled *c, const cgroup *grp,
+                                   char *const *base, int panels, unsigned char *scratch,
+                                   int scratch_threads)
+{
+    const gmember *h = &grp->members[0];
+    const int64_t rows = grp->numel / grp->sizes[grp->ndim - 1];
+    int nthreads = scratch && scratch_threads < panels ? scratch_threads : panels;
+    int result = 0;
+    PITH_PARALLEL_REGION(nthreads, {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        unsigned char *mine = scratch ? scratch + (size_t)t * c->scratch_bytes : NULL;
+        for (int p = t; p < panels; p += nt) { /* a thread may get several: the same bits */
+            int64_t lo, hi;
+            linalg_panel_cols(&h->mm.flat, p, panels, &lo, &hi);
+            if (hi <= lo)
+                continue;
+            matmul_fusable_panel(&h->mm, base[h->in[0]], base[h->in[1]],
+                                 h->in[2] >= 0 ? base[h->in[2]] : NULL, base[h->out], lo, hi);
+            int64_t chunks = (hi - lo + grp->tile - 1) / grp->tile;
+            int r = group_tiles(grp, base, mine, 0, rows * chunks, lo, hi);
+            if (r)
+                __atomic_fetch_or(&result, r, __ATOMIC_RELAXED);
+        }
+    });
+    return loops_result(result);
+}
+
 pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *const *slot,
                       unsigned char *scratch, int scratch_threads)
 {
@@ -610,7 +711,7 @@ pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *co
         base[o] = NULL;
         if (op->kind == OPERAND_CONST) {
             base[o] = (char *)op->constant;
-        } else if (op->kind == OPERAND_VALUE) {
+        } else if (op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD) {
             const pith_tensor *t = slot[op->value];
             const cvalue *cv = &c->values[op->value];
             char have[256], want[256];
@@ -631,9 +732,23 @@ pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *co
         }
     }
     const int64_t inner = grp->sizes[grp->ndim - 1];
+    if (grp->gemm) {
+        const gmember *h = &grp->members[0];
+        int panels = h->mm.panelable ? linalg_panels(h->mm.dtype, &h->mm.flat) : 1;
+        if (panels > 1)
+            return gemm_panels_run(c, grp, base, panels, scratch, scratch_threads);
+        const int *in = h->in;
+        pith_status st = matmul_fusable_run(&h->mm, slot[grp->operands[in[0]].value],
+                                            slot[grp->operands[in[1]].value],
+                                            in[2] >= 0 ? slot[grp->operands[in[2]].value]
+                                                       : NULL,
+                                            slot[h->result]);
+        if (st != PITH_OK)
+            return st;
+    }
     const int64_t items = grp->numel / inner * ((inner + grp->tile - 1) / grp->tile);
     int nthreads = parallel_threads_for(grp->numel);
-    if (nthreads > scratch_threads)
+    if (scratch && nthreads > scratch_threads) /* no tile buffers: any count */
         nthreads = scratch_threads;
     if (nthreads > items)
         nthreads = (int)items;
@@ -644,14 +759,9 @@ pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *co
         int64_t lo = t * share + (t < extra ? t : extra);
         int64_t hi = lo + share + (t < extra);
         unsigned char *mine = scratch ? scratch + (size_t)t * c->scratch_bytes : NULL;
-        int r = group_tiles(grp, base, mine, lo, hi);
+        int r = group_tiles(grp, base, mine, lo, hi, 0, inner);
         if (r)
             __atomic_fetch_or(&result, r, __ATOMIC_RELAXED);
     });
-    if (result)
-        return pith_set_error(PITH_ERR_RUNTIME,
-                              "a fused loop reported failure %d (fused loops cannot fail: a "
-                              "defect of the fusion pass)",
-                              result);
-    return PITH_OK;
+    return loops_result(result);
 }

@@ -18,6 +18,7 @@
 #include "dispatch/registry.h"
 #include "dispatch/value.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/linalg.h"
 #include "kernels/reduce.h"
 #include "pith/graph.h"
 
@@ -132,6 +133,7 @@ typedef enum {
     OPERAND_VALUE,   /* a value's tensor: an input of the group, or a materialised result */
     OPERAND_CONST,   /* a constant, converted once to the dtype its loop reads */
     OPERAND_SCRATCH, /* a result that lives only in a tile buffer */
+    OPERAND_HEAD,    /* an input of the GEMM head only: read whole by the product, no strides */
 } operand_kind;
 
 typedef struct {
@@ -151,6 +153,8 @@ typedef struct {
     softmax_fusable sm;
     bool lnorm;            /* the row op is a layer_norm: in[1], in[2] its weight, bias */
     layer_norm_fusable ln;
+    bool gemm;             /* the GEMM head (member 0): in[] are A, B and the addend */
+    matmul_fusable mm;
     const pith_op *op;
     int node;
     int result; /* value id */
@@ -165,6 +169,7 @@ typedef struct {
     int64_t tile;            /* elements per tile (See Note [Fusion tiles]) */
     size_t scratch_itemsize; /* bytes per element of a tile buffer */
     int nscratch;
+    bool gemm; /* members[0] is a GEMM head (See Note [GEMM epilogues], fusion.c) */
     gmember *members;
     size_t nmembers;
     goperand *operands;

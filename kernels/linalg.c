@@ -395,6 +395,118 @@ static pith_status linear_impl(pith_value *ret, const pith_tensor *input,
     return matmul_exec(ret, "linear", input, &va, weight, &vb, bias, s, device, target);
 }
 
+/* ---- a GEMM head of a fused group (compile/fusion.c, Note [GEMM epilogues]) ---- */
+
+bool matmul_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
+                       matmul_fusable *f)
+{
+    const pith_tensor *a, *b, *addend = NULL;
+    mm_view va, vb;
+    matmul_scalars s = plain_product;
+    memset(f, 0, sizeof *f);
+    f->a = 0;
+    f->b = 1;
+    f->addend = -1;
+    switch (op->builtin_id) {
+    case PITH_OPID_matmul:
+    case PITH_OPID_mm:
+        if (nargs != 2 || unbox_TENSOR(op, 0, &args[0], &a) != PITH_OK ||
+            unbox_TENSOR(op, 1, &args[1], &b) != PITH_OK ||
+            (op->builtin_id == PITH_OPID_mm && (a->ndim != 2 || b->ndim != 2)))
+            return false;
+        view_of(a, &va);
+        view_of(b, &vb);
+        break;
+    case PITH_OPID_addmm: {
+        pith_scalar beta, alpha;
+        if (nargs != 5 || unbox_TENSOR(op, 0, &args[0], &addend) != PITH_OK ||
+            unbox_TENSOR(op, 1, &args[1], &a) != PITH_OK ||
+            unbox_TENSOR(op, 2, &args[2], &b) != PITH_OK ||
+            unbox_SCALAR(op, 3, &args[3], &beta) != PITH_OK ||
+            unbox_SCALAR(op, 4, &args[4], &alpha) != PITH_OK || a->ndim != 2 || b->ndim != 2 ||
+            addend->dtype != a->dtype ||
+            scalars_make("addmm", a->dtype, alpha, beta, &s) != PITH_OK)
+            return false;
+        f->a = 1;
+        f->b = 2;
+        f->addend = 0;
+        view_of(a, &va);
+        view_of(b, &vb);
+        break;
+    }
+    case PITH_OPID_linear:
+        if (nargs != 3 || unbox_TENSOR(op, 0, &args[0], &a) != PITH_OK ||
+            unbox_TENSOR(op, 1, &args[1], &b) != PITH_OK ||
+            unbox_OPT_TENSOR(op, 2, &args[2], &addend) != PITH_OK || b->ndim < 1 ||
+            b->ndim > 2 || (addend && addend->dtype != a->dtype))
+            return false;
+        if (addend) {
+            s.beta = 1.0;
+            s.beta_int = 1;
+            s.beta_zero = false;
+            f->addend = 2;
+        }
+        view_of(a, &va);
+        view_transposed(b, &vb);
+        break;
+    default:
+        return false;
+    }
+    if (a->dtype != b->dtype || (a->dtype != PITH_FLOAT32 && a->dtype != PITH_FLOAT64) ||
+        plan_build("matmul", &va, &vb, &f->plan) != PITH_OK ||
+        !linalg_flat_of(&f->plan, &f->flat) || f->plan.out_ndim < 1)
+        return false;
+    if (s.beta_zero) /* C is not read: nothing is added */
+        f->addend = -1;
+    const matmul_plan *p = &f->plan;
+    int nd = p->out_ndim;
+    /* Panels split the last dim of the result: it must be the product's columns. */
+    f->panelable = b->ndim >= 2 && p->out_sizes[nd - 1] == f->flat.m;
+    if (f->addend >= 0) {
+        if (broadcast_check("matmul", addend, nd, p->out_sizes) != PITH_OK)
+            return false;
+        /* The addend's element strides over the result's dims, then as [rows, columns]:
+         * the dims before the last must chain into one. */
+        int64_t st[PITH_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            int i = d - (nd - addend->ndim);
+            st[d] = i >= 0 && addend->sizes[i] != 1 ? addend->strides[i] : 0;
+        }
+        f->addend_cs = st[nd - 1];
+        f->addend_rs = nd >= 2 ? st[nd - 2] : 0;
+        for (int d = nd - 3; d >= 0; d--)
+            if (p->out_sizes[d] != 1 && st[d] != st[d + 1] * p->out_sizes[d + 1])
+                f->panelable = false;
+    }
+    f->dtype = a->dtype;
+    f->s = s;
+    return true;
+}
+
+pith_status matmul_fusable_run(const matmul_fusable *f, const pith_tensor *a,
+                               const pith_tensor *b, const pith_tensor *addend,
+                               pith_tensor *dst)
+{
+    return product_run(&f->plan, a, b, f->addend >= 0 ? addend : NULL, f->s, dst);
+}
+
+void matmul_fusable_panel(const matmul_fusable *f, const char *a, const char *b,
+                          const char *addend, char *c, int64_t lo, int64_t hi)
+{
+    size_t elem = pith_dtype_size(f->dtype);
+    if (f->addend >= 0) /* the addend broadcast into the panel, as broadcast_fill does */
+        for (int64_t r = 0; r < f->flat.n; r++) {
+            char *to = c + ((size_t)(r * f->flat.m + lo)) * elem;
+            const char *from = addend + (r * f->addend_rs + lo * f->addend_cs) * (int64_t)elem;
+            if (f->addend_cs == 1)
+                memcpy(to, from, (size_t)(hi - lo) * elem);
+            else
+                for (int64_t j = 0; j < hi - lo; j++)
+                    memcpy(to + (size_t)j * elem, from + j * f->addend_cs * (int64_t)elem, elem);
+        }
+    linalg_panel_run(f->dtype, &f->flat, a, b, c, f->s, lo, hi);
+}
+
 /* ---- the kernels ---- */
 
 /* The functional, out= and meta kernels of an op with (self, <second>) arguments. */

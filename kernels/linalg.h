@@ -36,6 +36,53 @@ typedef struct {
 pith_status linalg_run(pith_dtype dtype, const matmul_plan *plan, const char *a,
                        const char *b, char *c, matmul_scalars scalars);
 
+/* The plan as the one product linalg_run makes of it, when it makes one (no batch, or a
+ * batch whose rows stack: Note [Matmul without copies]): C (n x m, row stride m) =
+ * beta * C + alpha * A @ B, strides in elements. */
+typedef struct {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+} linalg_flat;
+
+bool linalg_flat_of(const matmul_plan *plan, linalg_flat *flat);
+/* How many column panels linalg_run splits the product into at the current thread count:
+ * 1 for one call. See Note [GEMM panels] (linalg_gemm.c). */
+int linalg_panels(pith_dtype dtype, const linalg_flat *flat);
+/* The columns [*lo, *hi) of panel `panel` of `panels`. */
+void linalg_panel_cols(const linalg_flat *flat, int panel, int panels, int64_t *lo,
+                       int64_t *hi);
+/* Columns [lo, hi) of the product, on the calling thread's BLAS (in a pith region: one
+ * thread). Only for a product that linalg_panels splits; it takes no allocation. */
+void linalg_panel_run(pith_dtype dtype, const linalg_flat *flat, const char *a, const char *b,
+                      char *c, matmul_scalars scalars, int64_t lo, int64_t hi);
+
+/* A matmul, mm, addmm or linear of float32 or float64 that a fused group may run as its
+ * GEMM head (linalg.c; compile/fusion.c, Note [GEMM epilogues]). */
+typedef struct {
+    pith_dtype dtype;
+    matmul_plan plan;
+    matmul_scalars s;
+    linalg_flat flat;
+    int a, b, addend;   /* argument indices of A, B and the addend (-1: none, or beta 0) */
+    bool panelable;     /* the result's last dim is the product's columns, and the addend's
+                         * strides are (addend_rs, addend_cs) over [flat.n, flat.m] */
+    int64_t addend_rs, addend_cs;
+} matmul_fusable;
+
+struct pith_op;
+/* Whether built-in op `op` with `args` (schema order; Meta stand-ins) is such a product;
+ * if so, its plan. */
+bool matmul_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
+                       matmul_fusable *f);
+/* The whole product into the contiguous `dst`, as the op's kernel computes it. */
+pith_status matmul_fusable_run(const matmul_fusable *f, const pith_tensor *a,
+                               const pith_tensor *b, const pith_tensor *addend,
+                               pith_tensor *dst);
+/* Columns [lo, hi) (linalg_panel_cols) of the product into `c`, the addend copied in first;
+ * on the calling thread, with no allocation. Only when f->panelable. */
+void matmul_fusable_panel(const matmul_fusable *f, const char *a, const char *b,
+                          const char *addend, char *c, int64_t lo, int64_t hi);
+
 /* Around each BLAS call of `work` multiply-adds (linalg_blas.c, Note [BLAS threads]):
  * enter gives the BLAS its thread count for the call and returns what leave puts back. */
 int blas_threads_enter(int64_t work);

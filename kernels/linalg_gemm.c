@@ -10,6 +10,7 @@
  * batch is one call with the rows stacked (linear over [batch, tokens, features]). */
 #include <cblas.h>
 #include <limits.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "core/dtype.h"
@@ -310,10 +311,10 @@ static pith_status blas_gemv(pith_dtype dtype, int64_t rows, int64_t cols, const
     return PITH_OK;
 }
 
-/* C (n x m, row stride m) = beta * C + alpha * A @ B, with GEMM. */
+/* C (n x m, row stride ldc) = beta * C + alpha * A @ B, with GEMM. */
 static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, const char *a,
                              int64_t a_rs, int64_t a_cs, const char *b, int64_t b_rs,
-                             int64_t b_cs, char *c, matmul_scalars s)
+                             int64_t b_cs, char *c, int64_t ldc, matmul_scalars s)
 {
     bool ta, tb;
     int64_t lda, ldb;
@@ -327,18 +328,16 @@ static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, 
     if (dtype == PITH_FLOAT32)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)n, (int)m, (int)k, (float)s.alpha, (const float *)a, (int)lda,
-                    (const float *)b, (int)ldb, (float)beta, (float *)c, (int)m);
+                    (const float *)b, (int)ldb, (float)beta, (float *)c, (int)ldc);
     else
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)n, (int)m, (int)k, s.alpha, (const double *)a, (int)lda,
-                    (const double *)b, (int)ldb, beta, (double *)c, (int)m);
+                    (const double *)b, (int)ldb, beta, (double *)c, (int)ldc);
     free(copy_a);
     free(copy_b);
     return PITH_OK;
 }
 
-/* One product, C (n x m, row stride m) = beta * C + alpha * A @ B, by the BLAS routine its
- * shape calls for. See Note [Vector products]. */
 /* Whether a product goes to the vecmath table's small GEMM: Note [Small GEMMs]
  * (kernels/vecmath.h). Vector shapes stay with GEMV and dot. */
 static bool gemm_small_applies(int64_t n, int64_t m, int64_t k)
@@ -347,18 +346,21 @@ static bool gemm_small_applies(int64_t n, int64_t m, int64_t k)
            k <= VECMATH_GEMM_SMALL;
 }
 
+/* One product, C (n x m, row stride ldc, which is m when n > 1 is not a GEMM) = beta * C +
+ * alpha * A @ B, by the BLAS routine its shape calls for. See Note [Vector products]. */
 static pith_status blas_product(pith_dtype dtype, int64_t n, int64_t m, int64_t k,
                                 const char *a, int64_t a_rs, int64_t a_cs, const char *b,
-                                int64_t b_rs, int64_t b_cs, char *c, matmul_scalars s)
+                                int64_t b_rs, int64_t b_cs, char *c, int64_t ldc,
+                                matmul_scalars s)
 {
     if (gemm_small_applies(n, m, k)) {
         const vecmath_table *vm = vecmath_active();
         if (dtype == PITH_FLOAT32)
             vm->gemm_small_f32(n, m, k, (const float *)a, a_rs, a_cs, (const float *)b, b_rs,
-                               b_cs, (float *)c, m, s.alpha, s.beta, s.beta_zero);
+                               b_cs, (float *)c, ldc, s.alpha, s.beta, s.beta_zero);
         else
             vm->gemm_small_f64(n, m, k, (const double *)a, a_rs, a_cs, (const double *)b,
-                               b_rs, b_cs, (double *)c, m, s.alpha, s.beta, s.beta_zero);
+                               b_rs, b_cs, (double *)c, ldc, s.alpha, s.beta, s.beta_zero);
         return PITH_OK;
     }
     if (n == 1 && m == 1)
@@ -367,7 +369,7 @@ static pith_status blas_product(pith_dtype dtype, int64_t n, int64_t m, int64_t 
         return blas_gemv(dtype, m, k, b, b_cs, b_rs, a, a_cs, c, s);
     if (m == 1)
         return blas_gemv(dtype, n, k, a, a_rs, a_cs, b, b_rs, c, s);
-    return blas_gemm(dtype, n, m, k, a, a_rs, a_cs, b, b_rs, b_cs, c, s);
+    return blas_gemm(dtype, n, m, k, a, a_rs, a_cs, b, b_rs, b_cs, c, ldc, s);
 }
 
 /* Whether blas_product runs the plan's per-batch product without a copy and, with `small`,
@@ -409,6 +411,97 @@ static bool plan_foldable(const matmul_plan *p)
     return true;
 }
 
+bool linalg_flat_of(const matmul_plan *p, linalg_flat *f)
+{
+    int64_t batches = batch_count(p);
+    int64_t rs = p->a_rs;
+    if (batches > 1) {
+        if (p->n * batches > INT_MAX || !plan_foldable(p))
+            return false;
+        if (p->n == 1) /* one row per batch: the stacked rows' stride is the batch's */
+            for (int d = p->nbatch - 1; d >= 0; d--)
+                if (p->batch[d] != 1) {
+                    rs = p->a_batch_strides[d];
+                    break;
+                }
+    }
+    *f = (linalg_flat){p->n * batches, p->m, p->k, rs, p->a_cs, p->b_rs, p->b_cs};
+    return true;
+}
+
+/* Note [GEMM panels]
+ * OpenBLAS 0.3.21, asked for a product with few rows on two threads, splits it worse than
+ * we can: measured at 2 threads (float32, B a transposed weight, as linear's), one
+ * multi-threaded sgemm against two single-threaded calls on halves of the columns, each in
+ * one thread of a pith region: 32x512x784 172 us and 146 us, 32x512x512 90 and 75,
+ * 64x768x256 81 and 78, 64x256x1024 141 and 136; at 256 rows and more the two are within
+ * 3% either way (256x512x512 353 and 363), and halves of the rows are 0.97-1.35x slower
+ * than one call except where the product has very few columns. A GEMV (one row) is within
+ * 2% either way. So a product of at most PANEL_MAX_ROWS rows, with PANEL_MIN_COLS columns
+ * or more for each thread, which needs no copy and would get more than one thread, runs
+ * as column panels: one per thread of parallel_threads_for (as many as OpenBLAS itself
+ * would give it: BLAS_ONE_THREAD_GEMM multiply-adds each), of a width rounded up to
+ * PANEL_ALIGN columns, each a BLAS call on the calling thread (inside a region the OpenMP
+ * build runs one thread; the pthread build never gets panels, since its pool would be
+ * entered from every thread at once).
+ * The panels are a fact of the product, not of the caller: linalg_run uses them, and so
+ * does a compiled graph's GEMM epilogue (compile/fusion.c, Note [GEMM epilogues]), which
+ * runs each panel's epilogue right after the panel, while it is in cache. Both take the
+ * count from linalg_panels and the columns from linalg_panel_cols, and a panel is computed
+ * the same way whichever thread runs it, so the two give the same bits: OpenBLAS's
+ * results depend on how a product is split (at 784 columns of A, one call and two panels
+ * differ in the last bit of a fifth of the elements), so a panel split that eager did not
+ * make could not be bitwise equal to eager. */
+enum { PANEL_MAX_ROWS = 128, PANEL_MIN_COLS = 128, PANEL_ALIGN = 16 };
+
+int linalg_panels(pith_dtype dtype, const linalg_flat *f)
+{
+    bool trans;
+    int64_t ld;
+    if ((dtype != PITH_FLOAT32 && dtype != PITH_FLOAT64) ||
+        pith_blas_get_threading() == PITH_BLAS_PTHREADS || f->n > PANEL_MAX_ROWS ||
+        f->m < 2 * PANEL_MIN_COLS || f->k < 1 || f->k > INT_MAX || f->m > INT_MAX ||
+        gemm_small_applies(f->n, f->m, f->k) ||
+        !blas_layout(f->n, f->k, f->a_rs, f->a_cs, &trans, &ld) ||
+        !blas_layout(f->k, f->m, f->b_rs, f->b_cs, &trans, &ld) ||
+        (f->n == 1 && !blas_inc_ok(f->a_cs)))
+        return 1;
+    double work = (double)f->n * (double)f->m * (double)f->k;
+    int64_t w = work > (double)INT64_MAX ? INT64_MAX : (int64_t)work;
+    int threads = parallel_threads_for(w / (int64_t)(BLAS_ONE_THREAD_GEMM / PITH_GRAIN_SIZE));
+    int64_t most = f->m / PANEL_MIN_COLS;
+    return threads < most ? threads : (int)most;
+}
+
+void linalg_panel_cols(const linalg_flat *f, int panel, int panels, int64_t *lo, int64_t *hi)
+{
+    int64_t width = (f->m + panels - 1) / panels;
+    width = (width + PANEL_ALIGN - 1) / PANEL_ALIGN * PANEL_ALIGN;
+    *lo = panel * width < f->m ? panel * width : f->m;
+    *hi = *lo + width < f->m ? *lo + width : f->m;
+}
+
+void linalg_panel_run(pith_dtype dtype, const linalg_flat *f, const char *a, const char *b,
+                      char *c, matmul_scalars s, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return;
+    int64_t elem = (int64_t)pith_dtype_size(dtype);
+    /* A panel is one thread's work wherever it runs: outside an active region (a team of
+     * one) the OpenMP build would give the call omp_get_max_threads() threads, and other
+     * bits. See Note [BLAS threads] (linalg_blas.c). */
+    int saved = pith_blas_get_threading() == PITH_BLAS_OPENMP && !omp_in_parallel()
+                    ? omp_get_max_threads()
+                    : 0;
+    if (saved > 1)
+        omp_set_num_threads(1);
+    /* Needs no copy (linalg_panels), so it cannot fail. */
+    (void)blas_product(dtype, f->n, hi - lo, f->k, a, f->a_rs, f->a_cs, b + lo * f->b_cs * elem,
+                       f->b_rs, f->b_cs, c + lo * elem, f->m, s);
+    if (saved > 1)
+        omp_set_num_threads(saved);
+}
+
 /* Batch `i` of the plan, as one product. */
 static pith_status blas_batch(pith_dtype dtype, const matmul_plan *p, const char *a,
                               const char *b, char *c, matmul_scalars s, int64_t i)
@@ -416,25 +509,28 @@ static pith_status blas_batch(pith_dtype dtype, const matmul_plan *p, const char
     int64_t elem = (int64_t)pith_dtype_size(dtype), a_off, b_off;
     batch_offsets(p, i, &a_off, &b_off);
     return blas_product(dtype, p->n, p->m, p->k, a + a_off * elem, p->a_rs, p->a_cs,
-                        b + b_off * elem, p->b_rs, p->b_cs, c + i * p->n * p->m * elem, s);
+                        b + b_off * elem, p->b_rs, p->b_cs, c + i * p->n * p->m * elem, p->m, s);
 }
 
 static pith_status blas_run_batches(pith_dtype dtype, const matmul_plan *p, const char *a,
                                     const char *b, char *c, matmul_scalars s, int64_t work)
 {
     int64_t batches = batch_count(p);
-    if (batches > 1 && p->n * batches <= INT_MAX && plan_foldable(p)) {
-        /* The stacked rows' stride: a_rs, unless there is one row per batch. */
-        int64_t rs = p->a_rs;
-        if (p->n == 1) {
-            for (int d = p->nbatch - 1; d >= 0; d--)
-                if (p->batch[d] != 1) {
-                    rs = p->a_batch_strides[d];
-                    break;
+    linalg_flat f;
+    if (linalg_flat_of(p, &f)) {
+        int panels = linalg_panels(dtype, &f);
+        if (panels > 1) { /* See Note [GEMM panels] */
+            PITH_PARALLEL_REGION(panels, {
+                for (int t = omp_get_thread_num(); t < panels; t += omp_get_num_threads()) {
+                    int64_t lo, hi;
+                    linalg_panel_cols(&f, t, panels, &lo, &hi);
+                    linalg_panel_run(dtype, &f, a, b, c, s, lo, hi);
                 }
+            });
+            return PITH_OK;
         }
-        return blas_product(dtype, p->n * batches, p->m, p->k, a, rs, p->a_cs, b, p->b_rs,
-                            p->b_cs, c, s);
+        return blas_product(dtype, f.n, f.m, f.k, a, f.a_rs, f.a_cs, b, f.b_rs, f.b_cs, c, f.m,
+                            s);
     }
     int threads = 1;
     if (batches > 1 && blas_product_in_place(p, true)) {

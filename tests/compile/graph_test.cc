@@ -3,6 +3,7 @@
 // through the dumps, and runs compared bitwise with eager.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <string>
@@ -1474,6 +1475,137 @@ TEST_F(CompileTest, OlderOptionStructsKeepTheNewFieldsDefaults)
     Compiled c(pith_graph_compile(g.get(), &opts));
     ASSERT_NE(c, nullptr) << pith_last_error();
     EXPECT_NE(Dump(c.get()).find("group of 2"), std::string::npos) << Dump(c.get());
+}
+
+// ---- GEMM epilogues (Note [GEMM epilogues], compile/fusion.c) ----
+
+// Sets pith's thread count for a scope.
+struct Threads {
+    int saved = pith_get_num_threads();
+    explicit Threads(int n) { pith_set_num_threads(n); }
+    ~Threads() { pith_set_num_threads(saved); }
+};
+
+// linear + bias, then GELU, then a residual add: x + gelu(x W^T + b), x [batch, d], with
+// the product's result an output too. 784 columns of A is where OpenBLAS's bits depend on
+// the split (Note [GEMM panels]).
+TEST_F(CompileTest, ALinearWithBiasGeluAndResidualIsOneGroupBitwiseEqualToEager)
+{
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+        for (int threads : {1, 2})
+            for (int64_t k : {256, 784})
+                for (int64_t batch : {1, 32, 256}) {
+                    Threads t(threads);
+                    const int64_t n = 256;
+                    Tensor rw = Random({n, k}, dtype, 161), rb = Random({n}, dtype, 162);
+                    Tensor rr = Random({batch, n}, dtype, 163);
+                    Graph g(pith_graph_new());
+                    Tensor x = Input(g.get(), dtype, {batch, k});
+                    Tensor r = Input(g.get(), dtype, {batch, n});
+                    Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+                    Tensor h = Call1(g.get(), "linear", {T(x), T(w), T(b)});
+                    Tensor a = Call1(g.get(), "gelu", {T(h), Str("none")});
+                    Tensor y = Call1(g.get(), "add.Tensor", {T(r), T(a)});
+                    ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+                    ASSERT_EQ(pith_graph_output(g.get(), h.get()), PITH_OK);
+                    Compiled cg(pith_graph_compile(g.get(), nullptr));
+                    ASSERT_NE(cg, nullptr) << pith_last_error();
+                    std::string dump = Dump(cg.get());
+                    EXPECT_NE(dump.find("1 steps"), std::string::npos) << dump;
+                    EXPECT_NE(dump.find("group of 3 (a GEMM and its epilogue)"),
+                              std::string::npos)
+                        << dump;
+                    // Panels only for few rows, at two threads (Note [GEMM panels]).
+                    bool panels = threads == 2 && batch == 32;
+                    EXPECT_EQ(dump.find("2 column panels") != std::string::npos, panels) << dump;
+                    for (uint64_t seed : {164, 165}) {
+                        Tensor rx = Random({batch, k}, dtype, seed);
+                        Tensor eh = Eager1("linear", {T(rx), T(rw), T(rb)});
+                        Tensor ea = Eager1("gelu", {T(eh), Str("none")});
+                        Tensor ey = Eager1("add.Tensor", {T(rr), T(ea)});
+                        std::vector<Tensor> out = RunGraph(cg.get(), {rx.get(), rr.get()}, 2);
+                        EXPECT_TRUE(BitEqual(out[0].get(), ey.get()))
+                            << "batch " << batch << ", k " << k << ", " << threads
+                            << " threads\n" << dump;
+                        EXPECT_TRUE(BitEqual(out[1].get(), eh.get()));
+                    }
+                }
+}
+
+// addmm, mm and matmul heads; an addend broadcast along rows or columns; beta 0 (the addend
+// is not read: its nan does not reach the result); a 3-D input folded into rows.
+TEST_F(CompileTest, ProductHeadsOfEveryKindMatchEagerBitwise)
+{
+    Threads t(2);
+    const double nan = std::nan("");
+    struct Case {
+        const char *op;
+        Shape a, b, addend;
+        double beta, alpha;
+    };
+    for (const Case &cs : std::vector<Case>{
+             {"addmm", {32, 300}, {300, 512}, {512}, 1.0, 1.0},
+             {"addmm", {32, 300}, {300, 512}, {32, 1}, 0.5, 2.0},
+             {"addmm", {32, 300}, {300, 512}, {32, 512}, 0.0, 1.0},
+             {"mm", {16, 128}, {128, 640}, {}, 0, 0},
+             {"matmul", {2, 16, 256}, {256, 512}, {}, 0, 0},
+             {"matmul", {256}, {256, 512}, {}, 0, 0},
+             {"linear", {2, 8, 256}, {512, 256}, {512}, 0, 0},
+         }) {
+        bool has_addend = !cs.addend.empty();
+        Tensor ra = Random(cs.a, PITH_FLOAT32, 171), rb = Random(cs.b, PITH_FLOAT32, 172);
+        Tensor rc = has_addend ? Random(cs.addend, PITH_FLOAT32, 173) : Tensor();
+        if (has_addend && cs.beta == 0.0)
+            rc = Tensor(pith_full((int)cs.addend.size(), cs.addend.data(), nan, PITH_FLOAT32));
+        Graph g(pith_graph_new());
+        Tensor a = Input(g.get(), PITH_FLOAT32, cs.a);
+        Tensor b = Param(g.get(), rb);
+        Tensor c = has_addend ? Param(g.get(), rc) : Tensor();
+        std::vector<Arg> args, eager;
+        if (std::string(cs.op) == "addmm") {
+            args = {T(c), T(a), T(b), D(cs.beta), D(cs.alpha)};
+            eager = {T(rc), T(ra), T(rb), D(cs.beta), D(cs.alpha)};
+        } else if (std::string(cs.op) == "linear") {
+            args = {T(a), T(b), T(c)};
+            eager = {T(ra), T(rb), T(rc)};
+        } else {
+            args = {T(a), T(b)};
+            eager = {T(ra), T(rb)};
+        }
+        Tensor h = Call1(g.get(), cs.op, args);
+        Tensor y = Call1(g.get(), "tanh", {T(h)});
+        ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+        Compiled cg(pith_graph_compile(g.get(), nullptr));
+        ASSERT_NE(cg, nullptr) << pith_last_error();
+        std::string dump = Dump(cg.get());
+        EXPECT_NE(dump.find("(a GEMM and its epilogue)"), std::string::npos) << cs.op << dump;
+        Tensor ey = Eager1("tanh", {T(Eager1(cs.op, eager))});
+        std::vector<Tensor> out = RunGraph(cg.get(), {ra.get()}, 1);
+        EXPECT_TRUE(BitEqual(out[0].get(), ey.get())) << cs.op << "\n" << dump;
+        // Every one has few rows and many columns, so panels at two threads, but the GEMV
+        // of one row is too small to be worth a second thread.
+        EXPECT_EQ(dump.find("2 column panels") != std::string::npos, cs.a.size() != 1) << dump;
+    }
+}
+
+// A product whose result is not contiguous in its own order, or of an integer dtype, or
+// whose rows are short, is left to its out step.
+TEST_F(CompileTest, ProductsThatCannotHeadAGroupAreNotFused)
+{
+    for (pith_dtype dtype : {PITH_INT64, PITH_FLOAT32}) {
+        int64_t cols = dtype == PITH_INT64 ? 256 : 64; // 64: tiles too short
+        Graph g(pith_graph_new());
+        Tensor x = Input(g.get(), dtype, {8, 32});
+        Tensor w = Input(g.get(), dtype, {32, cols});
+        Tensor h = Call1(g.get(), "mm", {T(x), T(w)});
+        Tensor y = Call1(g.get(), "neg", {T(h)});
+        ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+        Compiled cg(pith_graph_compile(g.get(), nullptr));
+        ASSERT_NE(cg, nullptr) << pith_last_error();
+        std::string dump = Dump(cg.get());
+        EXPECT_EQ(dump.find("GEMM"), std::string::npos) << dump;
+        EXPECT_NE(dump.find("out mm.out"), std::string::npos) << dump;
+    }
 }
 
 TEST(CompileConcurrency, ThreadsRunOneFusedGraphAtOnce)
