@@ -332,6 +332,8 @@ static void sb_operand(strbuf *sb, const cgroup *grp, int o)
     sb_printf(sb, "%%%d", op->value);
     if (op->kind == OPERAND_CONST)
         sb_printf(sb, " (const)");
+    if (op->kind == OPERAND_CAST)
+        sb_printf(sb, " (as %s, tile buffer %d)", pith_dtype_name(op->to), op->scratch);
 }
 
 /* A group: its shape, tile and tile buffers, then one line per member. */
@@ -362,7 +364,10 @@ void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
             else
                 sb_printf(sb, "one call, then the epilogue");
         }
-        if (out->kind == OPERAND_SCRATCH) {
+        if (out->value != m->result) { /* an aliased head: See Note [GEMM epilogues] */
+            sb_printf(sb, ") [%s, in %%%d's buffer]\n", pith_dtype_name(m->f.out_dtype),
+                      out->value);
+        } else if (out->kind == OPERAND_SCRATCH) {
             sb_printf(sb, ") [%s, tile buffer %d]\n", pith_dtype_name(m->f.out_dtype),
                       out->scratch);
         } else {

@@ -22,9 +22,14 @@
  *  - for the memory plan the group is one step, so every buffer that it reads or writes is
  *    live for the whole group and shares no bytes with another: tile k of one member's
  *    result is written while other buffers are still read at tiles after k.
- * Left to the unfused path: integer and bool compute dtypes, inputs of another dtype than
- * their loop reads (except constants, converted once), results that are not contiguous,
- * a group of one member (it stays an out step), and fusion off (pith_compile_options.fuse).
+ * Casts are members too (to.dtype and clone, whose call steps have no .out). An input
+ * from outside the group of another dtype than its loop reads (type promotion) is
+ * converted as eager converts it, with cast_loop: a constant once, a tensor tile by tile
+ * into a tile buffer that it holds for the whole group (OPERAND_CAST; at most
+ * GROUP_MAX_CASTS per group, and only for elementwise members).
+ * Left to the unfused path: integer and bool compute dtypes, a member's result read as
+ * another dtype, results that are not contiguous, a group of one member (it stays an out
+ * step), and fusion off (pith_compile_options.fuse).
  * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
  * materialised instead.
  * A softmax, log_softmax or layer_norm over the last dim of a member's result (when
@@ -118,7 +123,11 @@ typedef enum {
 static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, member_kind kind)
 {
     bool root = kind == MEMBER_ROOT;
-    if (st->kind != STEP_OUT || st->nresults != 1 || st->effects)
+    /* A call step joins only as an elementwise call with a fresh result (to.dtype, clone:
+     * composites without a .out). */
+    bool call = st->kind == STEP_CALL;
+    if ((st->kind != STEP_OUT && !call) || st->nresults != 1 || st->effects ||
+        (call && (kind != MEMBER_CHAIN || g->values[st->results[0]].root != st->results[0])))
         return false;
     const gnode *n = &g->nodes[st->node];
     const pith_tensor *r = g->values[st->results[0]].t;
@@ -144,6 +153,8 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
     } else if (elementwise_fusable_of(n->op, n->args, n->nargs, &m->f)) {
         if (r->dtype != m->f.out_dtype)
             return false;
+    } else if (call) {
+        return false;
     } else if (rows_ok && softmax_fusable_of(n->op, n->args, n->nargs, &m->sm) &&
                m->sm.row <= TILE_MAX) {
         m->row = true;
@@ -183,10 +194,22 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
     return m->lnorm ? m->in[0] >= 0 : found == m->f.nin;
 }
 
-/* Whether member `m` may join a run whose members' results are marked in `in_run`. */
+/* The inputs of a run that its group converts tile by tile (OPERAND_CAST). */
+typedef struct {
+    int n;
+    int value[GROUP_MAX_CASTS];
+    pith_dtype to[GROUP_MAX_CASTS];
+} run_casts;
+
+/* Whether member `m` may join a run whose members' results are marked in `in_run`, and
+ * whose casts are `casts` (updated when it may). An input from outside the group of
+ * another dtype than the loop reads is converted by the group, as eager converts it (See
+ * Note [Fused elementwise calls]), at most GROUP_MAX_CASTS of them per group, and only for
+ * elementwise members. */
 static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
-                       const bool *in_run)
+                       const bool *in_run, run_casts *casts)
 {
+    run_casts after = *casts;
     for (int i = 0; i < m->f.nin; i++) {
         int v = m->in[i];
         if (v < 0)
@@ -199,9 +222,21 @@ static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
         }
         if (in_run[value_root(g, repl, v)])
             return false; /* a view of a member's result */
-        if (gv->t->dtype != m->f.in_dtype && !(gv->kind == GVAL_CONST && gv->t->numel == 1))
+        if (gv->t->dtype == m->f.in_dtype || (gv->kind == GVAL_CONST && gv->t->numel == 1))
+            continue;
+        if (m->row || m->reduce || m->gemm || !cast_loop(m->f.in_dtype, gv->t->dtype))
             return false;
+        int c = 0;
+        while (c < after.n && !(after.value[c] == v && after.to[c] == m->f.in_dtype))
+            c++;
+        if (c == after.n) {
+            if (after.n == GROUP_MAX_CASTS)
+                return false;
+            after.value[after.n] = v;
+            after.to[after.n++] = m->f.in_dtype;
+        }
     }
+    *casts = after;
     return true;
 }
 
@@ -217,7 +252,7 @@ static int operand_find(const cgroup *grp, operand_kind kind, int v, pith_dtype 
 {
     for (size_t o = 0; o < grp->noperands; o++)
         if (grp->operands[o].kind == kind && grp->operands[o].value == v &&
-            (kind != OPERAND_CONST || operand_dtype[o] == dtype))
+            ((kind != OPERAND_CONST && kind != OPERAND_CAST) || operand_dtype[o] == dtype))
             return (int)o;
     return -1;
 }
@@ -275,14 +310,59 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     }
     for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
         scratch_owner[s] = -1;
+    /* A head's result that only one member reads, and nothing after the group, is written
+     * into that member's result, which the member then computes in place (See Note [GEMM
+     * epilogues]): member `alias`. */
+    int alias = -1;
+    if (head && !materialised[grp->members[0].result] && last_use[0] > 0) {
+        int readers = 0;
+        for (size_t k = 1; k < nm; k++)
+            for (int i = 0; i < grp->members[k].f.nin; i++)
+                if (grp->members[k].in[i] == grp->members[0].result) {
+                    readers++;
+                    break;
+                }
+        if (readers == 1 &&
+            grp->members[last_use[0]].f.out_dtype == grp->members[0].f.out_dtype)
+            alias = last_use[0];
+    }
     size_t itemsize = 1;
+    /* Tile buffers 0 .. ncasts-1 hold the converted inputs for the whole group (-2). */
+    run_casts casts = {0};
+    for (size_t k = 0; k < nm; k++) {
+        const gmember *m = &grp->members[k];
+        for (int i = 0; i < m->f.nin && !m->gemm; i++) {
+            int v = m->in[i];
+            bool skip = v < 0 || g->values[v].kind == GVAL_CONST ||
+                        g->values[v].t->dtype == m->f.in_dtype;
+            for (size_t j = 0; j < k && !skip; j++)
+                skip = grp->members[j].result == v;
+            for (int c = 0; c < casts.n && !skip; c++)
+                skip = casts.value[c] == v && casts.to[c] == m->f.in_dtype;
+            if (skip || casts.n == GROUP_MAX_CASTS) /* at most that many: inputs_fit */
+                continue;
+            casts.value[casts.n] = v;
+            casts.to[casts.n] = m->f.in_dtype;
+            scratch_owner[casts.n++] = -2;
+            if (dtype_itemsize(m->f.in_dtype) > itemsize)
+                itemsize = dtype_itemsize(m->f.in_dtype);
+        }
+    }
+    if (casts.n > grp->nscratch)
+        grp->nscratch = casts.n;
+    int next_cast = 0;
     for (size_t k = 0; k < nm; k++) {
         gmember *m = &grp->members[k];
+        bool pending[3] = {false, false, false}; /* inputs that are the aliased head's result */
         for (int i = 0; i < m->f.nin; i++) {
             int v = m->in[i];
             int o = -1;
             if (v < 0)
                 continue; /* None: stays -1 */
+            if ((int)k == alias && v == grp->members[0].result) {
+                pending[i] = true;
+                continue;
+            }
             for (size_t j = 0; j < k && o < 0; j++)
                 if (grp->members[j].result == v)
                     o = grp->members[j].out;
@@ -308,6 +388,19 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                     int64_t one = 1, strides[2] = {0, 0};
                     cast_loop(m->f.in_dtype, gv->t->dtype)(args, &one, strides, NULL);
                 }
+            } else if (o < 0 && gv->t->dtype != m->f.in_dtype) { /* converted per tile */
+                o = operand_find(grp, OPERAND_CAST, v, m->f.in_dtype, operand_dtype);
+                if (o < 0) {
+                    o = (int)grp->noperands++;
+                    goperand *op = &grp->operands[o];
+                    op->kind = OPERAND_CAST;
+                    op->value = v;
+                    op->to = m->f.in_dtype;
+                    op->cast = cast_loop(m->f.in_dtype, gv->t->dtype);
+                    op->scratch = next_cast++;
+                    operand_dtype[o] = m->f.in_dtype;
+                    broadcast_strides(gv->t, ndim, sizes, op->strides);
+                }
             } else if (o < 0) {
                 o = operand_find(grp, OPERAND_VALUE, v, PITH_FLOAT32, operand_dtype);
                 if (o < 0) {
@@ -321,6 +414,10 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
             }
             m->in[i] = o;
         }
+        if (k == 0 && alias >= 0) {
+            m->out = -1; /* set with member `alias`'s result */
+            continue;
+        }
         /* Tile buffers of results whose last reader is before this member are free. */
         for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
             if (scratch_owner[s] >= 0 && last_use[scratch_owner[s]] < (int)k)
@@ -333,7 +430,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         m->out = o;
         int free_slot = -1;
         for (int s = 0; s < GROUP_MAX_SCRATCH && free_slot < 0; s++)
-            if (scratch_owner[s] < 0)
+            if (scratch_owner[s] == -1)
                 free_slot = s;
         if (m->reduce) {
             /* One output per row: contiguous over the dims before the last, 0 along it. */
@@ -356,6 +453,20 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         } else {
             op->kind = OPERAND_VALUE;
             broadcast_strides(r, ndim, sizes, op->strides);
+        }
+        if ((int)k == alias) {
+            if (op->kind != OPERAND_VALUE) { /* in a tile buffer: the head gets its own */
+                o = (int)grp->noperands++;
+                goperand *h = &grp->operands[o];
+                h->kind = OPERAND_VALUE;
+                h->value = grp->members[0].result;
+                operand_dtype[o] = grp->members[0].f.out_dtype;
+                broadcast_strides(g->values[h->value].t, ndim, sizes, h->strides);
+            }
+            grp->members[0].out = o;
+            for (int i = 0; i < m->f.nin; i++)
+                if (pending[i])
+                    m->in[i] = o;
         }
     }
     /* Coalesce: drop size-1 dims, then merge each dim into the one inside it when every
@@ -381,7 +492,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
         for (size_t o = 0; o < grp->noperands && merge; o++) {
             const goperand *op = &grp->operands[o];
-            if (op->kind == OPERAND_VALUE &&
+            if ((op->kind == OPERAND_VALUE || op->kind == OPERAND_CAST) &&
                 op->strides[i] != op->strides[inner] * csizes[inner])
                 merge = false;
         }
@@ -410,7 +521,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     /* See Note [Fusion tiles]. */
     size_t streams = (size_t)grp->nscratch;
     for (size_t o = 0; o < grp->noperands; o++)
-        streams += grp->operands[o].kind == OPERAND_VALUE;
+        streams += grp->operands[o].kind == OPERAND_VALUE || grp->operands[o].kind == OPERAND_CAST;
     size_t budget = l2_bytes() / 2 / (itemsize > 4 ? itemsize : 4) / (streams ? streams : 1);
     int64_t tile = TILE_MIN;
     while (tile * 2 <= TILE_MAX && (size_t)(tile * 2) <= budget)
@@ -468,7 +579,8 @@ static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *
     }
     for (size_t k = 0; k < grp->nmembers; k++) {
         const gmember *m = &grp->members[k];
-        if (grp->operands[m->out].kind == OPERAND_VALUE)
+        const goperand *out = &grp->operands[m->out];
+        if (out->kind == OPERAND_VALUE && out->value == m->result) /* not an aliased head */
             st.results[st.nresults++] = m->result;
     }
     for (size_t o = 0; o < grp->noperands; o++) {
@@ -478,7 +590,9 @@ static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *
             known |= st.results[r] == op->value;
         for (size_t r = 0; r < st.nrefs; r++)
             known |= st.refs[r].value == op->value;
-        if ((op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD) && !known)
+        if ((op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD ||
+             op->kind == OPERAND_CAST) &&
+            !known)
             st.refs[st.nrefs++] = (gref){-1, -1, op->value, 0};
     }
     for (size_t s = start; s < end; s++)
@@ -517,8 +631,9 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
     while (s < c->nsteps) {
         gmember m;
         bool head = false;
+        run_casts casts = {0};
         if (!member_of_step(g, &c->steps[s], &m, MEMBER_CHAIN) || m.row ||
-            !inputs_fit(g, repl, &m, in_run)) {
+            !inputs_fit(g, repl, &m, in_run, &casts)) {
             if (!member_of_step(g, &c->steps[s], &m, MEMBER_HEAD)) {
                 s++;
                 continue;
@@ -533,7 +648,8 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
             if (!member_of_step(g, &c->steps[end], &next, MEMBER_CHAIN) ||
                 !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
                              shape->ndim, shape->sizes) ||
-                !inputs_fit(g, repl, &next, in_run) || (next.row && (head || !in_run[next.in[0]])))
+                (next.row && (head || !in_run[next.in[0]])) ||
+                !inputs_fit(g, repl, &next, in_run, &casts))
                 break;
             in_run[next.result] = true;
             end++;
@@ -545,7 +661,7 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
                     in_run[last.in[0]] &&
                     sizes_equal(g->values[last.in[0]].t->ndim, g->values[last.in[0]].t->sizes,
                                 shape->ndim, shape->sizes) &&
-                    inputs_fit(g, repl, &last, in_run);
+                    inputs_fit(g, repl, &last, in_run, &casts);
         if (root)
             end++;
         for (size_t k = s; k < end; k++) {
@@ -604,8 +720,10 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
     int result = 0;
     for (size_t o = 0; o < nops; o++) {
         const goperand *op = &grp->operands[o];
-        step[o] = op->kind == OPERAND_VALUE ? op->strides[nd - 1] : 0;
-        if (op->kind == OPERAND_SCRATCH)
+        step[o] = op->kind == OPERAND_VALUE ? op->strides[nd - 1]
+                  : op->kind == OPERAND_CAST ? (int64_t)dtype_itemsize(op->to)
+                                             : 0;
+        if (op->kind == OPERAND_SCRATCH || op->kind == OPERAND_CAST)
             ptr[o] = (char *)scratch + (size_t)op->scratch * (size_t)tile * grp->scratch_itemsize;
     }
     for (size_t k = 0; k < grp->nmembers; k++) /* a tile buffer steps by its own dtype */
@@ -616,7 +734,7 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
         int64_t n = inner - start < tile ? inner - start : tile;
         for (size_t o = 0; o < nops; o++) {
             const goperand *op = &grp->operands[o];
-            if (op->kind != OPERAND_VALUE) {
+            if (op->kind != OPERAND_VALUE && op->kind != OPERAND_CAST) {
                 if (op->kind == OPERAND_CONST)
                     ptr[o] = base[o];
                 continue;
@@ -626,7 +744,14 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
                 offset += (rest % grp->sizes[d]) * op->strides[d];
                 rest /= grp->sizes[d];
             }
-            ptr[o] = base[o] + offset;
+            if (op->kind == OPERAND_VALUE) {
+                ptr[o] = base[o] + offset;
+                continue;
+            }
+            /* the tile converted into its buffer, as eager converts the whole input */
+            char *args[2] = {ptr[o], base[o] + offset};
+            int64_t strides[2] = {step[o], op->strides[nd - 1]}, count = n;
+            result |= op->cast(args, &count, strides, NULL);
         }
         for (size_t k = grp->gemm; k < grp->nmembers; k++) {
             const gmember *m = &grp->members[k];
@@ -711,7 +836,8 @@ pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *co
         base[o] = NULL;
         if (op->kind == OPERAND_CONST) {
             base[o] = (char *)op->constant;
-        } else if (op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD) {
+        } else if (op->kind == OPERAND_VALUE || op->kind == OPERAND_HEAD ||
+                   op->kind == OPERAND_CAST) {
             const pith_tensor *t = slot[op->value];
             const cvalue *cv = &c->values[op->value];
             char have[256], want[256];
@@ -742,7 +868,7 @@ pith_status group_run(const pith_compiled *c, const cgroup *grp, pith_tensor *co
                                             slot[grp->operands[in[1]].value],
                                             in[2] >= 0 ? slot[grp->operands[in[2]].value]
                                                        : NULL,
-                                            slot[h->result]);
+                                            slot[grp->operands[h->out].value]);
         if (st != PITH_OK)
             return st;
     }

@@ -125,8 +125,9 @@ typedef enum {
 
 enum {
     GROUP_MAX_MEMBERS = 20,
-    GROUP_MAX_OPERANDS = 4 * GROUP_MAX_MEMBERS, /* a member adds at most four */
+    GROUP_MAX_OPERANDS = 6 * GROUP_MAX_MEMBERS, /* a member adds at most six (casts too) */
     GROUP_MAX_SCRATCH = 8, /* tile buffers live at once; a member past them is materialised */
+    GROUP_MAX_CASTS = 2,   /* inputs converted tile by tile, each holding a tile buffer */
 };
 
 typedef enum {
@@ -134,13 +135,17 @@ typedef enum {
     OPERAND_CONST,   /* a constant, converted once to the dtype its loop reads */
     OPERAND_SCRATCH, /* a result that lives only in a tile buffer */
     OPERAND_HEAD,    /* an input of the GEMM head only: read whole by the product, no strides */
+    OPERAND_CAST,    /* an input read converted: each tile cast into a tile buffer */
 } operand_kind;
 
 typedef struct {
     operand_kind kind;
     int value;  /* the graph value (every kind) */
-    int scratch; /* OPERAND_SCRATCH: which tile buffer */
-    /* OPERAND_VALUE: bytes per step of each coalesced dim of the group (0: broadcast). */
+    int scratch; /* OPERAND_SCRATCH and OPERAND_CAST: which tile buffer */
+    elementwise_loop cast;  /* OPERAND_CAST: cast_loop(to, the value's dtype) */
+    pith_dtype to;          /* OPERAND_CAST: the dtype it is read as */
+    /* OPERAND_VALUE and OPERAND_CAST: bytes per step of each coalesced dim of the group (0:
+     * broadcast), of the value's own tensor. */
     int64_t strides[PITH_MAX_DIMS];
     _Alignas(16) unsigned char constant[16]; /* OPERAND_CONST */
 } goperand;

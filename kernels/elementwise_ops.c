@@ -377,13 +377,17 @@ PITH_FORALL_BINARY_OPS(BINARY_KERNELS)
  * in the same dtype, into a result of the same dtype. elementwise_fusable_of accepts only
  * the calls for which eager is exactly one loop over the broadcast shape:
  *  - the functional rows of PITH_FORALL_UNARY_OPS, PITH_FORALL_BINARY_OPS and gelu;
+ *  - casts (to.dtype to a floating dtype, from any dtype) and clone of a floating
+ *    tensor: eager's copy_ runs cast_loop over the shape (elementwise_copy), and a cast
+ *    cannot fail;
  *  - a floating compute dtype, so no integer division (whose zero divisor eager finds
  *    before writing anything) and no loop that can fail;
  *  - a loop that writes the result dtype itself: eager's float32 loop for a float16 op
  *    with a float scalar (Note [Reduced-precision ops with a scalar]) writes through a
  *    temporary and is not fused.
- * Inputs of another dtype than the loop reads are converted by eager first; the group
- * accepts that only for constants, which it converts once with the same cast loop. The
+ * Inputs of another dtype than the loop reads are converted by eager first, with cast_loop
+ * (tensor_compact_copy); the group converts them with the same loop, once for constants
+ * and tile by tile for tensors (an exact widening, or eager's own rounding). The
  * loops themselves give the same bits for any split of an array (the vector body and the
  * tail compute alike: See Note [Vectorised math functions]), so tiles do not change
  * results. Keep this in step with unary_run and binary_run_general. */
@@ -443,6 +447,23 @@ bool elementwise_fusable_of(const pith_op *op, const pith_value *args, size_t na
 #undef BINARY_FUSABLE_CASE_
 #undef BINARY_FUSABLE_ALPHA_ALPHA
 #undef BINARY_FUSABLE_ALPHA_PLAIN
+    case PITH_OPID_to_dtype: {
+        pith_dtype dtype;
+        bool copy;
+        if (nargs != 4 || unbox_DTYPE(op, 1, &args[1], &dtype) != PITH_OK ||
+            unbox_BOOL(op, 3, &args[3], &copy) != PITH_OK || !dtype_valid((int)dtype) ||
+            (dtype == a->dtype && !copy) || !dtype_is_floating(dtype) ||
+            !cast_loop(dtype, a->dtype))
+            return false; /* the same dtype without copy is `self` itself */
+        *f = (elementwise_fusable){cast_loop(dtype, a->dtype), {1.0, 1}, 1, a->dtype, dtype};
+        return true;
+    }
+    case PITH_OPID_clone:
+        if (nargs != 1 || !dtype_is_floating(a->dtype))
+            return false;
+        *f = (elementwise_fusable){cast_loop(a->dtype, a->dtype), {1.0, 1}, 1, a->dtype,
+                                   a->dtype};
+        return true;
     default:
         return false;
     }

@@ -1518,6 +1518,8 @@ TEST_F(CompileTest, ALinearWithBiasGeluAndResidualIsOneGroupBitwiseEqualToEager)
                     // Panels only for few rows, at two threads (Note [GEMM panels]).
                     bool panels = threads == 2 && batch == 32;
                     EXPECT_EQ(dump.find("2 column panels") != std::string::npos, panels) << dump;
+                    // The product is an output: it keeps its own buffer.
+                    EXPECT_EQ(dump.find("'s buffer]"), std::string::npos) << dump;
                     for (uint64_t seed : {164, 165}) {
                         Tensor rx = Random({batch, k}, dtype, seed);
                         Tensor eh = Eager1("linear", {T(rx), T(rw), T(rb)});
@@ -1579,6 +1581,9 @@ TEST_F(CompileTest, ProductHeadsOfEveryKindMatchEagerBitwise)
         ASSERT_NE(cg, nullptr) << pith_last_error();
         std::string dump = Dump(cg.get());
         EXPECT_NE(dump.find("(a GEMM and its epilogue)"), std::string::npos) << cs.op << dump;
+        // Only tanh reads the product: it is written into tanh's result, computed in place.
+        EXPECT_EQ(Count(dump, "'s buffer]"), 1u) << dump;
+        EXPECT_EQ(Count(dump, "arena buffer"), 0u) << dump;
         Tensor ey = Eager1("tanh", {T(Eager1(cs.op, eager))});
         std::vector<Tensor> out = RunGraph(cg.get(), {ra.get()}, 1);
         EXPECT_TRUE(BitEqual(out[0].get(), ey.get())) << cs.op << "\n" << dump;
@@ -1606,6 +1611,93 @@ TEST_F(CompileTest, ProductsThatCannotHeadAGroupAreNotFused)
         EXPECT_EQ(dump.find("GEMM"), std::string::npos) << dump;
         EXPECT_NE(dump.find("out mm.out"), std::string::npos) << dump;
     }
+}
+
+// ---- casts in groups ----
+
+// x.to(dtype) through the graph (g) or eagerly (g NULL).
+Tensor To(pith_graph *g, const Tensor &x, pith_dtype dtype)
+{
+    Stack st = Push({T(x)});
+    pith_stack_push_dtype(st.get(), dtype);
+    pith_stack_push_bool(st.get(), false);
+    pith_stack_push_bool(st.get(), false);
+    pith_status s = g ? pith_graph_call(g, Op("to.dtype"), st.get())
+                      : pith_call_boxed(Op("to.dtype"), st.get());
+    EXPECT_EQ(s, PITH_OK) << pith_last_error();
+    std::vector<Tensor> r = Results(st.get());
+    return r.empty() ? Tensor() : std::move(r[0]);
+}
+
+// An explicit cast is a member, and an input of another dtype than its member's loop reads
+// (type promotion: float64 * float32, a broadcast row) is converted tile by tile.
+TEST_F(CompileTest, CastsAndPromotedInputsAreFusedBitwiseEqualToEager)
+{
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT16, PITH_BFLOAT16, PITH_INT32})
+        for (Shape shape : {Shape{4, 512}, Shape{3, 5, 700}}) {
+            Shape row = {shape.back()};
+            Graph g(pith_graph_new());
+            Tensor x = Input(g.get(), dtype, shape);
+            Tensor y = Input(g.get(), PITH_FLOAT64, shape);
+            Tensor r = Input(g.get(), PITH_FLOAT32, row);
+            bool floating = dtype != PITH_INT32;
+            Tensor a = floating ? Call1(g.get(), "exp", {T(x)}) : Call1(g.get(), "neg", {T(x)});
+            Tensor c = To(g.get(), a, PITH_FLOAT64);
+            Tensor d = Call1(g.get(), "mul.Tensor", {T(c), T(y)});
+            Tensor e = Call1(g.get(), "add.Tensor", {T(d), T(r)}); // r broadcast, promoted
+            Tensor f = To(g.get(), e, PITH_FLOAT32);
+            ASSERT_EQ(pith_graph_output(g.get(), f.get()), PITH_OK);
+            Compiled cg(pith_graph_compile(g.get(), nullptr));
+            ASSERT_NE(cg, nullptr) << pith_last_error();
+            std::string dump = Dump(cg.get());
+            // neg of int32 is an integer loop: it stays an out step, and the cast reads it.
+            EXPECT_NE(dump.find(floating ? "1 steps" : "2 steps"), std::string::npos) << dump;
+            EXPECT_NE(dump.find("%2 (as float64"), std::string::npos) << dump; // r
+            EXPECT_EQ(Count(dump, "to.dtype("), 2u) << dump;
+            Tensor rx = floating ? Random(shape, dtype, 181)
+                                 : Tensor(pith_to_dtype(Random(shape, PITH_FLOAT32, 181).get(),
+                                                        PITH_INT32));
+            Tensor ry = Random(shape, PITH_FLOAT64, 182), rr = Random(row, PITH_FLOAT32, 183);
+            Tensor ea = floating ? Eager1("exp", {T(rx)}) : Eager1("neg", {T(rx)});
+            Tensor ee = Eager1("add.Tensor",
+                               {T(Eager1("mul.Tensor", {T(To(nullptr, ea, PITH_FLOAT64)), T(ry)})),
+                                T(rr)});
+            Tensor ef = To(nullptr, ee, PITH_FLOAT32);
+            std::vector<Tensor> out = RunGraph(cg.get(), {rx.get(), ry.get(), rr.get()}, 1);
+            EXPECT_TRUE(BitEqual(out[0].get(), ef.get())) << dump;
+        }
+}
+
+// At most GROUP_MAX_CASTS inputs are converted per group: a third ends the group.
+TEST_F(CompileTest, AThirdConvertedInputEndsTheGroup)
+{
+    Graph g(pith_graph_new());
+    Tensor x = Input(g.get(), PITH_FLOAT64, {2, 512});
+    std::vector<Tensor> ins;
+    for (int k = 0; k < 3; k++)
+        ins.push_back(Input(g.get(), PITH_FLOAT32, {2, 512}));
+    Tensor h = Call1(g.get(), "exp", {T(x)});
+    for (int k = 0; k < 3; k++)
+        h = Call1(g.get(), "add.Tensor", {T(h), T(ins[(size_t)k])});
+    ASSERT_EQ(pith_graph_output(g.get(), h.get()), PITH_OK);
+    Compiled cg(pith_graph_compile(g.get(), nullptr));
+    ASSERT_NE(cg, nullptr) << pith_last_error();
+    std::string dump = Dump(cg.get());
+    EXPECT_NE(dump.find("group of 3"), std::string::npos) << dump;
+    EXPECT_EQ(Count(dump, "(as float64"), 2u) << dump;
+    EXPECT_NE(dump.find("out add.out"), std::string::npos) << dump;
+    Tensor rx = Random({2, 512}, PITH_FLOAT64, 191);
+    std::vector<Tensor> rin;
+    std::vector<const pith_tensor *> args = {rx.get()};
+    for (int k = 0; k < 3; k++) {
+        rin.push_back(Random({2, 512}, PITH_FLOAT32, 192 + (uint64_t)k));
+        args.push_back(rin.back().get());
+    }
+    Tensor e = Eager1("exp", {T(rx)});
+    for (int k = 0; k < 3; k++)
+        e = Eager1("add.Tensor", {T(e), T(rin[(size_t)k])});
+    std::vector<Tensor> out = RunGraph(cg.get(), args, 1);
+    EXPECT_TRUE(BitEqual(out[0].get(), e.get())) << dump;
 }
 
 TEST(CompileConcurrency, ThreadsRunOneFusedGraphAtOnce)
