@@ -70,9 +70,15 @@
  * its inputs' tiles and writing its result's, so a stream (a tile buffer, or the tile of an
  * input or a materialised result) is touched once by each member that uses it and should
  * still be in cache for the next. The tile is the largest power of two for which one tile
- * of every stream fits in half of the L2 cache (sysconf's size, else 512 KiB), between 512
- * and 8192 elements: large enough that a loop call's fixed cost is small beside its work,
- * small enough that the chain stays in L2 (in L1 for short chains). Above PITH_GRAIN_SIZE
+ * of every stream fits in a quarter of the L1 data cache (sysconf's size, else 32 KiB),
+ * between 256 and 8192 elements: large enough that a loop call's fixed cost is small beside
+ * its work, small enough that the chain stays in L1 and that the hardware prefetcher, which
+ * runs a few KiB ahead of each input stream, has the next tile's inputs fetched while the
+ * members compute. Measured (2026-12-04, EPYC with 48 KiB L1d and 1 MiB L2, 2 threads) on
+ * gelu(x * w + b) * 0.5 + x over 4M float32, 6 streams: tiles of 512 elements ran at
+ * 0.79-0.82x the speed of a hand-written one-pass loop, tiles of 1024 at 0.64-0.76x and of
+ * 8192 (the earlier rule, half of L2) at 0.64-0.73x; 128 and 256 were as fast as 512.
+ * Above PITH_GRAIN_SIZE
  * elements OpenMP splits the tiles among threads, in one region per group run (below it
  * there is no region: See Note [No OpenMP region for one thread]); each thread has its own
  * tile buffers, in the arena, so a run allocates none. The loops give the same bits for any
@@ -97,7 +103,7 @@
 
 /* GROUP_MIN_TILE: the shortest tile (a row, or the innermost coalesced dim) worth a group
  * of several tiles. See Note [Fusion tiles]. */
-enum { TILE_MIN = 512, TILE_MAX = 8192, GROUP_MIN_TILE = 256 };
+enum { TILE_MIN = 256, TILE_MAX = 8192, GROUP_MIN_TILE = 256 };
 
 static int resolve_value(const int *repl, int v)
 {
@@ -240,10 +246,10 @@ static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
     return true;
 }
 
-static size_t l2_bytes(void)
+static size_t l1_bytes(void)
 {
-    long n = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return n > 0 ? (size_t)n : 512 * 1024;
+    long n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return n > 0 ? (size_t)n : 32 * 1024;
 }
 
 /* The operand of value `v` of kind `kind` (for a constant, read as `dtype`), or -1. */
@@ -522,7 +528,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     size_t streams = (size_t)grp->nscratch;
     for (size_t o = 0; o < grp->noperands; o++)
         streams += grp->operands[o].kind == OPERAND_VALUE || grp->operands[o].kind == OPERAND_CAST;
-    size_t budget = l2_bytes() / 2 / (itemsize > 4 ? itemsize : 4) / (streams ? streams : 1);
+    size_t budget = l1_bytes() / 4 / (itemsize > 4 ? itemsize : 4) / (streams ? streams : 1);
     int64_t tile = TILE_MIN;
     while (tile * 2 <= TILE_MAX && (size_t)(tile * 2) <= budget)
         tile *= 2;

@@ -10,7 +10,7 @@
  * Each figure is a median; paired figures are timed interleaved. The compiled results are
  * checked to equal eager's bitwise first.
  *
- * `bench_compile --count` times nothing: it makes each measured call once, after a warm-up,
+ * `bench_compile --count [mlp-batch]` times nothing: it makes each measured call once, after a warm-up,
  * inside a function of its own (count_*), for instruction counts that a loaded machine does
  * not disturb:
  *   PITH_NUM_THREADS=1 OMP_NUM_THREADS=1 valgrind --tool=callgrind \
@@ -445,11 +445,12 @@ static void compile_cost(const char *name, forward_fn forward, const void *model
     pith_release(x);
 }
 
-/* (b), (c) for the MLP at `batch`: median seconds of a compiled run, and the sum of the
+/* (b), (c) for the MLP at `batch`: median seconds of a compiled run, the sum of the
  * medians of each of its linear calls alone (pith_linear on preallocated inputs of that
- * batch), interleaved, over `repetitions` (at most RUN_REPETITIONS). */
+ * batch), and of an eager forward, interleaved, over `repetitions` (at most
+ * RUN_REPETITIONS). */
 static void mlp_overhead(const mlp *m, int64_t batch, int repetitions, double *compiled_s,
-                         double *gemms_s)
+                         double *gemms_s, double *eager_s)
 {
     uint64_t state = 5;
     const int64_t sizes[2] = {batch, 784};
@@ -463,7 +464,8 @@ static void mlp_overhead(const mlp *m, int64_t batch, int repetitions, double *c
     pith_graph *g = model_graph(mlp_forward_fn, m, 2, sizes);
     pith_compiled *c = pith_graph_compile(g, NULL);
     bench_check(c != NULL, "pith_graph_compile");
-    double run_times[RUN_REPETITIONS], gemm_times[3][RUN_REPETITIONS];
+    double run_times[RUN_REPETITIONS], gemm_times[3][RUN_REPETITIONS],
+        eager_times[RUN_REPETITIONS];
     bench_check(repetitions <= RUN_REPETITIONS, "repetitions <= RUN_REPETITIONS");
     for (int rep = -10; rep < repetitions; rep++) {
         double start = bench_seconds();
@@ -484,10 +486,17 @@ static void mlp_overhead(const mlp *m, int64_t batch, int repetitions, double *c
             if (rep >= 0)
                 gemm_times[i][rep] = t;
         }
-        if (rep >= 0)
+        start = bench_seconds();
+        pith_tensor *e = eager_forward(mlp_forward_fn, m, x);
+        double eager_time = bench_seconds() - start;
+        pith_release(e);
+        if (rep >= 0) {
             run_times[rep] = run_time;
+            eager_times[rep] = eager_time;
+        }
     }
     *compiled_s = bench_median(run_times, repetitions);
+    *eager_s = bench_median(eager_times, repetitions);
     *gemms_s = 0;
     for (int i = 0; i < 3; i++)
         *gemms_s += bench_median(gemm_times[i], repetitions);
@@ -581,10 +590,11 @@ COUNTED static void count_mlp_linears(const mlp *m, pith_tensor *const *inputs)
     }
 }
 
-static void count_calls(const mlp *m, const block *k)
+static void count_calls(const mlp *m, const block *k, int64_t batch)
 {
     uint64_t state = 7;
-    const int64_t mlp_sizes[2] = {1, 784}, block_sizes[3] = {1, SEQ, MODEL}, hidden[2] = {1, 512};
+    const int64_t mlp_sizes[2] = {batch, 784}, block_sizes[3] = {1, SEQ, MODEL},
+                  hidden[2] = {batch, 512};
     pith_tensor *xm = uniform(2, mlp_sizes, 2.0, &state);
     pith_tensor *xb = uniform(3, block_sizes, 2.0, &state);
     pith_tensor *inputs[3] = {xm, uniform(2, hidden, 1.0, &state), uniform(2, hidden, 1.0, &state)};
@@ -618,8 +628,9 @@ static void count_calls(const mlp *m, const block *k)
 int main(int argc, char **argv)
 {
     bool count = argc > 1 && strcmp(argv[1], "--count") == 0;
-    if (argc > 1 && !count) {
-        fprintf(stderr, "usage: bench_compile [--count]\n");
+    long batch = count && argc > 2 ? strtol(argv[2], NULL, 10) : 1;
+    if ((argc > 1 && !count) || argc > 3 || batch < 1 || batch > 4096) {
+        fprintf(stderr, "usage: bench_compile [--count [mlp-batch]]\n");
         return 2;
     }
     ops_find();
@@ -629,7 +640,7 @@ int main(int argc, char **argv)
     block k;
     block_init(&k, &state);
     if (count) {
-        count_calls(&m, &k);
+        count_calls(&m, &k, batch);
         mlp_free(&m);
         block_free(&k);
         return 0;
@@ -658,8 +669,8 @@ int main(int argc, char **argv)
     bench_result("compile_block_ratio", "(a) compile / eager forward, transformer block",
                  compile_s / eager_s, "ratio", "< 3");
 
-    double run_s, reference_s;
-    mlp_overhead(&m, 1, RUN_REPETITIONS, &run_s, &reference_s);
+    double run_s, reference_s, mlp_eager_s;
+    mlp_overhead(&m, 1, RUN_REPETITIONS, &run_s, &reference_s, &mlp_eager_s);
     bench_result("run_mlp_us", "(b) compiled MLP run, batch 1", 1e6 * run_s, "us", "-");
     bench_result("run_mlp_gemms_us", "(b) its 3 pith_linear calls alone, sum of medians",
                  1e6 * reference_s, "us", "-");
@@ -679,7 +690,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         int batch = mlp_batches[i].batch;
         char key[64], figure[96];
-        mlp_overhead(&m, batch, mlp_batches[i].repetitions, &run_s, &reference_s);
+        mlp_overhead(&m, batch, mlp_batches[i].repetitions, &run_s, &reference_s, &mlp_eager_s);
         snprintf(key, sizeof key, "run_mlp%d_us", batch);
         snprintf(figure, sizeof figure, "(c) compiled MLP run, batch %d", batch);
         bench_result(key, figure, 1e6 * run_s, "us", "-");
@@ -689,6 +700,9 @@ int main(int argc, char **argv)
         snprintf(key, sizeof key, "run_mlp%d_ratio", batch);
         snprintf(figure, sizeof figure, "(c) compiled MLP / its 3 linear calls, batch %d", batch);
         bench_result(key, figure, run_s / reference_s, "ratio", "<= 1.02");
+        snprintf(key, sizeof key, "run_mlp%d_eager_ratio", batch);
+        snprintf(figure, sizeof figure, "(c) compiled / eager MLP forward, batch %d", batch);
+        bench_result(key, figure, run_s / mlp_eager_s, "ratio", "-");
     }
     block_overhead(&k, 8, LONG_RUN_REPETITIONS, &run_s, &reference_s);
     bench_result("run_block8_us", "(d) compiled transformer block run, batch 8", 1e6 * run_s,
