@@ -373,49 +373,37 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                 if (grp->members[j].result == v)
                     o = grp->members[j].out;
             const gvalue *gv = &g->values[v];
-            if (m->gemm) { /* read whole by the product */
-                o = operand_find(grp, OPERAND_HEAD, v, PITH_FLOAT32, operand_dtype);
-                if (o < 0) {
-                    o = (int)grp->noperands++;
-                    grp->operands[o].kind = OPERAND_HEAD;
-                    grp->operands[o].value = v;
-                    operand_dtype[o] = gv->t->dtype;
-                }
-            } else if (o < 0 && gv->kind == GVAL_CONST) {
-                o = operand_find(grp, OPERAND_CONST, v, m->f.in_dtype, operand_dtype);
-                if (o < 0) {
-                    o = (int)grp->noperands++;
-                    goperand *op = &grp->operands[o];
-                    op->kind = OPERAND_CONST;
-                    op->value = v;
-                    operand_dtype[o] = m->f.in_dtype;
+            if (o >= 0) {
+                m->in[i] = o; /* a member's result */
+                continue;
+            }
+            /* An input from outside: read whole by a product, a constant converted once,
+             * a tensor converted per tile, or a tensor read as it is. */
+            operand_kind kind = m->gemm                             ? OPERAND_HEAD
+                                : gv->kind == GVAL_CONST            ? OPERAND_CONST
+                                : gv->t->dtype != m->f.in_dtype     ? OPERAND_CAST
+                                                                    : OPERAND_VALUE;
+            pith_dtype read_as = kind == OPERAND_CONST || kind == OPERAND_CAST ? m->f.in_dtype
+                                                                                 : gv->t->dtype;
+            o = operand_find(grp, kind, v, read_as, operand_dtype);
+            if (o < 0) {
+                o = (int)grp->noperands++;
+                goperand *op = &grp->operands[o];
+                op->kind = kind;
+                op->value = v;
+                operand_dtype[o] = read_as;
+                if (kind == OPERAND_CONST) {
                     /* the conversion eager makes (elementwise_apply), made once */
                     char *args[2] = {(char *)op->constant, tensor_data(gv->t)};
                     int64_t one = 1, strides[2] = {0, 0};
-                    cast_loop(m->f.in_dtype, gv->t->dtype)(args, &one, strides, NULL);
+                    cast_loop(read_as, gv->t->dtype)(args, &one, strides, NULL);
+                } else if (kind != OPERAND_HEAD) {
+                    broadcast_strides(gv->t, ndim, sizes, op->strides);
                 }
-            } else if (o < 0 && gv->t->dtype != m->f.in_dtype) { /* converted per tile */
-                o = operand_find(grp, OPERAND_CAST, v, m->f.in_dtype, operand_dtype);
-                if (o < 0) {
-                    o = (int)grp->noperands++;
-                    goperand *op = &grp->operands[o];
-                    op->kind = OPERAND_CAST;
-                    op->value = v;
-                    op->to = m->f.in_dtype;
-                    op->cast = cast_loop(m->f.in_dtype, gv->t->dtype);
+                if (kind == OPERAND_CAST) {
+                    op->to = read_as;
+                    op->cast = cast_loop(read_as, gv->t->dtype);
                     op->scratch = next_cast++;
-                    operand_dtype[o] = m->f.in_dtype;
-                    broadcast_strides(gv->t, ndim, sizes, op->strides);
-                }
-            } else if (o < 0) {
-                o = operand_find(grp, OPERAND_VALUE, v, PITH_FLOAT32, operand_dtype);
-                if (o < 0) {
-                    o = (int)grp->noperands++;
-                    goperand *op = &grp->operands[o];
-                    op->kind = OPERAND_VALUE;
-                    op->value = v;
-                    operand_dtype[o] = gv->t->dtype;
-                    broadcast_strides(gv->t, ndim, sizes, op->strides);
                 }
             }
             m->in[i] = o;
