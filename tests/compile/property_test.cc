@@ -37,7 +37,7 @@ constexpr int kDefaultSeeds = 500;
 // One argument of a call, pushed on the eager stack as a real tensor or value and on the
 // graph's stack as the matching stand-in or the same value.
 struct Arg {
-    enum Kind { VALUE, PARAM, CONSTANT, INT, DOUBLE, BOOL, NONE, INT_LIST } kind = NONE;
+    enum Kind { VALUE, PARAM, CONSTANT, INT, DOUBLE, BOOL, NONE, INT_LIST, DTYPE } kind = NONE;
     // VALUE: into Program::values_; PARAM: into Program::params_; CONSTANT: constants_
     size_t index = 0;
     int64_t i = 0;
@@ -52,6 +52,7 @@ Arg IntArg(int64_t i) { Arg a; a.kind = Arg::INT; a.i = i; return a; }
 Arg DoubleArg(double d) { Arg a; a.kind = Arg::DOUBLE; a.d = d; return a; }
 Arg BoolArg(bool b) { Arg a; a.kind = Arg::BOOL; a.b = b; return a; }
 Arg NoneArg() { return Arg(); }
+Arg DtypeArg(pith_dtype d) { Arg a; a.kind = Arg::DTYPE; a.i = d; return a; }
 Arg ListArg(std::vector<int64_t> l) { Arg a; a.kind = Arg::INT_LIST; a.list = std::move(l); return a; }
 
 struct Step {
@@ -507,6 +508,26 @@ private:
                 s.args.push_back(BoolArg(rng_.Chance(0.5)));
         } else if (r < 74) {
             ViewStep(x, ndim, s);
+        } else if (r < 76) {
+            // a cast: fused as a member, or (to its own dtype) `self` itself
+            static const std::vector<pith_dtype> to = {PITH_FLOAT32, PITH_FLOAT64,
+                                                       PITH_FLOAT16, PITH_INT32};
+            s.op = "to.dtype";
+            s.args = {ValueArg(x), DtypeArg(rng_.Pick(to)), BoolArg(false),
+                      BoolArg(rng_.Chance(0.3))};
+        } else if (r < 78 && ndim >= 1) {
+            // a linear: a GEMM head when its columns are many (Note [GEMM epilogues])
+            int64_t k = SizesOf(xr).back(), m = rng_.Chance(0.5) ? 300 : rng_.Range(1, 4);
+            pith_dtype dt = pith_tensor_dtype(xr);
+            if (!pith_dtype_is_floating(dt) || rng_.Chance(0.1))
+                dt = rng_.Chance(0.5) ? PITH_FLOAT32 : PITH_FLOAT64;
+            std::vector<int64_t> ws = {m, k}, bs = {m};
+            Tensor w(pith_empty(2, ws.data(), dt)), b(pith_empty(1, bs.data(), dt));
+            eager_oracle::FillRandom(w.get(), rng_);
+            eager_oracle::FillRandom(b.get(), rng_);
+            s.op = "linear";
+            s.args = {ValueArg(x), ParamArg(AddParam(std::move(w))),
+                      rng_.Chance(0.7) ? ParamArg(AddParam(std::move(b))) : NoneArg()};
         } else if (r < 80) {
             s.op = "matmul";
             if (rng_.Chance(0.6) && ndim >= 1) {
@@ -650,6 +671,7 @@ private:
         case Arg::BOOL: pith_stack_push_bool(s, a.b); break;
         case Arg::NONE: pith_stack_push_none(s); break;
         case Arg::INT_LIST: pith_stack_push_int_list(s, a.list.data(), a.list.size()); break;
+        case Arg::DTYPE: pith_stack_push_dtype(s, (pith_dtype)a.i); break;
         }
     }
 
@@ -664,6 +686,7 @@ private:
         case Arg::DOUBLE: out << a.d << "(double)"; break;
         case Arg::BOOL: out << (a.b ? "True" : "False"); break;
         case Arg::NONE: out << "None"; break;
+        case Arg::DTYPE: out << pith_dtype_name((pith_dtype)a.i); break;
         case Arg::INT_LIST: {
             out << "[";
             for (size_t k = 0; k < a.list.size(); k++)
@@ -881,18 +904,26 @@ TEST_F(CompiledGraphProperty, RunsMatchEagerBitwise)
 {
     // With the defaults, fusion on: the programs must give it groups to form, and some of
     // them must end in a reduction or run a row op (See Note [Fusion legality]).
-    int fused = 0, rows = 0;
+    // And some must start with a GEMM head or fuse a cast.
+    int fused = 0, rows = 0, heads = 0, casts = 0;
     ForEachSeed([&](Program &p) {
         bool ok = p.CheckCompiled(kDefaults);
-        fused += p.compiled_dump().find(": group of ") != std::string::npos;
-        rows += p.compiled_dump().find(", the last dim)") != std::string::npos;
+        const std::string &dump = p.compiled_dump();
+        fused += dump.find(": group of ") != std::string::npos;
+        rows += dump.find(", the last dim)") != std::string::npos;
+        heads += dump.find("(a GEMM and its epilogue)") != std::string::npos;
+        casts += dump.find("= to.dtype(") != std::string::npos ||
+                 dump.find(" (as ") != std::string::npos;
         return ok;
     });
-    std::printf("[ stats    ] %d of %zu programs have a fused group, %d a row member or root\n",
-                fused, Seeds().size(), rows);
+    std::printf("[ stats    ] %d of %zu programs have a fused group, %d a row member or root, "
+                "%d a GEMM head, %d a fused cast\n",
+                fused, Seeds().size(), rows, heads, casts);
     if (Seeds().size() >= 200) { // about 12% and 0.6% of the default 500
         EXPECT_GT(fused, (int)Seeds().size() / 20);
         EXPECT_GT(rows, 0);
+        EXPECT_GT(heads, 0);
+        EXPECT_GT(casts, 0);
     }
 }
 
