@@ -353,7 +353,9 @@ void sb_group(strbuf *sb, const pith_compiled *c, const cgroup *grp)
                 sb_printf(sb, ", ");
             sb_operand(sb, grp, m->in[i]);
         }
-        if (m->reduce || m->row)
+        if ((m->reduce || m->row) && m->row_dims > 1)
+            sb_printf(sb, ", the last %d dims", m->row_dims);
+        else if (m->reduce || m->row)
             sb_printf(sb, ", the last dim");
         if (m->gemm) { /* the panels at this moment's thread count: See Note [GEMM panels] */
             int panels = m->mm.panelable ? linalg_panels(m->mm.dtype, &m->mm.flat) : 1;

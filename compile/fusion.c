@@ -32,16 +32,20 @@
  * step), and fusion off (pith_compile_options.fuse).
  * A member that would need more than GROUP_MAX_SCRATCH tile buffers at once is
  * materialised instead.
- * A softmax, log_softmax or layer_norm over the last dim of a member's result (when
- * softmax_fusable_of or layer_norm_fusable_of accepts it; layer_norm's weight and bias are
- * contiguous rows from outside the group) is a member too, run on whole rows with eager's
- * row kernel; then, as for a root below, a tile is a row.
- * A reduction over the last dim of a member's result (sum, mean, amax, amin, when
+ * A softmax or log_softmax over the last dim, or a layer_norm over the innermost dims, of a
+ * member's result (when softmax_fusable_of or layer_norm_fusable_of accepts it;
+ * layer_norm's weight and bias are contiguous rows from outside the group) is a member too,
+ * run on whole rows with eager's row kernel; then, as for a root below, a tile is a row.
+ * A reduction over the innermost dims of a member's result (sum, mean, amax, amin, when
  * reduce_fusable_of accepts it: See Note [Fused reductions]) may end a group as its root.
  * Then a tile is one whole row (at most TILE_MAX elements), the chain is computed into the
  * row's tile buffers and the root folds the row there with eager's `inner` call and writes
- * the row's output; the root's output keeps the last dim apart when dims are coalesced (it
- * steps 0 along it). Its bits are eager's: no tolerance is needed.
+ * the row's output; the row stays the innermost dim when dims are coalesced (the root's
+ * output steps 0 along it). A row of several dims is first made one dim for every operand,
+ * which needs each to step through them as through one (contiguous there, or broadcast
+ * along the whole row); an input broadcast along part of a row leaves the group unformed.
+ * Every row member and the root of a group have rows of the same dims. The bits are
+ * eager's: no tolerance is needed.
  * A product may start a group as its head: See Note [GEMM epilogues].
  *
  * Note [GEMM epilogues]
@@ -141,9 +145,8 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
         return false;
     m->reduce = root;
     m->row = m->lnorm = m->gemm = false;
-    /* A row op on short rows: See Note [Fusion tiles]. */
-    int64_t last = r->ndim ? r->sizes[r->ndim - 1] : 1;
-    bool rows_ok = last >= GROUP_MIN_TILE || r->numel == last;
+    m->row_dims = 0;
+    m->row_len = 0;
     if (kind == MEMBER_HEAD) {
         if (!matmul_fusable_of(n->op, n->args, n->nargs, &m->mm) || r->dtype != m->mm.dtype)
             return false;
@@ -154,24 +157,32 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
         if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
             return false;
         if (m->r.row < GROUP_MIN_TILE && r->numel > 1)
-            return false; /* short rows, and more than one */
+            return false; /* short rows, and more than one: See Note [Fusion tiles] */
         m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+        m->row_dims = m->r.dims;
+        m->row_len = m->r.row;
     } else if (elementwise_fusable_of(n->op, n->args, n->nargs, &m->f)) {
         if (r->dtype != m->f.out_dtype)
             return false;
     } else if (call) {
         return false;
-    } else if (rows_ok && softmax_fusable_of(n->op, n->args, n->nargs, &m->sm) &&
-               m->sm.row <= TILE_MAX) {
+    } else if (softmax_fusable_of(n->op, n->args, n->nargs, &m->sm)) {
         m->row = true;
         m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
-    } else if (rows_ok && layer_norm_fusable_of(n->op, n->args, n->nargs, &m->ln) &&
-               m->ln.row <= TILE_MAX) {
+        m->row_dims = 1;
+        m->row_len = m->sm.row;
+    } else if (layer_norm_fusable_of(n->op, n->args, n->nargs, &m->ln)) {
         m->row = m->lnorm = true;
         m->f = (elementwise_fusable){NULL, {1.0, 1}, 3, r->dtype, r->dtype};
+        m->row_dims = m->ln.dims;
+        m->row_len = m->ln.row;
     } else {
         return false;
     }
+    /* A row op on short rows, or on several of them: See Note [Fusion tiles]. */
+    if (m->row && (m->row_len > TILE_MAX || (m->row_len < GROUP_MIN_TILE &&
+                                             r->numel > m->row_len)))
+        return false;
     m->op = n->op;
     m->node = st->node;
     m->result = st->results[0];
@@ -296,7 +307,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     }
     grp->nmembers = nm;
     grp->gemm = head;
-    bool rows = root; /* a tile is a whole row of the last dim */
+    bool rows = root; /* a tile is a whole row: the innermost row_dims dims */
+    int row_dims = 1;
     const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
     int ndim = shape->ndim;
     int64_t sizes[PITH_MAX_DIMS];
@@ -307,6 +319,8 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                        : k + 1 == nm && root ? MEMBER_ROOT
                                              : MEMBER_CHAIN);
         rows |= grp->members[k].row;
+        if (grp->members[k].row_dims)
+            row_dims = grp->members[k].row_dims;
         last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
             for (int i = 0; i < grp->members[k].f.nin; i++)
@@ -427,11 +441,12 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
             if (scratch_owner[s] == -1)
                 free_slot = s;
         if (m->reduce) {
-            /* One output per row: contiguous over the dims before the last, 0 along it. */
+            /* One output per row: contiguous over the dims before the row's, 0 along them. */
             op->kind = OPERAND_VALUE;
             int64_t stride = (int64_t)dtype_itemsize(r->dtype);
-            op->strides[ndim - 1] = 0;
-            for (int d = ndim - 2; d >= 0; d--) {
+            for (int d = ndim - 1; d >= ndim - row_dims; d--)
+                op->strides[d] = 0;
+            for (int d = ndim - row_dims - 1; d >= 0; d--) {
                 op->strides[d] = sizes[d] == 1 ? 0 : stride;
                 stride *= sizes[d];
             }
@@ -463,6 +478,27 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                     m->in[i] = o;
         }
     }
+    /* A row of several dims is one dim for every operand: each steps through them as
+     * through one (contiguous, or broadcast along the whole row), else no group. */
+    if (rows && row_dims > 1) {
+        for (size_t o = 0; o < grp->noperands; o++) {
+            const goperand *op = &grp->operands[o];
+            for (int d = ndim - row_dims; d < ndim - 1 &&
+                                          (op->kind == OPERAND_VALUE || op->kind == OPERAND_CAST);
+                 d++)
+                if (sizes[d] != 1 && op->strides[d] != op->strides[d + 1] * sizes[d + 1]) {
+                    cgroup_free(grp);
+                    *out = NULL;
+                    return PITH_OK;
+                }
+        }
+        for (int d = ndim - row_dims; d < ndim - 1; d++)
+            sizes[ndim - 1] *= sizes[d];
+        for (size_t o = 0; o < grp->noperands; o++)
+            grp->operands[o].strides[ndim - row_dims] = grp->operands[o].strides[ndim - 1];
+        sizes[ndim - row_dims] = sizes[ndim - 1];
+        ndim -= row_dims - 1;
+    }
     /* Coalesce: drop size-1 dims, then merge each dim into the one inside it when every
      * tensor operand steps through both as through one. */
     int nd = 0;
@@ -481,7 +517,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         csizes[i] = sizes[keep[i]];
     int out_nd = 0;
     for (int i = nd - 1; i >= 0; i--) {
-        /* Rows, and the panels of a product, keep the last dim apart. */
+        /* Rows, and the panels of a product, keep the innermost dim apart. */
         bool merge = out_nd > 0 && !((rows || head) && out_nd == 1);
         int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
         for (size_t o = 0; o < grp->noperands && merge; o++) {
@@ -523,7 +559,7 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     int64_t inner = grp->sizes[grp->ndim - 1];
     while (tile / 2 >= inner && tile > 64)
         tile /= 2;
-    if (rows) /* a tile is a row: the last dim, kept apart when coalescing */
+    if (rows) /* a tile is a row: the innermost dim, kept apart when coalescing */
         tile = sizes[ndim - 1];
     grp->tile = tile;
     grp->scratch_itemsize = itemsize;
@@ -552,6 +588,11 @@ static pith_status group_step(pith_compiled *c, const pith_graph *g, const int *
     size_t scratch_before = c->scratch_bytes;
     if (group_build(c, g, repl, start, end, head, root, materialised, &grp) != PITH_OK)
         return pith_last_status();
+    if (!grp) { /* a row that is not one dim for every operand */
+        c->scratch_bytes = scratch_before;
+        *formed = false;
+        return PITH_OK;
+    }
     int64_t inner = grp->sizes[grp->ndim - 1];
     if (inner < GROUP_MIN_TILE && grp->numel > inner) { /* See Note [Fusion tiles] */
         cgroup_free(grp);
@@ -637,22 +678,27 @@ pith_status fuse_steps(pith_compiled *c, const pith_graph *g, const int *repl)
         const pith_tensor *shape = g->values[m.result].t;
         size_t end = s + 1;
         in_run[m.result] = true;
+        int row_dims = 0; /* of the run's row members: all alike, since a tile is a row */
         while (end < c->nsteps && end - s < GROUP_MAX_MEMBERS) {
             gmember next;
             if (!member_of_step(g, &c->steps[end], &next, MEMBER_CHAIN) ||
                 !sizes_equal(g->values[next.result].t->ndim, g->values[next.result].t->sizes,
                              shape->ndim, shape->sizes) ||
-                (next.row && (head || !in_run[next.in[0]])) ||
+                (next.row && (head || !in_run[next.in[0]] ||
+                              (row_dims && next.row_dims != row_dims))) ||
                 !inputs_fit(g, repl, &next, in_run, &casts))
                 break;
+            if (next.row)
+                row_dims = next.row_dims;
             in_run[next.result] = true;
             end++;
         }
-        /* A reduction of a member's result over the last dim ends the group as its root. */
+        /* A reduction of a member's result over its innermost dims ends the group as its
+         * root. */
         gmember last;
         bool root = !head && end < c->nsteps && end - s < GROUP_MAX_MEMBERS &&
                     member_of_step(g, &c->steps[end], &last, MEMBER_ROOT) &&
-                    in_run[last.in[0]] &&
+                    (!row_dims || last.row_dims == row_dims) && in_run[last.in[0]] &&
                     sizes_equal(g->values[last.in[0]].t->ndim, g->values[last.in[0]].t->sizes,
                                 shape->ndim, shape->sizes) &&
                     inputs_fit(g, repl, &last, in_run, &casts);

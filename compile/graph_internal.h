@@ -154,7 +154,9 @@ typedef struct {
     elementwise_fusable f; /* for a reduction: nin 1, and its in and out dtypes */
     bool reduce;           /* the group's root: a reduction over the last dim */
     reduce_fusable r;
-    bool row;              /* a softmax, log_softmax or layer_norm over the last dim */
+    bool row;              /* a softmax, log_softmax or layer_norm over the innermost dims */
+    int row_dims;          /* for a row op or a root: how many innermost dims make a row */
+    int64_t row_len;       /* and their product */
     softmax_fusable sm;
     bool lnorm;            /* the row op is a layer_norm: in[1], in[2] its weight, bias */
     layer_norm_fusable ln;

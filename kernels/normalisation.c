@@ -414,8 +414,8 @@ static pith_status layer_norm_fill(const void *ctx, pith_tensor *dst)
 /* layer_norm: functional (target NULL) or out= into `target` (of input's dtype). */
 /* See Note [Fused reductions] (reduce_ops.c): the calls whose every row layer_norm_fill
  * runs with the vecmath table's row kernel on the input itself (float32 or float64, over
- * the last dim alone), with weight and bias (when given) already contiguous, so that its
- * contiguous copies are the tensors themselves. */
+ * its innermost dims, whose product is the row), with weight and bias (when given) already
+ * contiguous, so that its contiguous copies are the tensors themselves. */
 bool layer_norm_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
                            layer_norm_fusable *f)
 {
@@ -427,15 +427,20 @@ bool layer_norm_fusable_of(const pith_op *op, const pith_value *args, size_t nar
         unbox_INT_LIST(op, 1, &args[1], &shape) != PITH_OK ||
         unbox_OPT_TENSOR(op, 2, &args[2], &weight) != PITH_OK ||
         unbox_OPT_TENSOR(op, 3, &args[3], &bias) != PITH_OK ||
-        unbox_FLOAT(op, 4, &args[4], &eps) != PITH_OK || shape.n != 1 ||
-        (input->dtype != PITH_FLOAT32 && input->dtype != PITH_FLOAT64) || input->ndim < 1 ||
-        input->sizes[input->ndim - 1] < 2 ||
+        unbox_FLOAT(op, 4, &args[4], &eps) != PITH_OK || shape.n < 1 ||
+        (input->dtype != PITH_FLOAT32 && input->dtype != PITH_FLOAT64) ||
+        input->ndim < (int)shape.n ||
         layer_norm_prepare(input, shape, weight, bias) != PITH_OK ||
         (weight && !weight->contiguous) || (bias && !bias->contiguous))
         return false;
+    int64_t row = 1;
+    for (size_t i = 0; i < shape.n; i++)
+        row *= shape.data[i];
+    if (row < 2)
+        return false;
     const vecmath_table *vm = vecmath_active();
-    *f = (layer_norm_fusable){input->dtype, input->sizes[input->ndim - 1], eps,
-                              vm->layer_norm_row_f32, vm->layer_norm_row_f64};
+    *f = (layer_norm_fusable){input->dtype, row, (int)shape.n, eps, vm->layer_norm_row_f32,
+                              vm->layer_norm_row_f64};
     return true;
 }
 

@@ -104,13 +104,15 @@ bool reduce_one_run_per_output(const pith_tensor *x, uint32_t mask, bool ordered
 typedef struct {
     reduce_kernel k;
     reduce_ctx ctx; /* `out` is set per row by the group */
-    int64_t row;    /* elements reduced into each output: the size of the last dim */
+    int64_t row;    /* elements reduced into each output: the product of the dims reduced */
+    int dims;       /* how many dims are reduced: the innermost ones */
 } reduce_fusable;
 
 struct pith_op;
 /* Whether built-in op `op` with `args` (schema order; `self` a Meta stand-in) is sum, mean,
- * amax or amin of a floating tensor over its last dim only, with no dtype conversion, that
- * eager computes with one `inner` run per output; if so, its kernel and context. */
+ * amax or amin of a floating tensor over its innermost dims (one or more), with no dtype
+ * conversion, that eager computes with one `inner` run per output; if so, its kernel and
+ * context. */
 bool reduce_fusable_of(const struct pith_op *op, const pith_value *args, size_t nargs,
                        reduce_fusable *f);
 
@@ -136,11 +138,13 @@ static inline void softmax_fusable_row(const softmax_fusable *f, char *y, const 
         f->row_f64((double *)(void *)y, (const double *)(const void *)x, f->row, f->as_log);
 }
 
-/* A layer_norm over the last dim that a fused group may run on each row (normalisation.c;
- * See Note [Fused reductions]): weight and bias, when given, are contiguous rows. */
+/* A layer_norm over the innermost dims that a fused group may run on each row
+ * (normalisation.c; See Note [Fused reductions]): weight and bias, when given, are
+ * contiguous rows. */
 typedef struct {
     pith_dtype dtype; /* float32 or float64 */
-    int64_t row;
+    int64_t row;      /* the product of the normalized dims */
+    int dims;         /* how many: the innermost ones */
     double eps;
     void (*row_f32)(float *y, const float *x, const float *w, const float *b, int64_t len,
                     double eps);

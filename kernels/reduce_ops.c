@@ -414,8 +414,9 @@ pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 }
 
 /* Note [Fused reductions]
- * A fused group of a compiled graph may end with a reduction of its chain over the last
- * dim (compile/fusion.c, See Note [Fusion legality]): the group computes each row of the
+ * A fused group of a compiled graph may end with a reduction of its chain over its
+ * innermost dims, one or more, whose product is a row (compile/fusion.c, See Note [Fusion
+ * legality]): the group computes each row of the
  * chain into a tile buffer and folds it there. For eager's bits it must fold exactly as
  * reduce_run would the materialised chain: reduce_fusable_of accepts only the calls that
  * reduce_run folds with one `inner` call per output over the whole row, in order
@@ -452,15 +453,25 @@ bool reduce_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
     }
     if (unbox_TENSOR(op, 0, &args[0], &x) != PITH_OK ||
         unbox_BOOL(op, 2, &args[2], &keepdim) != PITH_OK || !dtype_is_floating(x->dtype) ||
-        x->ndim < 1 || x->sizes[x->ndim - 1] < 2)
+        x->ndim < 1)
         return false;
     reduce_setup s;
     if (reduce_prepare(rop, x, dim, keepdim, dtype, &s) != PITH_OK || s.in_dtype != x->dtype ||
-        s.out_dtype != x->dtype || s.mask != 1u << (x->ndim - 1) ||
-        !reduce_kernel_get(rop, s.in_dtype, &f->k) ||
+        s.out_dtype != x->dtype)
+        return false;
+    /* The dims reduced must be the innermost ones: a mask of k trailing bits. */
+    int k = __builtin_popcount(s.mask);
+    uint32_t all = x->ndim >= 32 ? ~0u : (1u << x->ndim) - 1;
+    if (k < 1 || s.mask != (all & ~((1u << (x->ndim - k)) - 1)))
+        return false;
+    int64_t row = 1;
+    for (int d = x->ndim - k; d < x->ndim; d++)
+        row *= x->sizes[d];
+    if (row < 2 || !reduce_kernel_get(rop, s.in_dtype, &f->k) ||
         !reduce_one_run_per_output(x, s.mask, f->k.ordered))
         return false;
     f->ctx = (reduce_ctx){NULL, NULL, s.out_dtype, s.count, 0};
-    f->row = x->sizes[x->ndim - 1];
+    f->row = row;
+    f->dims = k;
     return true;
 }

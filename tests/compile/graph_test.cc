@@ -1284,6 +1284,74 @@ TEST_F(CompileTest, AReductionOverTheLastDimEndsAGroupAsItsRoot)
                 }
 }
 
+// A reduction over several innermost dims, and a layer_norm over several, make rows of
+// their product; an input broadcast inside such a row keeps the group from forming.
+TEST_F(CompileTest, ReductionsAndLayerNormOverTheInnermostDimsAreFused)
+{
+    struct Case {
+        Shape shape;
+        std::vector<int64_t> dims;
+        Shape other; // the second input's shape
+        bool fused;
+    };
+    for (const Case &cs : std::vector<Case>{
+             {{4, 8, 64}, {-2, -1}, {4, 8, 64}, true},
+             {{4, 8, 64}, {2, 1}, {8, 64}, true},
+             {{2, 3, 4, 100}, {1, 2, 3}, {2, 3, 4, 100}, true},
+             {{4, 8, 64}, {-2, -1}, {4, 1, 64}, false}, // broadcast along a dim of the row
+             {{4, 8, 64}, {0, 1}, {4, 8, 64}, false},   // not the innermost dims
+         })
+        for (const char *op : {"sum.dim_IntList", "amax"}) {
+            Graph g(pith_graph_new());
+            Tensor x = Input(g.get(), PITH_FLOAT32, cs.shape);
+            Tensor y = Input(g.get(), PITH_FLOAT32, cs.other);
+            Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(y)});
+            Tensor b = Call1(g.get(), "exp", {T(a)});
+            bool sum = std::string(op) == "sum.dim_IntList";
+            std::vector<Arg> args = {T(b), Ints(cs.dims), B(false)};
+            if (sum)
+                args.push_back(None());
+            Tensor r = Call1(g.get(), op, args);
+            ASSERT_EQ(pith_graph_output(g.get(), r.get()), PITH_OK);
+            Compiled c(pith_graph_compile(g.get(), nullptr));
+            ASSERT_NE(c, nullptr) << pith_last_error();
+            std::string dump = Dump(c.get());
+            std::string last = ", the last " + std::to_string(cs.dims.size()) + " dims)";
+            EXPECT_EQ(dump.find(last) != std::string::npos, cs.fused) << dump;
+            EXPECT_EQ(dump.find("1 steps, 0 buffers") != std::string::npos, cs.fused) << dump;
+            Tensor rx = Random(cs.shape, PITH_FLOAT32, 111), ry = Random(cs.other, PITH_FLOAT32, 112);
+            Tensor eb = Eager1("exp", {T(Eager1("mul.Tensor", {T(rx), T(ry)}))});
+            std::vector<Arg> eargs = {T(eb), Ints(cs.dims), B(false)};
+            if (sum)
+                eargs.push_back(None());
+            Tensor e = Eager1(op, eargs);
+            EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get(), ry.get()}, 1)[0].get(), e.get()))
+                << op << "\n" << dump;
+        }
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64}) {
+        Shape shape = {3, 8, 64}, normalized = {8, 64};
+        Tensor rw = Random(normalized, dtype, 113), rb = Random(normalized, dtype, 114);
+        Graph g(pith_graph_new());
+        Tensor x = Input(g.get(), dtype, shape);
+        Tensor w = Param(g.get(), rw), b = Param(g.get(), rb);
+        Tensor a = Call1(g.get(), "tanh", {T(x)});
+        Tensor h = Call1(g.get(), "layer_norm",
+                         {T(a), Ints(normalized), T(w), T(b), D(1e-5), B(true)});
+        Tensor y = Call1(g.get(), "mul.Tensor", {T(h), T(x)});
+        ASSERT_EQ(pith_graph_output(g.get(), y.get()), PITH_OK);
+        Compiled c(pith_graph_compile(g.get(), nullptr));
+        ASSERT_NE(c, nullptr) << pith_last_error();
+        std::string dump = Dump(c.get());
+        EXPECT_NE(dump.find("group of 3"), std::string::npos) << dump;
+        EXPECT_NE(dump.find(", the last 2 dims)"), std::string::npos) << dump;
+        Tensor rx = Random(shape, dtype, 115);
+        Tensor eh = Eager1("layer_norm", {T(Eager1("tanh", {T(rx)})), Ints(normalized), T(rw),
+                                          T(rb), D(1e-5), B(true)});
+        Tensor e = Eager1("mul.Tensor", {T(eh), T(rx)});
+        EXPECT_TRUE(BitEqual(RunGraph(c.get(), {rx.get()}, 1)[0].get(), e.get())) << dump;
+    }
+}
+
 // scores = x * 0.125; p = softmax(scores, -1) (or log_softmax); p * 2 + x; sum over -1:
 // the row members run eager's row kernel on each row in its tile buffer.
 TEST_F(CompileTest, SoftmaxOverTheLastDimIsAMemberOfItsChain)

@@ -910,7 +910,7 @@ TEST_F(CompiledGraphProperty, RunsMatchEagerBitwise)
         bool ok = p.CheckCompiled(kDefaults);
         const std::string &dump = p.compiled_dump();
         fused += dump.find(": group of ") != std::string::npos;
-        rows += dump.find(", the last dim)") != std::string::npos;
+        rows += dump.find(", the last ") != std::string::npos;
         heads += dump.find("(a GEMM and its epilogue)") != std::string::npos;
         casts += dump.find("= to.dtype(") != std::string::npos ||
                  dump.find(" (as ") != std::string::npos;
