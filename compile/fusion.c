@@ -121,6 +121,13 @@ static int value_root(const pith_graph *g, const int *repl, int v)
     return resolve_value(repl, g->values[v].root);
 }
 
+/* The inputs and result of a member that is not an elementwise call: `nin` of `dtype`. */
+static elementwise_fusable member_f(int nin, pith_dtype dtype)
+{
+    return (elementwise_fusable){.nin = nin, .in_dtypes = {dtype, dtype, dtype},
+                                 .out_dtype = dtype};
+}
+
 typedef enum {
     MEMBER_CHAIN, /* an elementwise call or a row op (softmax, log_softmax, layer_norm) */
     MEMBER_ROOT,  /* a reduction that can end a group */
@@ -151,14 +158,13 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
         if (!matmul_fusable_of(n->op, n->args, n->nargs, &m->mm) || r->dtype != m->mm.dtype)
             return false;
         m->gemm = true;
-        m->f = (elementwise_fusable){NULL, {1.0, 1}, m->mm.addend >= 0 ? 3 : 2, r->dtype,
-                                     r->dtype};
+        m->f = member_f(m->mm.addend >= 0 ? 3 : 2, r->dtype);
     } else if (root) {
         if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
             return false;
         if (m->r.row < GROUP_MIN_TILE && r->numel > 1)
             return false; /* short rows, and more than one: See Note [Fusion tiles] */
-        m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+        m->f = member_f(1, r->dtype);
         m->row_dims = m->r.dims;
         m->row_len = m->r.row;
     } else if (elementwise_fusable_of(n->op, n->args, n->nargs, &m->f)) {
@@ -168,12 +174,12 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
         return false;
     } else if (softmax_fusable_of(n->op, n->args, n->nargs, &m->sm)) {
         m->row = true;
-        m->f = (elementwise_fusable){NULL, {1.0, 1}, 1, r->dtype, r->dtype};
+        m->f = member_f(1, r->dtype);
         m->row_dims = 1;
         m->row_len = m->sm.row;
     } else if (layer_norm_fusable_of(n->op, n->args, n->nargs, &m->ln)) {
         m->row = m->lnorm = true;
-        m->f = (elementwise_fusable){NULL, {1.0, 1}, 3, r->dtype, r->dtype};
+        m->f = member_f(3, r->dtype);
         m->row_dims = m->ln.dims;
         m->row_len = m->ln.row;
     } else {
@@ -232,25 +238,26 @@ static bool inputs_fit(const pith_graph *g, const int *repl, const gmember *m,
         if (v < 0)
             continue;
         const gvalue *gv = &g->values[v];
+        pith_dtype want = m->f.in_dtypes[i];
         if (in_run[v]) {
-            if (gv->t->dtype != m->f.in_dtype)
+            if (gv->t->dtype != want)
                 return false;
             continue;
         }
         if (in_run[value_root(g, repl, v)])
             return false; /* a view of a member's result */
-        if (gv->t->dtype == m->f.in_dtype || (gv->kind == GVAL_CONST && gv->t->numel == 1))
+        if (gv->t->dtype == want || (gv->kind == GVAL_CONST && gv->t->numel == 1))
             continue;
-        if (m->row || m->reduce || m->gemm || !cast_loop(m->f.in_dtype, gv->t->dtype))
+        if (m->row || m->reduce || m->gemm || !cast_loop(want, gv->t->dtype))
             return false;
         int c = 0;
-        while (c < after.n && !(after.value[c] == v && after.to[c] == m->f.in_dtype))
+        while (c < after.n && !(after.value[c] == v && after.to[c] == want))
             c++;
         if (c == after.n) {
             if (after.n == GROUP_MAX_CASTS)
                 return false;
             after.value[after.n] = v;
-            after.to[after.n++] = m->f.in_dtype;
+            after.to[after.n++] = want;
         }
     }
     *casts = after;
@@ -353,19 +360,20 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         const gmember *m = &grp->members[k];
         for (int i = 0; i < m->f.nin && !m->gemm; i++) {
             int v = m->in[i];
+            pith_dtype want = m->f.in_dtypes[i];
             bool skip = v < 0 || g->values[v].kind == GVAL_CONST ||
-                        g->values[v].t->dtype == m->f.in_dtype;
+                        g->values[v].t->dtype == want;
             for (size_t j = 0; j < k && !skip; j++)
                 skip = grp->members[j].result == v;
             for (int c = 0; c < casts.n && !skip; c++)
-                skip = casts.value[c] == v && casts.to[c] == m->f.in_dtype;
+                skip = casts.value[c] == v && casts.to[c] == want;
             if (skip || casts.n == GROUP_MAX_CASTS) /* at most that many: inputs_fit */
                 continue;
             casts.value[casts.n] = v;
-            casts.to[casts.n] = m->f.in_dtype;
+            casts.to[casts.n] = want;
             scratch_owner[casts.n++] = -2;
-            if (dtype_itemsize(m->f.in_dtype) > itemsize)
-                itemsize = dtype_itemsize(m->f.in_dtype);
+            if (dtype_itemsize(want) > itemsize)
+                itemsize = dtype_itemsize(want);
         }
     }
     if (casts.n > grp->nscratch)
@@ -395,10 +403,11 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
              * a tensor converted per tile, or a tensor read as it is. */
             operand_kind kind = m->gemm                             ? OPERAND_HEAD
                                 : gv->kind == GVAL_CONST            ? OPERAND_CONST
-                                : gv->t->dtype != m->f.in_dtype     ? OPERAND_CAST
+                                : gv->t->dtype != m->f.in_dtypes[i] ? OPERAND_CAST
                                                                     : OPERAND_VALUE;
-            pith_dtype read_as = kind == OPERAND_CONST || kind == OPERAND_CAST ? m->f.in_dtype
-                                                                                 : gv->t->dtype;
+            pith_dtype read_as = kind == OPERAND_CONST || kind == OPERAND_CAST
+                                     ? m->f.in_dtypes[i]
+                                     : gv->t->dtype;
             o = operand_find(grp, kind, v, read_as, operand_dtype);
             if (o < 0) {
                 o = (int)grp->noperands++;
@@ -814,15 +823,15 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
                 m->r.k.finish(&ctx, 0, acc, 1);
                 continue;
             }
-            char *args[3] = {ptr[m->out], NULL, NULL};
-            int64_t strides[3] = {step[m->out], 0, 0};
+            char *args[4] = {ptr[m->out], NULL, NULL, NULL};
+            int64_t strides[4] = {step[m->out], 0, 0, 0};
             for (int i = 0; i < m->f.nin; i++) {
                 args[1 + i] = ptr[m->in[i]];
                 strides[1 + i] = step[m->in[i]];
             }
-            elementwise_scalar scalar = m->f.scalar;
+            elementwise_ctx ctx = m->f.ctx;
             int64_t count = n;
-            result |= m->f.loop(args, &count, strides, &scalar);
+            result |= m->f.loop(args, &count, strides, &ctx);
         }
     }
     return result;

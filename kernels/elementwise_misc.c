@@ -75,9 +75,6 @@ pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
  * propagates, as PyTorch's clamp does. The bounds are Python numbers: they take part in
  * type promotion as wrapped numbers (an int tensor clamped to 0.5 is float32). ---- */
 
-typedef struct {
-    elementwise_scalar lo, hi; /* absent bounds are the type's extremes / infinities */
-} clamp_bounds;
 
 static inline int64_t clamp_int(int64_t a, int64_t lo, int64_t hi)
 {
@@ -148,6 +145,31 @@ static pith_status clamp_run(pith_value *ret, const pith_tensor *self, pith_scal
         return ret_tensor(ret, dst);
     tensor_bump_version(dst);
     return ret_self(ret, dst);
+}
+
+/* See Note [Fused elementwise calls] (elementwise_ops.c): clamp_run's one loop, in a
+ * floating compute dtype. */
+bool clamp_fusable(const pith_tensor *self, pith_scalar min, pith_scalar max,
+                   elementwise_fusable *f)
+{
+    promotion_state promotion;
+    promotion_init(&promotion);
+    promotion_add_tensor(&promotion, self);
+    promotion_add_scalar(&promotion, min);
+    promotion_add_scalar(&promotion, max);
+    pith_dtype compute = promotion_result(&promotion);
+    clamp_bounds bounds;
+    if ((min.kind == PITH_SCALAR_NONE && max.kind == PITH_SCALAR_NONE) ||
+        !dtype_is_floating(compute) || !clamp_loops[compute] ||
+        clamp_bound("min", min, compute, &bounds.lo, -INFINITY, INT64_MIN) != PITH_OK ||
+        clamp_bound("max", max, compute, &bounds.hi, INFINITY, INT64_MAX) != PITH_OK)
+        return false;
+    *f = (elementwise_fusable){.loop = clamp_loops[compute],
+                               .ctx.bounds = bounds,
+                               .nin = 1,
+                               .in_dtypes = {compute},
+                               .out_dtype = compute};
+    return true;
 }
 
 pith_status clamp_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
@@ -237,6 +259,23 @@ static pith_status where_run(pith_value *ret, const pith_tensor *condition,
         return pith_last_status();
     }
     return ret_tensor(ret, dst);
+}
+
+/* See Note [Fused elementwise calls] (elementwise_ops.c): where_run's one loop, for a
+ * floating result. */
+bool where_fusable(const pith_tensor *condition, const pith_tensor *self,
+                   const pith_tensor *other, elementwise_fusable *f)
+{
+    if (condition->dtype != PITH_BOOL && condition->dtype != PITH_UINT8)
+        return false;
+    pith_dtype result = result_type_of2(self, other);
+    if (!dtype_is_floating(result))
+        return false;
+    *f = (elementwise_fusable){.loop = where_loop_for(result),
+                               .nin = 3,
+                               .in_dtypes = {PITH_BOOL, result, result},
+                               .out_dtype = result};
+    return true;
 }
 
 pith_status where_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *condition,

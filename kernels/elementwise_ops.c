@@ -377,6 +377,7 @@ PITH_FORALL_BINARY_OPS(BINARY_KERNELS)
  * in the same dtype, into a result of the same dtype. elementwise_fusable_of accepts only
  * the calls for which eager is exactly one loop over the broadcast shape:
  *  - the functional rows of PITH_FORALL_UNARY_OPS, PITH_FORALL_BINARY_OPS and gelu;
+ *  - clamp and where (its condition read as bool) with a floating result;
  *  - casts (to.dtype to a floating dtype, from any dtype) and clone of a floating
  *    tensor: eager's copy_ runs cast_loop over the shape (elementwise_copy), and a cast
  *    cannot fail;
@@ -399,7 +400,11 @@ static bool unary_fusable(const unary_def *def, const pith_tensor *self, element
     rule_dtypes(def->rule, self->dtype, &compute, &result);
     if (!dtype_is_floating(compute) || !def->loops[compute])
         return false;
-    *f = (elementwise_fusable){def->loops[compute], {1.0, 1}, 1, compute, result};
+    *f = (elementwise_fusable){.loop = def->loops[compute],
+                               .ctx.scalar = {1.0, 1},
+                               .nin = 1,
+                               .in_dtypes = {compute},
+                               .out_dtype = result};
     return true;
 }
 
@@ -412,7 +417,11 @@ static bool binary_fusable(const binary_def *def, const pith_tensor *self,
     pith_dtype writes = ch.loop_dtype == ch.compute ? ch.result : ch.loop_dtype;
     if (!dtype_is_floating(ch.compute) || def->integer_division || writes != ch.result)
         return false;
-    *f = (elementwise_fusable){ch.loop, ch.alpha, 2, ch.loop_dtype, ch.result};
+    *f = (elementwise_fusable){.loop = ch.loop,
+                               .ctx.scalar = ch.alpha,
+                               .nin = 2,
+                               .in_dtypes = {ch.loop_dtype, ch.loop_dtype},
+                               .out_dtype = ch.result};
     return true;
 }
 
@@ -455,15 +464,31 @@ bool elementwise_fusable_of(const pith_op *op, const pith_value *args, size_t na
             (dtype == a->dtype && !copy) || !dtype_is_floating(dtype) ||
             !cast_loop(dtype, a->dtype))
             return false; /* the same dtype without copy is `self` itself */
-        *f = (elementwise_fusable){cast_loop(dtype, a->dtype), {1.0, 1}, 1, a->dtype, dtype};
+        *f = (elementwise_fusable){.loop = cast_loop(dtype, a->dtype),
+                                   .nin = 1,
+                                   .in_dtypes = {a->dtype},
+                                   .out_dtype = dtype};
         return true;
     }
     case PITH_OPID_clone:
         if (nargs != 1 || !dtype_is_floating(a->dtype))
             return false;
-        *f = (elementwise_fusable){cast_loop(a->dtype, a->dtype), {1.0, 1}, 1, a->dtype,
-                                   a->dtype};
+        *f = (elementwise_fusable){.loop = cast_loop(a->dtype, a->dtype),
+                                   .nin = 1,
+                                   .in_dtypes = {a->dtype},
+                                   .out_dtype = a->dtype};
         return true;
+    case PITH_OPID_clamp: {
+        pith_scalar min, max;
+        return nargs == 3 && unbox_OPT_SCALAR(op, 1, &args[1], &min) == PITH_OK &&
+               unbox_OPT_SCALAR(op, 2, &args[2], &max) == PITH_OK &&
+               clamp_fusable(a, min, max, f);
+    }
+    case PITH_OPID_where: {
+        const pith_tensor *c = NULL;
+        return nargs == 3 && unbox_TENSOR(op, 1, &args[1], &b) == PITH_OK &&
+               unbox_TENSOR(op, 2, &args[2], &c) == PITH_OK && where_fusable(a, b, c, f);
+    }
     default:
         return false;
     }

@@ -73,12 +73,28 @@ const unary_def *gelu_def(const char *approximate);
 /* One functional elementwise call as eager's CPU kernel makes it, for a fused group of a
  * compiled graph (See Note [Fused elementwise calls] in elementwise_ops.c). */
 typedef struct {
+    elementwise_scalar lo, hi; /* absent bounds are the type's extremes / infinities */
+} clamp_bounds;
+
+/* What a fused call's loop's ctx points at. */
+typedef union {
+    elementwise_scalar scalar; /* add's and sub's alpha */
+    clamp_bounds bounds;       /* clamp's */
+} elementwise_ctx;
+
+typedef struct {
     elementwise_loop loop;
-    elementwise_scalar scalar; /* the loop's ctx (add's and sub's alpha) */
-    int nin;                   /* 1 or 2: the tensor arguments, in order */
-    pith_dtype in_dtype;       /* the dtype the loop reads each input as */
-    pith_dtype out_dtype;      /* the dtype it writes: the call's result dtype */
+    elementwise_ctx ctx;           /* a copy per call */
+    int nin;                       /* 1 to 3: the tensor arguments, in order */
+    pith_dtype in_dtypes[3];       /* the dtype the loop reads each input as */
+    pith_dtype out_dtype;          /* the dtype it writes: the call's result dtype */
 } elementwise_fusable;
+
+/* The fusable forms of clamp and where (elementwise_misc.c), for elementwise_fusable_of. */
+bool clamp_fusable(const pith_tensor *self, pith_scalar min, pith_scalar max,
+                   elementwise_fusable *f);
+bool where_fusable(const pith_tensor *condition, const pith_tensor *self,
+                   const pith_tensor *other, elementwise_fusable *f);
 
 /* Whether built-in op `op` called with `args` (its arguments in schema order, tensors as
  * Meta stand-ins or CPU 0-dim constants) is, in eager, exactly one call of one loop over

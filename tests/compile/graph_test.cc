@@ -1736,6 +1736,52 @@ TEST_F(CompileTest, CastsAndPromotedInputsAreFusedBitwiseEqualToEager)
         }
 }
 
+// Another reference to `t`.
+Tensor Share(const Tensor &t)
+{
+    pith_retain(t.get());
+    return Tensor(t.get());
+}
+
+// clamp (with either bound absent) and where (its condition a member's result, or a uint8
+// input read as bool) are members.
+TEST_F(CompileTest, ClampAndWhereAreMembersBitwiseEqualToEager)
+{
+    for (pith_dtype dtype : {PITH_FLOAT32, PITH_FLOAT64})
+        for (bool mask_input : {false, true})
+            for (int bounds = 0; bounds < 3; bounds++) {
+                Shape shape = {3, 700};
+                Graph g(pith_graph_new());
+                Tensor x = Input(g.get(), dtype, shape), y = Input(g.get(), dtype, shape);
+                Tensor m = Input(g.get(), PITH_UINT8, shape);
+                Tensor two(WrappedNumber(2.0, PITH_FLOAT64));
+                Arg lo = bounds == 1 ? None() : D(-1.0), hi = bounds == 2 ? None() : D(0.75);
+                Tensor a = Call1(g.get(), "mul.Tensor", {T(x), T(two)});
+                Tensor b = Call1(g.get(), "clamp", {T(a), lo, hi});
+                Tensor cnd = mask_input ? Share(m) : Call1(g.get(), "lt.Tensor", {T(x), T(y)});
+                Tensor d = Call1(g.get(), "where.self", {T(cnd), T(b), T(y)});
+                Tensor e = Call1(g.get(), "add.Tensor", {T(d), T(x)});
+                ASSERT_EQ(pith_graph_output(g.get(), e.get()), PITH_OK);
+                Compiled cg(pith_graph_compile(g.get(), nullptr));
+                ASSERT_NE(cg, nullptr) << pith_last_error();
+                std::string dump = Dump(cg.get());
+                EXPECT_NE(dump.find("1 steps, 0 buffers"), std::string::npos) << dump;
+                EXPECT_NE(dump.find(mask_input ? "group of 4" : "group of 5"),
+                          std::string::npos)
+                    << dump;
+                EXPECT_EQ(dump.find("(as bool") != std::string::npos, mask_input) << dump;
+                Tensor rx = Random(shape, dtype, 201), ry = Random(shape, dtype, 202);
+                Tensor rm(pith_to_dtype(Eager1("gt.Tensor", {T(rx), T(ry)}).get(), PITH_UINT8));
+                Tensor eb = Eager1("clamp", {T(Eager1("mul.Tensor", {T(rx), T(two)})), lo, hi});
+                Tensor ec = mask_input ? Share(rm) : Eager1("lt.Tensor", {T(rx), T(ry)});
+                Tensor ee = Eager1("add.Tensor",
+                                   {T(Eager1("where.self", {T(ec), T(eb), T(ry)})), T(rx)});
+                std::vector<Tensor> out =
+                    RunGraph(cg.get(), {rx.get(), ry.get(), rm.get()}, 1);
+                EXPECT_TRUE(BitEqual(out[0].get(), ee.get())) << dump;
+            }
+}
+
 // At most GROUP_MAX_CASTS inputs are converted per group: a third ends the group.
 TEST_F(CompileTest, AThirdConvertedInputEndsTheGroup)
 {
