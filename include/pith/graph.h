@@ -37,7 +37,8 @@ typedef struct pith_compile_options {
     /* How many arenas a compiled graph keeps for concurrent runs (default 4, at least 1).
      * A run takes a free arena or, when all are in use, makes one for itself. */
     int arena_pool;
-    /* Fusion of elementwise chains into groups run tile by tile (default true). Results
+    /* Fusion of elementwise chains (with their casts, row ops, reductions over the
+     * innermost dims and GEMM heads) into groups run tile by tile (default true). Results
      * are eager's bit for bit either way. */
     bool fuse;
 } pith_compile_options;
