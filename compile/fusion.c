@@ -778,8 +778,21 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
     for (size_t k = 0; k < grp->nmembers; k++) /* a tile buffer steps by its own dtype */
         if (grp->operands[grp->members[k].out].kind == OPERAND_SCRATCH)
             step[grp->members[k].out] = (int64_t)dtype_itemsize(grp->members[k].f.out_dtype);
+    /* Items run row by row: the coordinates of the row (over the dims before the innermost)
+     * and each operand's offset at its start advance as an odometer, with no division. */
+    int64_t chunk = lo % chunks, idx[PITH_MAX_DIMS], row_off[GROUP_MAX_OPERANDS];
+    int64_t rest = lo / chunks;
+    for (int d = nd - 2; d >= 0; d--) {
+        idx[d] = rest % grp->sizes[d];
+        rest /= grp->sizes[d];
+    }
+    for (size_t o = 0; o < nops; o++) {
+        row_off[o] = 0;
+        for (int d = nd - 2; d >= 0; d--)
+            row_off[o] += idx[d] * grp->operands[o].strides[d];
+    }
     for (int64_t item = lo; item < hi; item++) {
-        int64_t row = item / chunks, start = col_lo + (item % chunks) * tile;
+        int64_t start = col_lo + chunk * tile;
         int64_t n = inner - start < tile ? inner - start : tile;
         for (size_t o = 0; o < nops; o++) {
             const goperand *op = &grp->operands[o];
@@ -788,11 +801,7 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
                     ptr[o] = base[o];
                 continue;
             }
-            int64_t offset = start * op->strides[nd - 1], rest = row;
-            for (int d = nd - 2; d >= 0; d--) {
-                offset += (rest % grp->sizes[d]) * op->strides[d];
-                rest /= grp->sizes[d];
-            }
+            int64_t offset = row_off[o] + start * op->strides[nd - 1];
             if (op->kind == OPERAND_VALUE) {
                 ptr[o] = base[o] + offset;
                 continue;
@@ -832,6 +841,19 @@ static int group_tiles(const cgroup *grp, char *const *base, unsigned char *scra
             elementwise_ctx ctx = m->f.ctx;
             int64_t count = n;
             result |= m->f.loop(args, &count, strides, &ctx);
+        }
+        if (++chunk < chunks)
+            continue;
+        chunk = 0;
+        for (int d = nd - 2; d >= 0; d--) { /* the next row */
+            if (++idx[d] < grp->sizes[d]) {
+                for (size_t o = 0; o < nops; o++)
+                    row_off[o] += grp->operands[o].strides[d];
+                break;
+            }
+            idx[d] = 0;
+            for (size_t o = 0; o < nops; o++)
+                row_off[o] -= (grp->sizes[d] - 1) * grp->operands[o].strides[d];
         }
     }
     return result;
