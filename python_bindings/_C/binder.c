@@ -675,6 +675,26 @@ static PyObject *list_to_tuple(PyObject *v)
     return t;
 }
 
+/* Note [Recording calls into a graph]
+ * While pith.compile's translator (compile_translate.c) evaluates a frame, it calls the very
+ * Function, Method and OpOverload objects that eager code calls, with stand-in tensors (Meta
+ * tensors of a pith_graph) as arguments, so that matching, defaults, numbers and results are
+ * the binder's own. binder_record_into sets this thread's graph: every call that reaches
+ * overload_invoke is then added to that graph with pith_graph_call instead of running. A
+ * call that does not reach overload_invoke (a conversion written in C, a Python kernel) does
+ * not reach a graph either: its tensors are not stand-ins, and the translator, which checks
+ * every result, falls back. The slot is per thread, so another thread that calls pith
+ * meanwhile (the translator never releases the GIL, but a GIL switch may happen inside a
+ * Python-level allocation) runs eagerly, as it should. */
+static _Thread_local pith_graph *recording;
+
+pith_graph *binder_record_into(pith_graph *g)
+{
+    pith_graph *previous = recording;
+    recording = g;
+    return previous;
+}
+
 PyObject *overload_invoke(pith_module_state *st, const overload_object *ov,
                           const bound_args *b, bool as_function)
 {
@@ -686,7 +706,9 @@ PyObject *overload_invoke(pith_module_state *st, const overload_object *ov,
     if (bind_push(st, ov, b, stack, &work) < 0)
         goto done;
     pith_status status;
-    if (work >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(NULL)) {
+    if (recording) {
+        status = pith_graph_call(recording, ov->op, stack);
+    } else if (work >= PITH_GIL_RELEASE_NUMEL && !pydispatch_python_reachable(NULL)) {
         Py_BEGIN_ALLOW_THREADS
         status = pith_call_boxed(ov->op, stack);
         Py_END_ALLOW_THREADS

@@ -20,6 +20,10 @@ PyObject *binder_overload_of(pith_module_state *st, const pith_op *op);
  * call] (python_dispatch.c). A new reference, or NULL with an exception. */
 PyObject *binder_dispatch_spec(pith_module_state *st, const pith_op *op);
 
+/* Makes this thread's calls through the binder add themselves to `g` (NULL: run again);
+ * returns the graph that was set before. See Note [Recording calls into a graph]. */
+pith_graph *binder_record_into(pith_graph *g);
+
 /* For module_traverse and module_clear (module.c). */
 int binder_traverse(pith_module_state *st, visitproc visit, void *arg);
 void binder_clear(pith_module_state *st);

@@ -5,6 +5,7 @@
 
 #include "binder.h"
 #include "state.h"
+#include "compile_internal.h"
 
 /* dtype=None or a pith.dtype; fills *dtype with the default when None. */
 static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, pith_dtype *dtype)
@@ -165,7 +166,8 @@ static int module_exec(PyObject *module)
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
         PyModule_AddFunctions(module, grad_mode_module_methods) < 0 ||
-        PyModule_AddFunctions(module, pydispatch_module_methods) < 0)
+        PyModule_AddFunctions(module, pydispatch_module_methods) < 0 ||
+        PyModule_AddFunctions(module, compile_module_methods) < 0)
         return -1;
     return 0;
 }
@@ -211,6 +213,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->type_error);
     Py_CLEAR(st->interpreter_error);
     Py_CLEAR(st->generic);
+    compile_disarm(st);
     binder_clear(st);
     pydispatch_clear(st);
     return 0;

@@ -63,7 +63,8 @@ _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp":
          "__config__": None,
          "autocast": "amp", "is_autocast_enabled": "amp",
          "serialization": None, "safetensors": None, "einops": None,
-         "save": "serialization", "load": "serialization"}
+         "save": "serialization", "load": "serialization",
+         "compiler": None, "compile": "compiler"}
 
 
 def __getattr__(name):

@@ -1,0 +1,933 @@
+/* compile_hook.c — pith.compile's PEP 523 frame hook (Python 3.11): regions and the count
+ * that installs and removes the hook, the per-code caches in the code objects' extra
+ * slots, the guard checks, runs of compiled entries, and the counters of
+ * pith.compiler.stats(). The translator is compile_translate.c. */
+#include "state.h"
+
+#include <string.h>
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#error "pith.compile's frame hook is written for CPython 3.11 (Note [The frame hook])"
+#endif
+
+/* The unstarted frame's layout (_PyInterpreterFrame) is CPython's internal API. */
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+#include "compile_internal.h"
+
+/* Note [The frame hook]
+ * pith.compile(f) returns a callable that runs f inside a region. Entering the outermost
+ * region of a thread raises this interpreter's count of regions; on 0 -> 1 it installs
+ * compile_eval_frame with _PyInterpreterState_SetEvalFrameFunc and keeps the function it
+ * replaces. Leaving the outermost region of a thread (by return or by exception) lowers the
+ * count; on 1 -> 0 it puts the kept function back, but only if the installed one is still
+ * ours: a hook installed meanwhile by someone else (Dynamo, a profiler) stays. Code outside
+ * regions therefore never pays for the hook, except that while it is installed 3.11 stops
+ * inlining Python-to-Python calls for every thread of the interpreter.
+ * The hook passes every frame straight to the kept function ("previous"; never to
+ * _PyEval_EvalFrameDefault directly) unless this thread is inside a region of this
+ * interpreter and the frame is one of a region's: the code pith.compile marked (a compiled
+ * function), or the `forward` of a pith.nn.Module (its type's `forward` is the frame's
+ * function). It also passes on frames with throwflag set, generator and coroutine frames,
+ * frames while tracing or profiling is on (cframe->use_tracing: pdb, coverage, cProfile),
+ * code marked skip, and every frame while a dispatch mode is active (those run eagerly so
+ * that the mode sees every op).
+ * For a region's frame it looks up the entries of (code, instance) in the code's extra slot,
+ * checks their guards (Note [Guard soundness], compile_translate.c), and on a hit runs the
+ * compiled graph on the tensors in the frame's localsplus and returns the result without
+ * evaluating the frame. On a miss it translates, stores the entry and runs it.
+ * The frame has not started when the hook sees it: its prologue has not run, so free
+ * variables are NULL until COPY_FREE_VARS (the translator reads the function's closure)
+ * and a cell argument is the plain value until MAKE_CELL. The hook never makes a frame
+ * object for it (cpython#103609): file and line come from the code object.
+ * Returning without evaluating the frame is sound on 3.11 because the caller,
+ * _PyEval_Vector, clears and pops the frame once the hook returns, whatever it returns. It
+ * would not be sound for a generator's frame (the generator owns and resumes it), which is
+ * why those pass on, nor on 3.12 and later, where the callee clears its own frame: the
+ * #error above stops a build for another version.
+ * On 3.11 before 3.11.4, BINARY_SUBSCR_GETITEM (a __getitem__ written in Python) pushes
+ * its frame without calling the hook (gh-104405): such frames are not captured, which
+ * is always correct since they run eagerly.
+ * The hook belongs to one interpreter: installing it on one never touches another's, and
+ * the code-extra index (per interpreter, never released) lives in this interpreter's
+ * hook_state, found through a capsule in the interpreter's dict. When pith._C's module
+ * state goes away (interpreter teardown) the state is disarmed: a thread still inside a
+ * region then gets its frames evaluated normally, never a translation. */
+
+/* Note [Compile GIL rules]
+ * Everything here runs with the GIL of the frame's interpreter: the counts, the caches,
+ * the guard checks and translation. A run of a compiled graph with enough work releases
+ * the GIL (Note [GIL release], state.h); the entry is held by a reference meanwhile, so a
+ * reset() or a recompile on another thread cannot free it, and the arguments are held by
+ * the frame being answered. */
+
+enum {
+    CODE_ROOT = 1u << 0,      /* pith.compile marked it: a region of its own */
+    CODE_SKIP = 1u << 1,      /* translation gave up for good: run eagerly */
+    CODE_FULLGRAPH = 1u << 2, /* marked with fullgraph=True */
+};
+
+typedef struct {
+    void *key;        /* the instance (a module's forward), or NULL */
+    PyObject *weak;   /* a weak reference to it, whose callback drops the bucket */
+    PyObject *entries[COMPILE_CACHE_LIMIT]; /* capsules of compile_entry, newest last */
+    int n;
+    bool warned;      /* the cache limit was reported */
+} bucket;
+
+typedef struct hook_state hook_state;
+
+typedef struct code_cache {
+    struct code_cache *prev, *next; /* in hook_state.caches */
+    hook_state *hs;
+    unsigned flags;
+    bucket *buckets;
+    int nbuckets, cap;
+} code_cache;
+
+struct hook_state {
+    PyInterpreterState *interp;
+    int64_t interp_id;
+    _PyFrameEvalFunction previous; /* what the hook replaced (while installed) */
+    int regions;                    /* threads of this interpreter inside a region */
+    Py_ssize_t extra_index;
+    pith_module_state *st;          /* NULL once disarmed */
+    PyObject *module_class, *module_getattr, *unsupported, *forward_name;
+    bool log;
+    code_cache *caches;
+    /* pith.compiler.stats() */
+    long long frames_seen, frames_captured, frames_skipped, compiles, cache_hits;
+    PyObject *guard_failures, *skip_reasons; /* lists of str */
+};
+
+/* This thread's region. */
+static _Thread_local struct {
+    hook_state *hs;
+    int depth;
+    bool fullgraph;
+} region;
+
+/* The hook states of the interpreters that compiled (3.11 has one GIL, which guards it). */
+#define MAX_HOOK_STATES 64
+static hook_state *hook_states[MAX_HOOK_STATES];
+
+static hook_state *hook_state_find(PyInterpreterState *interp)
+{
+    for (int i = 0; i < MAX_HOOK_STATES; i++)
+        if (hook_states[i] && hook_states[i]->interp == interp &&
+            hook_states[i]->interp_id == PyInterpreterState_GetID(interp))
+            return hook_states[i];
+    return NULL;
+}
+
+static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame,
+                                    int throwflag);
+
+/* ---- the code caches ---- */
+
+static void bucket_clear(bucket *b)
+{
+    for (int i = 0; i < b->n; i++)
+        Py_CLEAR(b->entries[i]);
+    b->n = 0;
+    Py_CLEAR(b->weak); /* its callback never runs once the weak reference is gone */
+}
+
+static void code_cache_clear(code_cache *cc)
+{
+    for (int i = 0; i < cc->nbuckets; i++)
+        bucket_clear(&cc->buckets[i]);
+    cc->nbuckets = 0;
+}
+
+/* The code object died (its extra slot's free function). */
+static void code_cache_free(void *p)
+{
+    code_cache *cc = p;
+    if (!cc)
+        return;
+    code_cache_clear(cc);
+    PyMem_Free(cc->buckets);
+    if (cc->prev)
+        cc->prev->next = cc->next;
+    else if (cc->hs)
+        cc->hs->caches = cc->next;
+    if (cc->next)
+        cc->next->prev = cc->prev;
+    PyMem_Free(cc);
+}
+
+static code_cache *code_cache_get(hook_state *hs, PyCodeObject *co, bool create)
+{
+    void *extra = NULL;
+    if (_PyCode_GetExtra((PyObject *)co, hs->extra_index, &extra) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (extra || !create)
+        return extra;
+    code_cache *cc = PyMem_Calloc(1, sizeof *cc);
+    if (!cc) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    cc->hs = hs;
+    if (_PyCode_SetExtra((PyObject *)co, hs->extra_index, cc) < 0) {
+        PyMem_Free(cc);
+        return NULL;
+    }
+    cc->next = hs->caches;
+    if (hs->caches)
+        hs->caches->prev = cc;
+    hs->caches = cc;
+    return cc;
+}
+
+static void bucket_remove(code_cache *cc, void *key)
+{
+    for (int i = 0; i < cc->nbuckets; i++)
+        if (cc->buckets[i].key == key) {
+            bucket dead = cc->buckets[i];
+            cc->buckets[i] = cc->buckets[--cc->nbuckets];
+            bucket_clear(&dead);
+            return;
+        }
+}
+
+/* The weak reference's callback: the instance died, so do its entries. `self` is a
+ * capsule holding the code cache; the key is the dead object's address, which the weak
+ * reference still names (it is compared, never dereferenced). */
+static PyObject *bucket_dead(PyObject *self, PyObject *weak)
+{
+    code_cache *cc = PyCapsule_GetPointer(self, "pith.compile.code_cache");
+    if (!cc)
+        return NULL;
+    for (int i = 0; i < cc->nbuckets; i++)
+        if (cc->buckets[i].weak == weak) {
+            bucket_remove(cc, cc->buckets[i].key);
+            break;
+        }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef bucket_dead_def = {"_compile_bucket_dead", bucket_dead, METH_O, NULL};
+
+static bucket *bucket_get(code_cache *cc, PyObject *instance)
+{
+    void *key = instance;
+    for (int i = 0; i < cc->nbuckets; i++)
+        if (cc->buckets[i].key == key)
+            return &cc->buckets[i];
+    if (cc->nbuckets == cc->cap) {
+        int cap = cc->cap ? 2 * cc->cap : 4;
+        bucket *v = PyMem_Realloc(cc->buckets, (size_t)cap * sizeof *v);
+        if (!v) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        cc->buckets = v;
+        cc->cap = cap;
+    }
+    bucket b = {0};
+    b.key = key;
+    if (instance) {
+        PyObject *capsule = PyCapsule_New(cc, "pith.compile.code_cache", NULL);
+        PyObject *cb = capsule ? PyCFunction_New(&bucket_dead_def, capsule) : NULL;
+        Py_XDECREF(capsule);
+        b.weak = cb ? PyWeakref_NewRef(instance, cb) : NULL;
+        Py_XDECREF(cb);
+        if (!b.weak)
+            return NULL;
+    }
+    cc->buckets[cc->nbuckets] = b;
+    return &cc->buckets[cc->nbuckets++];
+}
+
+static void entry_capsule_free(PyObject *capsule)
+{
+    compile_entry_free(PyCapsule_GetPointer(capsule, "pith.compile.entry"));
+}
+
+/* ---- guards ---- */
+
+static bool float_same(PyObject *a, PyObject *b)
+{
+    double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static bool value_same(PyObject *v, PyObject *expected)
+{
+    if (v == expected)
+        return true;
+    if (Py_TYPE(v) != Py_TYPE(expected))
+        return false;
+    if (PyFloat_CheckExact(v))
+        return float_same(v, expected);
+    if (PyLong_CheckExact(v) || PyUnicode_CheckExact(v)) {
+        int rc = PyObject_RichCompareBool(v, expected, Py_EQ);
+        if (rc < 0)
+            PyErr_Clear();
+        return rc == 1;
+    }
+    return false; /* None and bools are singletons */
+}
+
+static bool tensor_meta_same(const guard *gd, const pith_tensor *t)
+{
+    if (pith_tensor_dtype(t) != gd->dtype || pith_tensor_device(t) != gd->device ||
+        pith_ndim(t) != gd->ndim)
+        return false;
+    int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
+    pith_sizes(t, sizes);
+    pith_strides(t, strides);
+    for (int d = 0; d < gd->ndim; d++)
+        if (sizes[d] != gd->sizes[d] || strides[d] != gd->strides[d])
+            return false;
+    return true;
+}
+
+static PyObject *subject_of(const guard *gd, PyObject *const *localsplus)
+{
+    return gd->obj ? gd->obj : localsplus[gd->local];
+}
+
+static bool dict_keys_hold(guard *gd)
+{
+    PyDictObject *d = (PyDictObject *)gd->obj;
+    if (d->ma_version_tag == gd->version)
+        return true;
+    /* The tag moved: some write happened. Recheck the names read. */
+    Py_ssize_t n = PyList_GET_SIZE(gd->keys);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyDict_GetItemWithError(gd->obj, PyList_GET_ITEM(gd->keys, i));
+        if (!v && PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        PyObject *expected = PyList_GET_ITEM(gd->values, i);
+        if (expected == gd->obj ? v != NULL : v != expected)
+            return false;
+    }
+    gd->version = d->ma_version_tag;
+    return true;
+}
+
+/* The first guard that fails, or -1 when all hold. Never raises. */
+static int guards_fail(compile_entry *e, PyObject *const *localsplus)
+{
+    for (int i = 0; i < e->nguards; i++) {
+        guard *gd = &e->guards[i];
+        bool ok;
+        switch (gd->kind) {
+        case GUARD_TENSOR: {
+            PyObject *v = localsplus[gd->local];
+            ok = v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v));
+            break;
+        }
+        case GUARD_VALUE:
+            ok = localsplus[gd->local] && value_same(localsplus[gd->local], gd->aux);
+            break;
+        case GUARD_IDENTITY:
+            ok = localsplus[gd->local] == gd->aux;
+            break;
+        case GUARD_WEAK:
+            ok = localsplus[gd->local] && PyWeakref_GET_OBJECT(gd->weak) == localsplus[gd->local];
+            break;
+        case GUARD_DICT_KEYS:
+            ok = dict_keys_hold(gd);
+            break;
+        case GUARD_DICT_EXACT:
+            ok = ((PyDictObject *)gd->obj)->ma_version_tag == gd->version;
+            break;
+        case GUARD_OBJ_DICT: {
+            PyObject **dictptr = _PyObject_GetDictPtr(subject_of(gd, localsplus));
+            ok = dictptr && *dictptr == gd->aux;
+            break;
+        }
+        case GUARD_TYPE: {
+            PyTypeObject *tp = Py_TYPE(subject_of(gd, localsplus));
+            ok = (PyObject *)tp == gd->aux && tp->tp_version_tag == gd->version &&
+                 PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
+            break;
+        }
+        case GUARD_FUNC: {
+            PyFunctionObject *fn = (PyFunctionObject *)gd->obj;
+            ok = fn->func_code == gd->code && fn->func_defaults == gd->defaults &&
+                 fn->func_kwdefaults == gd->kwdefaults && fn->func_closure == gd->closure;
+            break;
+        }
+        case GUARD_CELL:
+            ok = PyCell_GET(gd->obj) == gd->aux;
+            break;
+        case GUARD_PARAM:
+            ok = tensor_of(gd->obj) == gd->t && tensor_meta_same(gd, gd->t);
+            break;
+        case GUARD_GRAD_MODE:
+            ok = pith_grad_enabled() == gd->flag;
+            break;
+        case GUARD_DEFAULT_DTYPE:
+            ok = pith_get_default_dtype() == gd->dtype;
+            break;
+        default:
+            ok = false;
+        }
+        if (!ok)
+            return i;
+    }
+    return -1;
+}
+
+static PyObject *repr_or_type(PyObject *v)
+{
+    if (!v)
+        return PyUnicode_FromString("<unbound>");
+    if (PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v) || v == Py_None ||
+        PyUnicode_CheckExact(v))
+        return PyObject_Repr(v);
+    return PyUnicode_FromFormat("a %s", Py_TYPE(v)->tp_name);
+}
+
+/* "x: size[0] 4 -> 5": what guard `i` saw change (a new reference). */
+static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *localsplus)
+{
+    const guard *gd = &e->guards[i];
+    switch (gd->kind) {
+    case GUARD_TENSOR: {
+        PyObject *v = localsplus[gd->local];
+        if (!v || Py_TYPE(v) != gd->type)
+            return PyUnicode_FromFormat("%U: type %s -> %s", gd->name, gd->type->tp_name,
+                                        v ? Py_TYPE(v)->tp_name : "unbound");
+        const pith_tensor *t = tensor_of(v);
+        if (pith_tensor_dtype(t) != gd->dtype)
+            return PyUnicode_FromFormat("%U: dtype %s -> %s", gd->name,
+                                        pith_dtype_name(gd->dtype),
+                                        pith_dtype_name(pith_tensor_dtype(t)));
+        if (pith_tensor_device(t) != gd->device)
+            return PyUnicode_FromFormat("%U: device %s -> %s", gd->name,
+                                        pith_device_name(gd->device),
+                                        pith_device_name(pith_tensor_device(t)));
+        if (pith_ndim(t) != gd->ndim)
+            return PyUnicode_FromFormat("%U: ndim %d -> %d", gd->name, gd->ndim, pith_ndim(t));
+        int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
+        pith_sizes(t, sizes);
+        pith_strides(t, strides);
+        for (int d = 0; d < gd->ndim; d++)
+            if (sizes[d] != gd->sizes[d])
+                return PyUnicode_FromFormat("%U: size[%d] %lld -> %lld", gd->name, d,
+                                            (long long)gd->sizes[d], (long long)sizes[d]);
+        for (int d = 0; d < gd->ndim; d++)
+            if (strides[d] != gd->strides[d])
+                return PyUnicode_FromFormat("%U: stride[%d] %lld -> %lld", gd->name, d,
+                                            (long long)gd->strides[d], (long long)strides[d]);
+        return PyUnicode_FromFormat("%U: changed", gd->name);
+    }
+    case GUARD_VALUE:
+    case GUARD_IDENTITY: {
+        PyObject *a = repr_or_type(gd->aux), *b = repr_or_type(localsplus[gd->local]);
+        PyObject *r = a && b ? PyUnicode_FromFormat("%U: value %U -> %U", gd->name, a, b) : NULL;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return r;
+    }
+    case GUARD_WEAK:
+        return PyUnicode_FromFormat("%U: another object", gd->name);
+    case GUARD_DICT_KEYS:
+        return PyUnicode_FromFormat("%U: rebound", gd->name);
+    case GUARD_DICT_EXACT:
+        return PyUnicode_FromFormat("%U: changed", gd->name);
+    case GUARD_OBJ_DICT:
+        return PyUnicode_FromFormat("%U: __dict__ replaced", gd->name);
+    case GUARD_TYPE:
+        return PyUnicode_FromFormat("%U: type changed", gd->name);
+    case GUARD_FUNC:
+        return PyUnicode_FromFormat("function %U: code, defaults or closure changed", gd->name);
+    case GUARD_CELL:
+        return PyUnicode_FromFormat("%U: rebound", gd->name);
+    case GUARD_PARAM:
+        return PyUnicode_FromFormat("%U: replaced or resized", gd->name);
+    case GUARD_GRAD_MODE:
+        return PyUnicode_FromFormat("grad mode %s -> %s", gd->flag ? "on" : "off",
+                                    gd->flag ? "off" : "on");
+    case GUARD_DEFAULT_DTYPE:
+        return PyUnicode_FromFormat("default dtype %s -> %s", pith_dtype_name(gd->dtype),
+                                    pith_dtype_name(pith_get_default_dtype()));
+    }
+    return PyUnicode_FromString("a guard failed");
+}
+
+/* ---- running an entry ---- */
+
+static PyObject *tmpl_result(pith_module_state *st, const tmpl *t, pith_tensor **outputs,
+                             PyObject *const *localsplus)
+{
+    switch (t->kind) {
+    case TMPL_OUTPUT: {
+        pith_tensor *o = outputs[t->index];
+        outputs[t->index] = NULL;
+        return tensor_wrap(st, o);
+    }
+    case TMPL_LOCAL:
+        return Py_NewRef(localsplus[t->index]);
+    case TMPL_CONST:
+        return Py_NewRef(t->value);
+    case TMPL_TUPLE:
+    case TMPL_LIST: {
+        PyObject *r = t->kind == TMPL_TUPLE ? PyTuple_New(t->n) : PyList_New(t->n);
+        for (int i = 0; r && i < t->n; i++) {
+            PyObject *item = tmpl_result(st, &t->items[i], outputs, localsplus);
+            if (!item) {
+                Py_CLEAR(r);
+                break;
+            }
+            if (t->kind == TMPL_TUPLE)
+                PyTuple_SET_ITEM(r, i, item);
+            else
+                PyList_SET_ITEM(r, i, item);
+        }
+        return r;
+    }
+    }
+    return NULL;
+}
+
+#define RUN_SMALL 16
+
+static PyObject *entry_run(hook_state *hs, PyObject *capsule, PyObject *const *localsplus)
+{
+    compile_entry *e = PyCapsule_GetPointer(capsule, "pith.compile.entry");
+    pith_module_state *st = hs->st;
+    pith_tensor *in_small[RUN_SMALL], *out_small[RUN_SMALL];
+    pith_tensor **inputs = e->ninputs <= RUN_SMALL ? in_small
+                                                   : PyMem_Malloc((size_t)e->ninputs * sizeof *inputs);
+    pith_tensor **outputs = e->noutputs <= RUN_SMALL
+                                ? out_small
+                                : PyMem_Calloc((size_t)e->noutputs, sizeof *outputs);
+    PyObject *result = NULL;
+    if (!inputs || !outputs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < e->ninputs; i++)
+        inputs[i] = tensor_of(localsplus[e->input_locals[i]]);
+    for (int i = 0; i < e->noutputs; i++)
+        outputs[i] = NULL;
+    Py_INCREF(capsule); /* Note [Compile GIL rules] */
+    pith_status s;
+    if (e->work >= PITH_GIL_RELEASE_NUMEL) {
+        Py_BEGIN_ALLOW_THREADS
+        s = pith_compiled_run(e->compiled, inputs, e->ninputs, outputs, e->noutputs);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = pith_compiled_run(e->compiled, inputs, e->ninputs, outputs, e->noutputs);
+    }
+    if (s != PITH_OK)
+        error_raise(st);
+    else
+        result = tmpl_result(st, &e->result, outputs, localsplus);
+    for (int i = 0; i < e->noutputs; i++)
+        if (outputs[i])
+            pith_release(outputs[i]);
+    Py_DECREF(capsule);
+done:
+    if (inputs != in_small)
+        PyMem_Free(inputs);
+    if (outputs != out_small)
+        PyMem_Free(outputs);
+    return result;
+}
+
+/* ---- the hook ---- */
+
+static PyObject *code_label(PyCodeObject *co)
+{
+    return PyUnicode_FromFormat("%U (%U:%d)", co->co_qualname, co->co_filename,
+                                co->co_firstlineno);
+}
+
+static void list_append_capped(PyObject *list, PyObject *item)
+{
+    if (list && item && PyList_GET_SIZE(list) < 10000)
+        PyList_Append(list, item);
+}
+
+static bool is_module_forward(hook_state *hs, _PyInterpreterFrame *frame)
+{
+    PyCodeObject *co = frame->f_code;
+    if (co->co_argcount < 1 || !frame->localsplus[0] || !hs->module_class)
+        return false;
+    PyObject *self = frame->localsplus[0];
+    if (!PyObject_TypeCheck(self, (PyTypeObject *)hs->module_class))
+        return false;
+    return _PyType_Lookup(Py_TYPE(self), hs->forward_name) == (PyObject *)frame->f_func;
+}
+
+static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
+                              int throwflag, code_cache *cc, bool forward)
+{
+    PyCodeObject *co = frame->f_code;
+    PyObject *const *localsplus = frame->localsplus;
+    hs->frames_seen++;
+    if (!cc && !(cc = code_cache_get(hs, co, true)))
+        return NULL;
+    bucket *b = bucket_get(cc, forward ? localsplus[0] : NULL);
+    if (!b)
+        return NULL;
+    int failing = -1;
+    for (int i = b->n - 1; i >= 0; i--) {
+        compile_entry *e = PyCapsule_GetPointer(b->entries[i], "pith.compile.entry");
+        int f = guards_fail(e, localsplus);
+        if (f < 0) {
+            hs->cache_hits++;
+            hs->frames_captured++;
+            return entry_run(hs, b->entries[i], localsplus);
+        }
+        if (i == b->n - 1)
+            failing = f;
+    }
+    PyObject *reason = NULL;
+    if (b->n > 0) {
+        compile_entry *last = PyCapsule_GetPointer(b->entries[b->n - 1], "pith.compile.entry");
+        reason = guard_describe(last, failing, localsplus);
+        if (!reason)
+            return NULL;
+        list_append_capped(hs->guard_failures, reason);
+    }
+    if (b->n == COMPILE_CACHE_LIMIT) {
+        Py_XDECREF(reason);
+        hs->frames_skipped++;
+        if (!b->warned) {
+            b->warned = true;
+            PyObject *label = code_label(co);
+            if (!label)
+                return NULL;
+            int rc = PyErr_WarnFormat(PyExc_UserWarning, 1,
+                                      "pith.compile: %U reached the cache limit (%d entries); "
+                                      "it runs eagerly for other arguments",
+                                      label, COMPILE_CACHE_LIMIT);
+            Py_DECREF(label);
+            if (rc < 0)
+                return NULL;
+        }
+        return hs->previous(ts, frame, throwflag);
+    }
+    translate_request req = {hs->st, frame->f_func, co, frame->localsplus, hs->module_class,
+                             hs->module_getattr};
+    translate_failure why = {{0}, NULL, 0, false};
+    hs->compiles++;
+    compile_entry *e = translate_frame(&req, &why);
+    if (!e) {
+        Py_XDECREF(reason);
+        if (PyErr_Occurred()) {
+            Py_XDECREF(why.filename);
+            return NULL;
+        }
+        PyObject *msg = PyUnicode_FromFormat("%s (%S:%d)", why.reason,
+                                             why.filename ? why.filename : co->co_filename,
+                                             why.filename ? why.line : co->co_firstlineno);
+        Py_XDECREF(why.filename);
+        if (!msg)
+            return NULL;
+        hs->compiles--; /* nothing was compiled */
+        if (region.fullgraph || (cc->flags & CODE_FULLGRAPH)) {
+            PyObject *text = PyUnicode_FromFormat("pith.compile(fullgraph=True): %U cannot be "
+                                                  "compiled: %U", co->co_qualname, msg);
+            Py_DECREF(msg);
+            if (text) {
+                PyErr_SetObject(hs->unsupported ? hs->unsupported : PyExc_RuntimeError, text);
+                Py_DECREF(text);
+            }
+            return NULL;
+        }
+        hs->frames_skipped++;
+        list_append_capped(hs->skip_reasons, msg);
+        if (hs->log) {
+            PyObject *label = code_label(co);
+            if (label)
+                PySys_FormatStderr("pith.compile: skipped %U%s: %U\n", label,
+                                   why.permanent ? "" : " for these arguments", msg);
+            Py_XDECREF(label);
+        }
+        Py_DECREF(msg);
+        if (why.permanent)
+            cc->flags |= CODE_SKIP;
+        return hs->previous(ts, frame, throwflag);
+    }
+    if (hs->log) {
+        PyObject *label = code_label(co);
+        if (label) {
+            if (reason)
+                PySys_FormatStderr("pith.compile: recompiled %U because %U\n", label, reason);
+            else
+                PySys_FormatStderr("pith.compile: compiled %U\n", label);
+        }
+        Py_XDECREF(label);
+    }
+    Py_XDECREF(reason);
+    PyObject *capsule = PyCapsule_New(e, "pith.compile.entry", entry_capsule_free);
+    if (!capsule) {
+        compile_entry_free(e);
+        return NULL;
+    }
+    /* bucket_get's pointer may have moved if a weak callback ran during translation */
+    b = bucket_get(cc, forward ? localsplus[0] : NULL);
+    if (!b || b->n == COMPILE_CACHE_LIMIT) {
+        PyObject *r = b ? entry_run(hs, capsule, localsplus) : NULL;
+        Py_DECREF(capsule);
+        return r;
+    }
+    b->entries[b->n++] = capsule;
+    hs->frames_captured++;
+    return entry_run(hs, capsule, localsplus);
+}
+
+static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame,
+                                    int throwflag)
+{
+    hook_state *hs = region.hs;
+    if (!hs || region.depth == 0 || hs->interp != ts->interp) {
+        hook_state *own = hook_state_find(ts->interp);
+        _PyFrameEvalFunction prev = own && own->previous ? own->previous : _PyEval_EvalFrameDefault;
+        return prev(ts, frame, throwflag);
+    }
+    PyCodeObject *co = frame->f_code;
+    if (throwflag || !hs->st || ts->cframe->use_tracing ||
+        (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) ||
+        frame->owner != FRAME_OWNED_BY_THREAD || pydispatch_mode_active())
+        return hs->previous(ts, frame, throwflag);
+    code_cache *cc = code_cache_get(hs, co, false);
+    if (cc && (cc->flags & CODE_SKIP))
+        return hs->previous(ts, frame, throwflag);
+    bool forward = false;
+    if (!(cc && (cc->flags & CODE_ROOT))) {
+        forward = is_module_forward(hs, frame);
+        if (!forward)
+            return hs->previous(ts, frame, throwflag);
+    }
+    return region_frame(hs, ts, frame, throwflag, cc, forward);
+}
+
+/* ---- regions ---- */
+
+static hook_state *hook_state_of(PyObject *module)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    hook_state *hs = hook_state_find(interp);
+    if (hs)
+        return hs;
+    int slot = -1;
+    for (int i = 0; i < MAX_HOOK_STATES && slot < 0; i++)
+        if (!hook_states[i])
+            slot = i;
+    /* A state whose interpreter is gone (another ID at the slot) is reused. */
+    for (int i = 0; i < MAX_HOOK_STATES && slot < 0; i++)
+        if (hook_states[i]->regions == 0 && !hook_states[i]->st)
+            slot = i;
+    if (slot < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pith.compile: too many interpreters compiled");
+        return NULL;
+    }
+    hs = hook_states[slot];
+    if (!hs && !(hs = PyMem_RawCalloc(1, sizeof *hs))) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(hs, 0, sizeof *hs);
+    hs->interp = interp;
+    hs->interp_id = PyInterpreterState_GetID(interp);
+    hs->extra_index = _PyEval_RequestCodeExtraIndex(code_cache_free);
+    if (hs->extra_index < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pith.compile: no code-extra index is left");
+        return NULL;
+    }
+    hs->st = state_of_module(module);
+    hook_states[slot] = hs;
+    return hs;
+}
+
+static void hook_install(hook_state *hs)
+{
+    hs->previous = _PyInterpreterState_GetEvalFrameFunc(hs->interp);
+    if (hs->previous == compile_eval_frame)
+        hs->previous = _PyEval_EvalFrameDefault;
+    _PyInterpreterState_SetEvalFrameFunc(hs->interp, compile_eval_frame);
+}
+
+static void hook_remove(hook_state *hs)
+{
+    if (_PyInterpreterState_GetEvalFrameFunc(hs->interp) == compile_eval_frame)
+        _PyInterpreterState_SetEvalFrameFunc(hs->interp, hs->previous);
+    /* else another hook was installed over ours: it stays, and chains to ours no more */
+}
+
+/* _compile_region(callable, args, kwargs, fullgraph): callable(*args, **kwargs) inside a
+ * region. */
+static PyObject *compile_region(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[1]) || (args[2] != Py_None && !PyDict_Check(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "_compile_region(callable, args, kwargs, fullgraph)");
+        return NULL;
+    }
+    hook_state *hs = hook_state_of(module);
+    if (!hs)
+        return NULL;
+    if (region.depth > 0 && region.hs != hs) {
+        /* this thread is in a region of another interpreter: run plainly */
+        return PyObject_Call(args[0], args[1], args[2] == Py_None ? NULL : args[2]);
+    }
+    bool saved_fullgraph = region.fullgraph;
+    if (region.depth++ == 0) {
+        region.hs = hs;
+        if (hs->regions++ == 0)
+            hook_install(hs);
+    }
+    region.fullgraph = PyObject_IsTrue(args[3]) == 1;
+    PyObject *r = PyObject_Call(args[0], args[1], args[2] == Py_None ? NULL : args[2]);
+    region.fullgraph = saved_fullgraph;
+    if (--region.depth == 0) {
+        region.hs = NULL;
+        if (--hs->regions == 0)
+            hook_remove(hs);
+    }
+    return r;
+}
+
+/* _compile_mark(code, fullgraph): the code is a region of its own (pith.compile(fn)). */
+static PyObject *compile_mark(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyCode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_compile_mark(code, fullgraph)");
+        return NULL;
+    }
+    hook_state *hs = hook_state_of(module);
+    code_cache *cc = hs ? code_cache_get(hs, (PyCodeObject *)args[0], true) : NULL;
+    if (!cc)
+        return NULL;
+    cc->flags |= CODE_ROOT;
+    if (PyObject_IsTrue(args[1]) == 1)
+        cc->flags |= CODE_FULLGRAPH;
+    Py_RETURN_NONE;
+}
+
+/* _compile_setup(Module, Module.__getattr__, Unsupported, log) */
+static PyObject *compile_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_compile_setup(Module, getattr, Unsupported, log)");
+        return NULL;
+    }
+    hook_state *hs = hook_state_of(module);
+    if (!hs)
+        return NULL;
+    Py_XSETREF(hs->module_class, Py_NewRef(args[0]));
+    Py_XSETREF(hs->module_getattr, Py_NewRef(args[1]));
+    Py_XSETREF(hs->unsupported, Py_NewRef(args[2]));
+    Py_XSETREF(hs->forward_name, PyUnicode_InternFromString("forward"));
+    hs->log = PyObject_IsTrue(args[3]) == 1;
+    if (!hs->guard_failures)
+        hs->guard_failures = PyList_New(0);
+    if (!hs->skip_reasons)
+        hs->skip_reasons = PyList_New(0);
+    if (!hs->forward_name || !hs->guard_failures || !hs->skip_reasons)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *compile_stats(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    hook_state *hs = hook_state_of(module);
+    if (!hs)
+        return NULL;
+    PyObject *gf = hs->guard_failures ? PyList_GetSlice(hs->guard_failures, 0, PY_SSIZE_T_MAX)
+                                      : PyList_New(0);
+    PyObject *sr = hs->skip_reasons ? PyList_GetSlice(hs->skip_reasons, 0, PY_SSIZE_T_MAX)
+                                    : PyList_New(0);
+    if (!gf || !sr) {
+        Py_XDECREF(gf);
+        Py_XDECREF(sr);
+        return NULL;
+    }
+    return Py_BuildValue("{s:L,s:L,s:L,s:N,s:L,s:L,s:N}", "frames_seen", hs->frames_seen,
+                         "frames_captured", hs->frames_captured, "frames_skipped",
+                         hs->frames_skipped, "skip_reasons", sr, "compiles", hs->compiles,
+                         "cache_hits", hs->cache_hits, "guard_failures", gf);
+}
+
+static PyObject *compile_reset(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    hook_state *hs = hook_state_of(module);
+    if (!hs)
+        return NULL;
+    for (code_cache *cc = hs->caches; cc; cc = cc->next) {
+        code_cache_clear(cc);
+        cc->flags &= ~(unsigned)CODE_SKIP;
+    }
+    hs->frames_seen = hs->frames_captured = hs->frames_skipped = hs->compiles =
+        hs->cache_hits = 0;
+    if (hs->guard_failures && PyList_SetSlice(hs->guard_failures, 0, PY_SSIZE_T_MAX, NULL) < 0)
+        return NULL;
+    if (hs->skip_reasons && PyList_SetSlice(hs->skip_reasons, 0, PY_SSIZE_T_MAX, NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *compile_hook_installed(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(_PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get()) ==
+                           compile_eval_frame);
+}
+
+static PyObject *compile_cache_size(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    hook_state *hs = hook_state_of(module);
+    if (!hs)
+        return NULL;
+    long n = 0;
+    for (code_cache *cc = hs->caches; cc; cc = cc->next)
+        for (int i = 0; i < cc->nbuckets; i++)
+            n += cc->buckets[i].n;
+    return PyLong_FromLong(n);
+}
+
+/* The module state goes away (interpreter teardown, or a module instance freed): disarm. */
+void compile_disarm(pith_module_state *st)
+{
+    for (int i = 0; i < MAX_HOOK_STATES; i++) {
+        hook_state *hs = hook_states[i];
+        if (!hs || hs->st != st)
+            continue;
+        hs->st = NULL;
+        Py_CLEAR(hs->module_class);
+        Py_CLEAR(hs->module_getattr);
+        Py_CLEAR(hs->unsupported);
+        Py_CLEAR(hs->forward_name);
+        for (code_cache *cc = hs->caches; cc; cc = cc->next)
+            code_cache_clear(cc);
+        Py_CLEAR(hs->guard_failures);
+        Py_CLEAR(hs->skip_reasons);
+    }
+}
+
+PyMethodDef compile_module_methods[] = {
+    {"_compile_region", (PyCFunction)(void (*)(void))compile_region, METH_FASTCALL,
+     "_compile_region(callable, args, kwargs, fullgraph): the call, inside a region of "
+     "pith.compile (Note [The frame hook])."},
+    {"_compile_mark", (PyCFunction)(void (*)(void))compile_mark, METH_FASTCALL,
+     "_compile_mark(code, fullgraph): marks the code of a compiled function as a region."},
+    {"_compile_setup", (PyCFunction)(void (*)(void))compile_setup, METH_FASTCALL,
+     "_compile_setup(Module, Module.__getattr__, Unsupported, log), by pith.compiler."},
+    {"_compile_stats", compile_stats, METH_NOARGS, "pith.compiler.stats()'s counters."},
+    {"_compile_reset", compile_reset, METH_NOARGS, "Drops every cache entry; zeroes stats."},
+    {"_compile_hook_installed", compile_hook_installed, METH_NOARGS,
+     "Whether this interpreter's frame hook is pith.compile's right now."},
+    {"_compile_cache_size", compile_cache_size, METH_NOARGS,
+     "The number of live cache entries in this interpreter."},
+    {NULL},
+};

@@ -1,0 +1,2071 @@
+/* compile_translate.c — pith.compile's translator: evaluates a frame's 3.11 bytecode
+ * symbolically, over stand-in tensors, and builds a cache entry (a compiled graph, the
+ * guards under which it answers the frame, and how its outputs make the frame's result).
+ * The hook (compile_hook.c) calls translate_frame on a cache miss. */
+#include <string.h>
+
+#include <opcode.h>
+
+#include "binder.h"
+#include "compile_internal.h"
+
+/* Note [Guard soundness]
+ * An entry answers a frame only when every one of its guards holds, and its guards cover
+ * every Python value that the translation read and that could change between calls:
+ *  - each argument the frame receives: a tensor by exact type, dtype, device, sizes and
+ *    strides (GUARD_TENSOR; its data is the graph's input at every run); a None, bool,
+ *    int, float or str by exact type and value, floats bit for bit (GUARD_VALUE, so -0.0
+ *    is not 0.0); a pith.nn.Module by identity through a weak reference (GUARD_WEAK), so
+ *    that an entry never keeps a module alive; anything else by identity (GUARD_IDENTITY);
+ *  - each read of a dict (globals, builtins, a module's or an instance's __dict__, a
+ *    module's _parameters, _buffers and _modules): the names read and what they held,
+ *    absence included (GUARD_DICT_KEYS). The dict's version tag is the fast path: in 3.11
+ *    it changes on every write to the dict, so a mismatch rechecks the names read and
+ *    refreshes the tag when they still hold (a script's loop rewrites __main__'s globals on
+ *    every iteration). A dict whose whole content was read (iterated, its length or truth
+ *    taken) must be unchanged (GUARD_DICT_EXACT);
+ *  - each attribute lookup through a type: the object's type and the type's version tag
+ *    (GUARD_TYPE), which CPython changes when the type or a base is modified, and that the
+ *    object's __dict__ is the dict read (GUARD_OBJ_DICT: `obj.__dict__ = {}` does not
+ *    touch the old dict's tag);
+ *  - each Python function inlined: its code, defaults, kwdefaults and closure (GUARD_FUNC);
+ *    each closure cell read: its content (GUARD_CELL);
+ *  - each parameter or buffer: that it still wraps the same C tensor with the same
+ *    metadata (GUARD_PARAM). Its data is read at every run (pith_graph_param), so an
+ *    in-place update needs no recompile;
+ *  - grad mode and the default dtype (GUARD_GRAD_MODE, GUARD_DEFAULT_DTYPE).
+ * Guards are checked in order, and the objects they hold are strong references (except the
+ * weak module arguments), so no check reads freed memory. What the translation cannot
+ * guard it refuses: the frame then runs eagerly. Values that eager code computes from
+ * guarded ones (x.shape[0], a Python sum of them) need no guard of their own.
+ * Reads never run user Python: attribute lookup is done here, by the rules of
+ * PyObject_GenericGetAttr, and a property, a custom __getattribute__, a data descriptor
+ * other than those of the C types, or a __getattr__ other than pith.nn.Module's is refused.
+ * Calls run only C code of pith's binder (recorded into the graph: Note [Recording calls
+ * into a graph], binder.c), a short list of pure queries of tensor metadata, and builtins
+ * on values of the types above. */
+
+/* How deep inlined calls may nest. */
+#define TRANSLATE_MAX_DEPTH 24
+/* The most instructions one translation evaluates (loops unroll). */
+#define TRANSLATE_MAX_STEPS 200000
+
+typedef struct {
+    const translate_request *req;
+    pith_module_state *st;
+    pith_graph *g;
+    translate_failure *why;
+    guard *guards;
+    int nguards, cap_guards;
+    int *input_locals;
+    int ninputs, cap_inputs;
+    PyObject *param_standins; /* id(parameter) -> its stand-in */
+    PyObject *input_standins; /* id(stand-in) -> the frame slot it came from */
+    PyObject *fresh;          /* ids of the containers the translation built */
+    PyObject *keep;           /* what the translation made, kept alive */
+    int64_t work;
+    int depth;
+    long steps;
+    PyCodeObject *code; /* where the evaluation is, for messages */
+    int pc;
+} tx;
+
+/* ---- failure ---- */
+
+static int fail(tx *x, bool permanent, const char *fmt, ...)
+{
+    translate_failure *why = x->why;
+    if (!why->reason[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why->reason, sizeof why->reason, fmt, ap);
+        va_end(ap);
+        why->permanent = permanent;
+        if (x->code) {
+            Py_XSETREF(why->filename, Py_NewRef(x->code->co_filename));
+            why->line = PyCode_Addr2Line(x->code, x->pc * (int)sizeof(_Py_CODEUNIT));
+        }
+    }
+    return -1;
+}
+
+/* A Python exception raised while translating (a Meta kernel's shape error, a TypeError of
+ * the binder) becomes the reason, and the frame runs eagerly, where it raises again. Not
+ * permanent: other arguments may translate. */
+static int fail_exception(tx *x, const char *what)
+{
+    if (PyErr_ExceptionMatches(PyExc_MemoryError))
+        return -1; /* the process's problem: it propagates */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!msg)
+        PyErr_Clear();
+    fail(x, false, "%s raised %s: %s", what,
+         type ? ((PyTypeObject *)type)->tp_name : "an exception", msg ? msg : "");
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+/* ---- guards ---- */
+
+static guard *guard_add(tx *x, guard_kind kind)
+{
+    if (x->nguards == x->cap_guards) {
+        int cap = x->cap_guards ? 2 * x->cap_guards : 16;
+        guard *v = PyMem_Realloc(x->guards, (size_t)cap * sizeof *v);
+        if (!v) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        x->guards = v;
+        x->cap_guards = cap;
+    }
+    guard *gd = &x->guards[x->nguards++];
+    memset(gd, 0, sizeof *gd);
+    gd->kind = kind;
+    gd->local = -1;
+    return gd;
+}
+
+static void guard_clear(guard *gd)
+{
+    Py_CLEAR(gd->obj);
+    Py_CLEAR(gd->aux);
+    Py_CLEAR(gd->weak);
+    Py_CLEAR(gd->name);
+    Py_CLEAR(gd->keys);
+    Py_CLEAR(gd->values);
+    if (gd->t) {
+        pith_release(gd->t);
+        gd->t = NULL;
+    }
+}
+
+static void tensor_meta_record(guard *gd, const pith_tensor *t)
+{
+    gd->dtype = pith_tensor_dtype(t);
+    gd->device = pith_tensor_device(t);
+    gd->ndim = pith_sizes(t, gd->sizes);
+    pith_strides(t, gd->strides);
+}
+
+/* The GUARD_DICT_KEYS of `dict` (one per dict per translation), found or made. */
+static guard *dict_guard_of(tx *x, PyObject *dict, PyObject *name)
+{
+    for (int i = 0; i < x->nguards; i++)
+        if (x->guards[i].kind == GUARD_DICT_KEYS && x->guards[i].obj == dict)
+            return &x->guards[i];
+    guard *gd = guard_add(x, GUARD_DICT_KEYS);
+    if (!gd)
+        return NULL;
+    gd->obj = Py_NewRef(dict);
+    gd->name = Py_NewRef(name);
+    gd->version = ((PyDictObject *)dict)->ma_version_tag;
+    gd->keys = PyList_New(0);
+    gd->values = PyList_New(0);
+    if (!gd->keys || !gd->values)
+        return NULL;
+    return gd;
+}
+
+/* d[key] of a dict the frame does not own, guarded (Note [Guard soundness]): a borrowed
+ * value, or NULL without an exception when absent (absence is guarded too). -1 in *err on
+ * an error of the process. */
+static PyObject *dict_read(tx *x, PyObject *dict, PyObject *key, PyObject *what, int *err)
+{
+    *err = 0;
+    PyObject *value = PyDict_GetItemWithError(dict, key);
+    if (!value && PyErr_Occurred()) {
+        *err = -1;
+        return NULL;
+    }
+    guard *gd = dict_guard_of(x, dict, what);
+    if (!gd) {
+        *err = -1;
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(gd->keys);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyList_GET_ITEM(gd->keys, i) == key)
+            return value;
+    if (PyList_Append(gd->keys, key) < 0 || PyList_Append(gd->values, value ? value : Py_None) < 0) {
+        *err = -1;
+        return NULL;
+    }
+    /* None stands for "absent" only when the dict does not hold None itself: record which
+     * with a marker object, the dict itself (a dict never contains itself as a value here:
+     * if it does, the recheck still compares identities correctly). */
+    if (!value && PyList_SetItem(gd->values, n, Py_NewRef(dict)) < 0) {
+        *err = -1;
+        return NULL;
+    }
+    return value;
+}
+
+static bool is_fresh(tx *x, PyObject *obj)
+{
+    PyObject *id = PyLong_FromVoidPtr(obj);
+    if (!id)
+        return false;
+    int rc = PySet_Contains(x->fresh, id);
+    Py_DECREF(id);
+    return rc == 1;
+}
+
+/* Marks `obj`, which the translation made, as its own: its content needs no guard. */
+static PyObject *make_fresh(tx *x, PyObject *obj)
+{
+    if (!obj)
+        return NULL;
+    PyObject *id = PyLong_FromVoidPtr(obj);
+    if (!id || PySet_Add(x->fresh, id) < 0 || PyList_Append(x->keep, obj) < 0) {
+        Py_XDECREF(id);
+        Py_DECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(id);
+    return obj;
+}
+
+/* The whole content of a dict that the translation does not own is read: it must not
+ * change (GUARD_DICT_EXACT). */
+static int dict_read_all(tx *x, PyObject *dict, PyObject *what)
+{
+    if (is_fresh(x, dict))
+        return 0;
+    for (int i = 0; i < x->nguards; i++)
+        if (x->guards[i].kind == GUARD_DICT_EXACT && x->guards[i].obj == dict)
+            return 0;
+    guard *gd = guard_add(x, GUARD_DICT_EXACT);
+    if (!gd)
+        return -1;
+    gd->obj = Py_NewRef(dict);
+    gd->name = Py_NewRef(what);
+    gd->version = ((PyDictObject *)dict)->ma_version_tag;
+    return 0;
+}
+
+static void guard_subject(tx *x, guard *gd, PyObject *obj);
+static bool guard_is_on(const tx *x, const guard *gd, guard_kind kind, PyObject *obj);
+static PyObject *type_lookup(PyTypeObject *tp, const char *name);
+
+/* The type of `obj` and its version tag (GUARD_TYPE); -1 with the failure when the type
+ * has no valid tag. */
+static int type_guard(tx *x, PyObject *obj, PyObject *what)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    for (int i = 0; i < x->nguards; i++)
+        if (guard_is_on(x, &x->guards[i], GUARD_TYPE, obj))
+            return 0;
+    if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) || tp->tp_version_tag == 0)
+        return fail(x, false, "the type %s has no version tag", tp->tp_name);
+    guard *gd = guard_add(x, GUARD_TYPE);
+    if (!gd)
+        return -1;
+    guard_subject(x, gd, obj);
+    gd->aux = Py_NewRef((PyObject *)tp);
+    gd->name = Py_NewRef(what);
+    gd->version = tp->tp_version_tag;
+    return 0;
+}
+
+static bool is_scalar(PyObject *v)
+{
+    return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
+           PyUnicode_CheckExact(v);
+}
+
+/* Values that evaluating builtins on cannot run user code: scalars, pith dtypes, and
+ * tuples, lists and pith.Size of them. */
+static bool is_plain(tx *x, PyObject *v, int depth)
+{
+    if (is_scalar(v) || Py_IS_TYPE(v, x->st->dtype_type) || v == Py_Ellipsis ||
+        PySlice_Check(v))
+        return true;
+    if (depth < 4 && (PyTuple_Check(v) || PyList_CheckExact(v)) &&
+        (PyTuple_CheckExact(v) || PyList_CheckExact(v) ||
+         Py_IS_TYPE(v, x->st->size_type))) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!is_plain(x, PySequence_Fast_GET_ITEM(v, i), depth + 1))
+                return false;
+        return true;
+    }
+    return false;
+}
+
+static bool is_tensor(tx *x, PyObject *v)
+{
+    return tensor_check(x->st, v);
+}
+
+static bool is_module(tx *x, PyObject *v)
+{
+    int rc = PyObject_IsInstance(v, x->req->module_class);
+    if (rc < 0)
+        PyErr_Clear();
+    return rc == 1;
+}
+
+/* ---- arguments of the frame ---- */
+
+/* The symbolic value of argument slot `i` of the frame being compiled, with its guard: a
+ * new reference, or NULL with the failure. */
+static PyObject *argument_value(tx *x, int i, PyObject *v, PyObject *name)
+{
+    pith_module_state *st = x->st;
+    if (tensor_check(st, v)) {
+        if (!Py_IS_TYPE(v, st->tensor_type))
+            return fail(x, false, "argument '%U' is a subclass of Tensor (%s)", name,
+                        Py_TYPE(v)->tp_name),
+                   NULL;
+        const pith_tensor *t = tensor_of(v);
+        if (pith_tensor_device(t) != PITH_CPU)
+            return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
+        guard *gd = guard_add(x, GUARD_TENSOR);
+        if (!gd)
+            return NULL;
+        gd->local = i;
+        gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
+        gd->type = Py_TYPE(v);
+        gd->name = Py_NewRef(name);
+        tensor_meta_record(gd, t);
+        pith_tensor *s = pith_graph_input(x->g, gd->dtype, gd->ndim, gd->sizes, gd->strides);
+        if (!s)
+            return error_raise(st);
+        PyObject *obj = tensor_wrap(st, s);
+        if (!obj)
+            return NULL;
+        if (x->ninputs == x->cap_inputs) {
+            int cap = x->cap_inputs ? 2 * x->cap_inputs : 8;
+            int *v2 = PyMem_Realloc(x->input_locals, (size_t)cap * sizeof *v2);
+            if (!v2) {
+                Py_DECREF(obj);
+                return PyErr_NoMemory();
+            }
+            x->input_locals = v2;
+            x->cap_inputs = cap;
+        }
+        x->input_locals[x->ninputs++] = i;
+        x->work += pith_numel(t);
+        PyObject *id = PyLong_FromVoidPtr(obj), *slot = PyLong_FromLong(i);
+        int rc = id && slot ? PyDict_SetItem(x->input_standins, id, slot) : -1;
+        Py_XDECREF(id);
+        Py_XDECREF(slot);
+        if (rc < 0 || PyList_Append(x->keep, obj) < 0) {
+            Py_DECREF(obj);
+            return NULL;
+        }
+        return obj;
+    }
+    if (is_scalar(v)) {
+        guard *gd = guard_add(x, GUARD_VALUE);
+        if (!gd)
+            return NULL;
+        gd->local = i;
+        gd->aux = Py_NewRef(v);
+        gd->name = Py_NewRef(name);
+        return Py_NewRef(v);
+    }
+    if (is_module(x, v)) {
+        guard *gd = guard_add(x, GUARD_WEAK);
+        if (!gd)
+            return NULL;
+        gd->local = i;
+        gd->name = Py_NewRef(name);
+        gd->weak = PyWeakref_NewRef(v, NULL);
+        if (!gd->weak)
+            return NULL;
+        return Py_NewRef(v);
+    }
+    if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v))
+        return fail(x, false, "argument '%U' is a %s (only tensors, scalars and modules are "
+                    "compiled arguments)", name, Py_TYPE(v)->tp_name), NULL;
+    guard *gd = guard_add(x, GUARD_IDENTITY);
+    if (!gd)
+        return NULL;
+    gd->local = i;
+    gd->aux = Py_NewRef(v);
+    gd->name = Py_NewRef(name);
+    return Py_NewRef(v);
+}
+
+/* ---- parameters and buffers ---- */
+
+static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
+{
+    PyObject *id = PyLong_FromVoidPtr(param);
+    if (!id)
+        return NULL;
+    PyObject *known = PyDict_GetItemWithError(x->param_standins, id);
+    if (known || PyErr_Occurred()) {
+        Py_DECREF(id);
+        return Py_XNewRef(known);
+    }
+    if (!Py_IS_TYPE(param, x->st->tensor_type) &&
+        !PyObject_TypeCheck(param, x->st->tensor_type)) {
+        Py_DECREF(id);
+        return fail(x, false, "%U is not a tensor", what), NULL;
+    }
+    pith_tensor *t = tensor_of(param);
+    if (pith_tensor_device(t) != PITH_CPU) {
+        Py_DECREF(id);
+        return fail(x, false, "%U is not on the CPU", what), NULL;
+    }
+    guard *gd = guard_add(x, GUARD_PARAM);
+    if (!gd) {
+        Py_DECREF(id);
+        return NULL;
+    }
+    gd->obj = Py_NewRef(param);
+    gd->name = Py_NewRef(what);
+    pith_retain(t);
+    gd->t = t;
+    tensor_meta_record(gd, t);
+    pith_tensor *s = pith_graph_param(x->g, t);
+    PyObject *obj = s ? tensor_wrap(x->st, s) : error_raise(x->st);
+    if (!obj || PyDict_SetItem(x->param_standins, id, obj) < 0) {
+        Py_DECREF(id);
+        Py_XDECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(id);
+    x->work += pith_numel(t);
+    return obj;
+}
+
+/* ---- attributes ---- */
+
+static PyObject *name_join(PyObject *base, const char *sep, PyObject *name)
+{
+    return PyUnicode_FromFormat("%U%s%U", base, sep, name);
+}
+
+/* The instance dict of `obj` (borrowed) with its GUARD_OBJ_DICT, NULL when it has none. */
+static PyObject *instance_dict(tx *x, PyObject *obj, PyObject *what, int *err)
+{
+    *err = 0;
+    PyObject **dictptr = _PyObject_GetDictPtr(obj);
+    if (!dictptr || !*dictptr)
+        return NULL;
+    PyObject *dict = *dictptr;
+    if (!PyDict_CheckExact(dict)) {
+        *err = fail(x, true, "%U has a __dict__ that is not a dict", what);
+        return NULL;
+    }
+    for (int i = 0; i < x->nguards; i++)
+        if (guard_is_on(x, &x->guards[i], GUARD_OBJ_DICT, obj))
+            return dict;
+    guard *gd = guard_add(x, GUARD_OBJ_DICT);
+    if (!gd) {
+        *err = -1;
+        return NULL;
+    }
+    guard_subject(x, gd, obj);
+    gd->aux = Py_NewRef(dict);
+    gd->name = Py_NewRef(what);
+    return dict;
+}
+
+/* Module.__getattr__'s lookup in _parameters, _buffers and _modules, done here. */
+static PyObject *module_registered(tx *x, PyObject *obj, PyObject *dict, PyObject *name,
+                                   PyObject *what)
+{
+    static const char *const tables[] = {"_parameters", "_buffers", "_modules"};
+    for (int k = 0; k < 3; k++) {
+        PyObject *key = PyUnicode_InternFromString(tables[k]);
+        if (!key)
+            return NULL;
+        int err;
+        PyObject *table = dict_read(x, dict, key, what, &err);
+        Py_DECREF(key);
+        if (err < 0)
+            return NULL;
+        if (!table)
+            continue;
+        if (!PyDict_CheckExact(table))
+            return fail(x, true, "%U.%s is not a dict", what, tables[k]), NULL;
+        PyObject *label = name_join(what, ".", name);
+        if (!label)
+            return NULL;
+        PyObject *v = dict_read(x, table, name, label, &err);
+        if (err < 0 || !v) {
+            Py_DECREF(label);
+            if (err < 0)
+                return NULL;
+            continue;
+        }
+        PyObject *result;
+        if (k < 2 && v != Py_None)
+            result = param_value(x, v, label);
+        else
+            result = Py_NewRef(v);
+        Py_DECREF(label);
+        return result;
+    }
+    (void)obj;
+    return fail(x, false, "'%s' object has no attribute '%U'", Py_TYPE(obj)->tp_name, name),
+           NULL;
+}
+
+/* _PyType_Lookup by a C name (borrowed, or NULL). */
+static PyObject *type_lookup(PyTypeObject *tp, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *r = _PyType_Lookup(tp, key);
+    Py_DECREF(key);
+    return r;
+}
+
+/* The frame argument slot that holds `obj`, or -1: guards on an argument read it from the
+ * frame rather than holding it (a module argument is held weakly). */
+static int argument_slot(tx *x, PyObject *obj)
+{
+    PyCodeObject *co = x->req->code;
+    int nargs = co->co_argcount + co->co_kwonlyargcount;
+    for (int i = 0; i < nargs; i++)
+        if (x->req->localsplus[i] == obj)
+            return i;
+    return -1;
+}
+
+/* Points a guard at `obj`: the frame slot of an argument, or a strong reference. */
+static void guard_subject(tx *x, guard *gd, PyObject *obj)
+{
+    gd->local = argument_slot(x, obj);
+    if (gd->local < 0)
+        gd->obj = Py_NewRef(obj);
+}
+
+static bool guard_is_on(const tx *x, const guard *gd, guard_kind kind, PyObject *obj)
+{
+    if (gd->kind != kind)
+        return false;
+    return gd->obj ? gd->obj == obj : x->req->localsplus[gd->local] == obj;
+}
+
+/* obj.name by the rules of PyObject_GenericGetAttr, with guards, for a module or any
+ * object whose type keeps the generic lookup: a new reference, or NULL with the failure. */
+static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject *what)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    PyObject *label = name_join(what, ".", name);
+    if (!label)
+        return NULL;
+    PyObject *result = NULL;
+    bool module_getattr = false;
+    if (tp->tp_getattro != PyObject_GenericGetAttr) {
+        /* A class that defines __getattr__ gets slot_tp_getattr_hook: generic lookup, then
+         * __getattr__. Only pith.nn.Module's __getattr__, over object.__getattribute__. */
+        PyObject *ga = type_lookup(tp, "__getattribute__");
+        PyObject *gat = type_lookup(tp, "__getattr__");
+        if (ga != type_lookup(&PyBaseObject_Type, "__getattribute__") ||
+            gat != x->req->module_getattr) {
+            fail(x, true, "%U: the type %s customises attribute lookup", label, tp->tp_name);
+            goto done;
+        }
+        module_getattr = true;
+    }
+    PyObject *descr = _PyType_Lookup(tp, name); /* first: it sets the version tag */
+    if (type_guard(x, obj, what) < 0)
+        goto done;
+    if (descr && Py_TYPE(descr)->tp_descr_set) {
+        if (PyObject_TypeCheck(descr, &PyProperty_Type))
+            fail(x, true, "%U is a property", label);
+        else
+            fail(x, true, "%U is a data descriptor (%s)", label, Py_TYPE(descr)->tp_name);
+        goto done;
+    }
+    int err;
+    PyObject *dict = instance_dict(x, obj, what, &err);
+    if (err < 0)
+        goto done;
+    if (dict) {
+        PyObject *v = dict_read(x, dict, name, label, &err);
+        if (err < 0)
+            goto done;
+        if (v) {
+            result = Py_NewRef(v);
+            goto done;
+        }
+    }
+    if (descr) {
+        if (PyFunction_Check(descr))
+            result = PyMethod_New(descr, obj);
+        else if (!Py_TYPE(descr)->tp_descr_get)
+            result = Py_NewRef(descr);
+        else
+            fail(x, true, "%U is a %s", label, Py_TYPE(descr)->tp_name);
+        goto done;
+    }
+    if (module_getattr && dict) {
+        result = module_registered(x, obj, dict, name, what);
+        goto done;
+    }
+    fail(x, false, "'%s' object has no attribute '%U'", tp->tp_name, name);
+done:
+    Py_DECREF(label);
+    return result;
+}
+
+/* Queries of a tensor's metadata that read nothing but its sizes, strides and dtype:
+ * evaluated on the stand-in, whose metadata the guards fix. */
+static const char *const tensor_queries[] = {
+    "shape", "dtype", "ndim", "device", "dim", "size", "numel", "stride", "is_contiguous",
+    "element_size", "nelement", "ndimension", "is_floating_point", "is_complex", "layout",
+    "is_cuda", "is_meta", "is_sparse", "requires_grad", "is_leaf", "grad_fn", NULL,
+};
+
+static bool is_tensor_query(PyObject *name)
+{
+    for (int i = 0; tensor_queries[i]; i++)
+        if (PyUnicode_CompareWithASCIIString(name, tensor_queries[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool is_binder_callable(tx *x, PyObject *v)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    return tp == x->st->binder.function_type || tp == x->st->binder.method_type ||
+           tp == x->st->binder.overload_type;
+}
+
+static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    PyObject *descr = _PyType_Lookup(tp, name);
+    if (!descr)
+        return fail(x, false, "Tensor has no attribute '%U'", name), NULL;
+    if (Py_TYPE(descr) == x->st->binder.method_type)
+        return PyMethod_New(descr, v);
+    if (PyFunction_Check(descr))
+        return PyMethod_New(descr, v);
+    if (is_tensor_query(name)) {
+        PyObject *r = PyObject_GetAttr(v, name);
+        if (!r)
+            return fail_exception(x, "a tensor query"), NULL;
+        if (PyCFunction_Check(r) || PyMethod_Check(r) ||
+            Py_TYPE(r) == &PyMethodDescr_Type || is_plain(x, r, 0) ||
+            Py_IS_TYPE(r, x->st->device_type) || Py_IS_TYPE(r, x->st->dtype_type))
+            return r;
+        Py_DECREF(r);
+        return fail(x, true, "Tensor.%U gave an unexpected value", name), NULL;
+    }
+    return fail(x, true, "Tensor.%U (a %s) is not supported by pith.compile", name,
+                Py_TYPE(descr)->tp_name),
+           NULL;
+}
+
+static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
+{
+    if (is_tensor(x, obj))
+        return tensor_getattr(x, obj, name);
+    if (PyModule_CheckExact(obj)) {
+        PyObject *dict = PyModule_GetDict(obj);
+        PyObject *modname = PyModule_GetNameObject(obj);
+        if (!modname)
+            return NULL;
+        PyObject *label = name_join(modname, ".", name);
+        Py_DECREF(modname);
+        if (!label)
+            return NULL;
+        int err;
+        PyObject *v = dict_read(x, dict, name, label, &err);
+        if (!v && err == 0)
+            fail(x, false, "module attribute %U is missing", label);
+        Py_DECREF(label);
+        return Py_XNewRef(v);
+    }
+    if (is_module(x, obj)) {
+        PyObject *what = PyUnicode_FromString(Py_TYPE(obj)->tp_name);
+        if (!what)
+            return NULL;
+        PyObject *r = generic_getattr(x, obj, name, what);
+        Py_DECREF(what);
+        return r;
+    }
+    if (PyDict_Check(obj) && (PyUnicode_CompareWithASCIIString(name, "values") == 0 ||
+                              PyUnicode_CompareWithASCIIString(name, "keys") == 0 ||
+                              PyUnicode_CompareWithASCIIString(name, "items") == 0))
+        return PyObject_GetAttr(obj, name); /* a C method of the dict: called in `call` */
+    if (PyTuple_CheckExact(obj) || Py_IS_TYPE(obj, x->st->size_type) ||
+        Py_IS_TYPE(obj, x->st->dtype_type)) {
+        PyObject *r = PyObject_GetAttr(obj, name);
+        if (!r)
+            return fail_exception(x, "an attribute"), NULL;
+        return r;
+    }
+    return fail(x, true, "attribute '%U' of a %s", name, Py_TYPE(obj)->tp_name), NULL;
+}
+
+/* ---- the evaluator ---- */
+
+typedef struct {
+    PyObject **locals; /* co_nlocalsplus slots, strong or NULL */
+    int nlocals;
+    PyObject **stack;
+    int sp, cap;
+    PyObject *globals, *builtins;
+    PyFunctionObject *func;
+    PyCodeObject *code;
+} sframe;
+
+static PyObject *eval_frame(tx *x, sframe *f);
+static PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+
+static int push(tx *x, sframe *f, PyObject *v)
+{
+    if (!v)
+        return -1;
+    if (f->sp >= f->cap) {
+        Py_DECREF(v);
+        return fail(x, true, "the value stack overflowed");
+    }
+    f->stack[f->sp++] = v;
+    return 0;
+}
+
+#define POP() (f->stack[--f->sp])
+#define TOP() (f->stack[f->sp - 1])
+#define PEEK(n) (f->stack[f->sp - (n)])
+
+static PyObject *global_read(tx *x, sframe *f, PyObject *name)
+{
+    if (!PyDict_CheckExact(f->globals) || !PyDict_CheckExact(f->builtins))
+        return fail(x, true, "globals or builtins are not a dict"), NULL;
+    PyObject *what = PyUnicode_FromFormat("global %U", name);
+    if (!what)
+        return NULL;
+    int err;
+    PyObject *v = dict_read(x, f->globals, name, what, &err);
+    if (!v && err == 0) {
+        v = dict_read(x, f->builtins, name, what, &err);
+        if (!v && err == 0)
+            fail(x, false, "name '%U' is not defined", name);
+    }
+    Py_DECREF(what);
+    return Py_XNewRef(v);
+}
+
+/* Truth of a value without running user code. 1, 0, or -1 with the failure. */
+static int truth(tx *x, PyObject *v)
+{
+    if (is_tensor(x, v))
+        return fail(x, true, "bool() of a tensor (data-dependent control flow)");
+    if (is_scalar(v))
+        return PyObject_IsTrue(v);
+    if (PyTuple_Check(v) || PyList_CheckExact(v))
+        return PyTuple_Check(v) ? PyTuple_GET_SIZE(v) != 0 : PyList_GET_SIZE(v) != 0;
+    if (PyDict_Check(v)) {
+        PyObject *what = PyUnicode_FromString("a dict's truth");
+        if (!what || dict_read_all(x, v, what) < 0) {
+            Py_XDECREF(what);
+            return -1;
+        }
+        Py_DECREF(what);
+        return PyDict_GET_SIZE(v) != 0;
+    }
+    if (is_module(x, v))
+        return 1; /* Module defines neither __bool__ nor __len__ */
+    if (PyFunction_Check(v) || PyMethod_Check(v) || PyType_Check(v) || PyModule_Check(v) ||
+        Py_IS_TYPE(v, x->st->dtype_type))
+        return 1;
+    return fail(x, true, "the truth of a %s", Py_TYPE(v)->tp_name);
+}
+
+/* A snapshot of what iterating `v` gives, as a tuple (new reference). */
+static PyObject *iterate(tx *x, PyObject *v)
+{
+    if (PyTuple_Check(v))
+        return PySequence_Tuple(v);
+    if (PyList_CheckExact(v)) {
+        if (!is_fresh(x, v))
+            return fail(x, true, "iteration over a list the frame did not build"), NULL;
+        return PySequence_Tuple(v);
+    }
+    if (PyRange_Check(v))
+        return PySequence_Tuple(v);
+    if (PyDict_Check(v)) {
+        PyObject *what = PyUnicode_FromString("an iterated dict");
+        if (!what || dict_read_all(x, v, what) < 0) {
+            Py_XDECREF(what);
+            return NULL;
+        }
+        Py_DECREF(what);
+        return PySequence_Tuple(v);
+    }
+    if (is_module(x, v)) {
+        /* ModuleList, Sequential: their __iter__, inlined */
+        PyObject *it = type_lookup(Py_TYPE(v), "__iter__");
+        PyObject *what = PyUnicode_FromString("an iterated module");
+        int rc = what ? type_guard(x, v, what) : -1;
+        Py_XDECREF(what);
+        if (rc < 0)
+            return NULL;
+        if (!it || !PyFunction_Check(it))
+            return fail(x, true, "iteration over a %s", Py_TYPE(v)->tp_name), NULL;
+        PyObject *r = call_value(x, it, &v, 1, NULL);
+        if (!r)
+            return NULL;
+        PyObject *t = iterate(x, r);
+        Py_DECREF(r);
+        return t;
+    }
+    if (is_tensor(x, v))
+        return fail(x, true, "iteration over a tensor"), NULL;
+    return fail(x, true, "iteration over a %s", Py_TYPE(v)->tp_name), NULL;
+}
+
+/* Binary operators on tensors go to the op table's functions of the same names as the
+ * number slots (PITH_FORALL_PYTHON_BINARY_OPERATORS), with Python numbers as wrapped
+ * numbers, as tensor_number.c does: the same operator, so the same bits. */
+static const char *binary_function(int op, bool *inplace)
+{
+    *inplace = op >= NB_INPLACE_ADD;
+    switch (*inplace ? op - NB_INPLACE_ADD : op) {
+    case NB_ADD: return "add";
+    case NB_SUBTRACT: return "sub";
+    case NB_MULTIPLY: return "mul";
+    case NB_TRUE_DIVIDE: return "div";
+    case NB_FLOOR_DIVIDE: return "floor_divide";
+    case NB_REMAINDER: return "remainder";
+    case NB_AND: return "bitwise_and";
+    case NB_OR: return "bitwise_or";
+    case NB_XOR: return "bitwise_xor";
+    case NB_MATRIX_MULTIPLY: return "matmul";
+    case NB_POWER: return "pow";
+    default: return NULL;
+    }
+}
+
+static PyObject *as_operand(tx *x, PyObject *v)
+{
+    if (is_tensor(x, v))
+        return Py_NewRef(v);
+    int ni;
+    pith_tensor *t = operand_to_tensor(x->st, v, &ni);
+    if (!t) {
+        if (ni)
+            return fail(x, true, "an operand of type %s", Py_TYPE(v)->tp_name), NULL;
+        return fail_exception(x, "a Python number"), NULL;
+    }
+    return tensor_wrap(x->st, t);
+}
+
+static PyObject *pith_function(tx *x, const char *name)
+{
+    PyObject *pith = PyImport_ImportModule("pith._C");
+    if (!pith)
+        return NULL;
+    PyObject *fn = PyObject_GetAttrString(pith, name);
+    Py_DECREF(pith);
+    return fn;
+}
+
+static PyObject *tensor_binary(tx *x, int op, PyObject *a, PyObject *b)
+{
+    bool inplace;
+    const char *name = binary_function(op, &inplace);
+    if (!name)
+        return fail(x, true, "the operator %d on tensors", op), NULL;
+    if (op == NB_MATRIX_MULTIPLY && !(is_tensor(x, a) && is_tensor(x, b)))
+        return fail(x, true, "@ with a Python number"), NULL;
+    if (inplace && is_tensor(x, a)) {
+        char method[32];
+        snprintf(method, sizeof method, "%s_", name);
+        PyObject *mname = PyUnicode_InternFromString(method);
+        PyObject *m = mname ? tensor_getattr(x, a, mname) : NULL;
+        Py_XDECREF(mname);
+        if (!m)
+            return NULL;
+        PyObject *r = call_value(x, m, &b, 1, NULL);
+        Py_DECREF(m);
+        return r;
+    }
+    PyObject *fn = pith_function(x, name);
+    PyObject *ta = fn ? as_operand(x, a) : NULL;
+    PyObject *tb = ta ? as_operand(x, b) : NULL;
+    PyObject *r = NULL;
+    if (tb) {
+        PyObject *args[2] = {ta, tb};
+        r = call_value(x, fn, args, 2, NULL);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(ta);
+    Py_XDECREF(tb);
+    return r;
+}
+
+static PyObject *binary_op(tx *x, int op, PyObject *a, PyObject *b)
+{
+    if (is_tensor(x, a) || is_tensor(x, b))
+        return tensor_binary(x, op, a, b);
+    if (!is_plain(x, a, 0) || !is_plain(x, b, 0))
+        return fail(x, true, "an operator on %s and %s", Py_TYPE(a)->tp_name,
+                    Py_TYPE(b)->tp_name),
+               NULL;
+    PyObject *r;
+    switch (op >= NB_INPLACE_ADD ? op - NB_INPLACE_ADD : op) {
+    case NB_ADD: r = PyNumber_Add(a, b); break;
+    case NB_SUBTRACT: r = PyNumber_Subtract(a, b); break;
+    case NB_MULTIPLY: r = PyNumber_Multiply(a, b); break;
+    case NB_TRUE_DIVIDE: r = PyNumber_TrueDivide(a, b); break;
+    case NB_FLOOR_DIVIDE: r = PyNumber_FloorDivide(a, b); break;
+    case NB_REMAINDER: r = PyNumber_Remainder(a, b); break;
+    case NB_POWER: r = PyNumber_Power(a, b, Py_None); break;
+    case NB_AND: r = PyNumber_And(a, b); break;
+    case NB_OR: r = PyNumber_Or(a, b); break;
+    case NB_XOR: r = PyNumber_Xor(a, b); break;
+    case NB_LSHIFT: r = PyNumber_Lshift(a, b); break;
+    case NB_RSHIFT: r = PyNumber_Rshift(a, b); break;
+    default: return fail(x, true, "the operator %d", op), NULL;
+    }
+    if (!r)
+        return fail_exception(x, "an operator"), NULL;
+    return r;
+}
+
+static PyObject *compare_op(tx *x, int op, PyObject *a, PyObject *b)
+{
+    static const char *const names[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+    if (op < 0 || op > 5)
+        return fail(x, true, "the comparison %d", op), NULL;
+    if (is_tensor(x, a) || is_tensor(x, b)) {
+        PyObject *fn = pith_function(x, names[op]);
+        PyObject *ta = fn ? as_operand(x, a) : NULL;
+        PyObject *tb = ta ? as_operand(x, b) : NULL;
+        PyObject *r = NULL;
+        if (tb) {
+            PyObject *args[2] = {ta, tb};
+            r = call_value(x, fn, args, 2, NULL);
+        }
+        Py_XDECREF(fn);
+        Py_XDECREF(ta);
+        Py_XDECREF(tb);
+        return r;
+    }
+    if (!is_plain(x, a, 0) || !is_plain(x, b, 0))
+        return fail(x, true, "a comparison of %s and %s", Py_TYPE(a)->tp_name,
+                    Py_TYPE(b)->tp_name),
+               NULL;
+    PyObject *r = PyObject_RichCompare(a, b, op);
+    if (!r)
+        return fail_exception(x, "a comparison"), NULL;
+    return r;
+}
+
+/* ---- calls ---- */
+
+/* Binds a call to a Python function into a fresh frame's slots, as CPython does. */
+static int bind_arguments(tx *x, PyFunctionObject *fn, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames, PyObject **slots)
+{
+    PyCodeObject *co = (PyCodeObject *)fn->func_code;
+    int argc = co->co_argcount, kwonly = co->co_kwonlyargcount,
+        posonly = co->co_posonlyargcount;
+    bool varargs = co->co_flags & CO_VARARGS, varkw = co->co_flags & CO_VARKEYWORDS;
+    int total = argc + kwonly;
+    PyObject *kwdict = NULL;
+    if (varkw) {
+        kwdict = make_fresh(x, PyDict_New());
+        if (!kwdict)
+            return -1;
+        slots[total + varargs] = Py_NewRef(kwdict);
+    }
+    Py_ssize_t npos = nargs < argc ? nargs : argc;
+    for (Py_ssize_t i = 0; i < npos; i++)
+        slots[i] = Py_NewRef(args[i]);
+    if (varargs) {
+        PyObject *rest = PyTuple_New(nargs > argc ? nargs - argc : 0);
+        if (!rest)
+            return -1;
+        for (Py_ssize_t i = argc; i < nargs; i++)
+            PyTuple_SET_ITEM(rest, i - argc, Py_NewRef(args[i]));
+        slots[total] = rest;
+    } else if (nargs > argc) {
+        return fail(x, false, "%U() takes %d positional arguments but %zd were given",
+                    co->co_name, argc, nargs);
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
+        int j;
+        for (j = posonly; j < total; j++) {
+            PyObject *pname = PyTuple_GET_ITEM(co->co_localsplusnames, j);
+            if (pname == key || PyUnicode_Compare(pname, key) == 0)
+                break;
+        }
+        if (j < total) {
+            if (slots[j])
+                return fail(x, false, "%U() got multiple values for argument '%U'",
+                            co->co_name, key);
+            slots[j] = Py_NewRef(value);
+        } else if (kwdict) {
+            if (PyDict_SetItem(kwdict, key, value) < 0)
+                return -1;
+        } else {
+            return fail(x, false, "%U() got an unexpected keyword argument '%U'",
+                        co->co_name, key);
+        }
+    }
+    PyObject *defaults = fn->func_defaults;
+    Py_ssize_t ndef = defaults ? PyTuple_GET_SIZE(defaults) : 0;
+    for (int i = 0; i < argc; i++) {
+        if (slots[i])
+            continue;
+        Py_ssize_t d = i - (argc - ndef);
+        if (d < 0)
+            return fail(x, false, "%U() missing a required argument", co->co_name);
+        slots[i] = Py_NewRef(PyTuple_GET_ITEM(defaults, d));
+    }
+    for (int i = argc; i < total; i++) {
+        if (slots[i])
+            continue;
+        PyObject *pname = PyTuple_GET_ITEM(co->co_localsplusnames, i);
+        PyObject *v = fn->func_kwdefaults ? PyDict_GetItemWithError(fn->func_kwdefaults, pname)
+                                          : NULL;
+        if (!v) {
+            if (PyErr_Occurred())
+                return -1;
+            return fail(x, false, "%U() missing a required keyword-only argument '%U'",
+                        co->co_name, pname);
+        }
+        slots[i] = Py_NewRef(v);
+    }
+    return 0;
+}
+
+static int func_guard(tx *x, PyFunctionObject *fn)
+{
+    for (int i = 0; i < x->nguards; i++)
+        if (x->guards[i].kind == GUARD_FUNC && x->guards[i].obj == (PyObject *)fn)
+            return 0;
+    guard *gd = guard_add(x, GUARD_FUNC);
+    if (!gd)
+        return -1;
+    gd->obj = Py_NewRef((PyObject *)fn);
+    gd->name = Py_NewRef(fn->func_qualname);
+    gd->code = fn->func_code;
+    gd->defaults = fn->func_defaults;
+    gd->kwdefaults = fn->func_kwdefaults;
+    gd->closure = fn->func_closure;
+    /* the objects themselves are kept by the function; hold them too, for the compare */
+    gd->aux = PyTuple_Pack(4, fn->func_code, fn->func_defaults ? fn->func_defaults : Py_None,
+                           fn->func_kwdefaults ? fn->func_kwdefaults : Py_None,
+                           fn->func_closure ? fn->func_closure : Py_None);
+    return gd->aux ? 0 : -1;
+}
+
+static PyObject *inline_function(tx *x, PyFunctionObject *fn, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyCodeObject *co = (PyCodeObject *)fn->func_code;
+    if (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
+        return fail(x, true, "a call of the generator or coroutine %U", fn->func_qualname),
+               NULL;
+    if (x->depth >= TRANSLATE_MAX_DEPTH)
+        return fail(x, true, "calls nest deeper than %d", TRANSLATE_MAX_DEPTH), NULL;
+    if (func_guard(x, fn) < 0)
+        return NULL;
+    int n = co->co_nlocalsplus;
+    sframe f = {0};
+    f.nlocals = n;
+    f.cap = co->co_stacksize + 4;
+    f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
+    if (!f.locals)
+        return PyErr_NoMemory();
+    f.stack = f.locals + n;
+    f.globals = fn->func_globals;
+    f.builtins = fn->func_builtins;
+    f.func = fn;
+    f.code = co;
+    PyObject *result = NULL;
+    PyCodeObject *saved_code = x->code;
+    int saved_pc = x->pc;
+    if (bind_arguments(x, fn, args, nargs, kwnames, f.locals) == 0) {
+        x->depth++;
+        result = eval_frame(x, &f);
+        x->depth--;
+    }
+    x->code = saved_code;
+    x->pc = saved_pc;
+    for (int i = 0; i < n + f.sp; i++) /* above sp: popped, already released */
+        Py_XDECREF(f.locals[i]);
+    PyMem_Free(f.locals);
+    return result;
+}
+
+/* Builtins evaluated here, on plain values only. */
+static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    const char *name = ((PyCFunctionObject *)callable)->m_ml->ml_name;
+    PyObject *self = PyCFunction_GET_SELF(callable);
+    bool is_builtin = self && PyModule_Check(self) &&
+                      strcmp(PyModule_GetName(self) ? PyModule_GetName(self) : "", "builtins") == 0;
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    if (self && PyDict_Check(self) && !kwnames && nargs == 0 &&
+        (strcmp(name, "values") == 0 || strcmp(name, "keys") == 0 ||
+         strcmp(name, "items") == 0)) {
+        /* d.values() & co. of a dict: a snapshot of its content, which must not change */
+        PyObject *what = PyUnicode_FromString("a dict's content");
+        if (!what || dict_read_all(x, self, what) < 0) {
+            Py_XDECREF(what);
+            return NULL;
+        }
+        Py_DECREF(what);
+        PyObject *r = strcmp(name, "values") == 0 ? PyDict_Values(self)
+                      : strcmp(name, "keys") == 0 ? PyDict_Keys(self)
+                                                  : PyDict_Items(self);
+        return make_fresh(x, r);
+    }
+    if (!is_builtin || kwnames)
+        return fail(x, true, "a call of the builtin %s", name), NULL;
+    if (strcmp(name, "len") == 0 && nargs == 1) {
+        PyObject *v = args[0];
+        if (is_tensor(x, v)) {
+            int64_t sizes[PITH_MAX_DIMS];
+            int nd = pith_sizes(tensor_of(v), sizes);
+            if (nd == 0)
+                return fail(x, false, "len() of a 0-d tensor"), NULL;
+            return PyLong_FromLongLong(sizes[0]);
+        }
+        if (PyDict_Check(v)) {
+            PyObject *what = PyUnicode_FromString("a dict's length");
+            if (!what || dict_read_all(x, v, what) < 0) {
+                Py_XDECREF(what);
+                return NULL;
+            }
+            Py_DECREF(what);
+            return PyLong_FromSsize_t(PyDict_GET_SIZE(v));
+        }
+        if (is_plain(x, v, 0) && (PyTuple_Check(v) || PyList_CheckExact(v) ||
+                                  PyUnicode_CheckExact(v)))
+            return PyLong_FromSsize_t(PyObject_Length(v));
+        return fail(x, true, "len() of a %s", Py_TYPE(v)->tp_name), NULL;
+    }
+    if (strcmp(name, "isinstance") == 0 && nargs == 2 &&
+        (PyType_Check(args[1]) || PyTuple_Check(args[1]))) {
+        int rc = PyObject_IsInstance(args[0], args[1]);
+        if (rc < 0)
+            return fail_exception(x, "isinstance()"), NULL;
+        return PyBool_FromLong(rc);
+    }
+    if (strcmp(name, "iter") == 0 && nargs == 1) {
+        PyObject *t = iterate(x, args[0]);
+        return t ? make_fresh(x, t) : NULL;
+    }
+    bool all_plain = true;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        all_plain = all_plain && is_plain(x, args[i], 0);
+    static const char *const pure[] = {"abs", "min", "max", "round", "divmod", NULL};
+    for (int i = 0; all_plain && pure[i]; i++)
+        if (strcmp(name, pure[i]) == 0) {
+            PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
+            if (!r)
+                return fail_exception(x, name), NULL;
+            return r;
+        }
+    return fail(x, true, "a call of the builtin %s", name), NULL;
+}
+
+/* Types callable here: tuple, list, range, int, float, bool on plain values. */
+static PyObject *call_type(tx *x, PyTypeObject *tp, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    if (kwnames)
+        return fail(x, true, "a call of %s with keywords", tp->tp_name), NULL;
+    if (tp == &PyTuple_Type || tp == &PyList_Type) {
+        if (nargs == 0)
+            return make_fresh(x, PyObject_CallNoArgs((PyObject *)tp));
+        if (nargs == 1) {
+            PyObject *t = iterate(x, args[0]);
+            if (!t)
+                return NULL;
+            if (tp == &PyTuple_Type)
+                return t;
+            PyObject *l = PySequence_List(t);
+            Py_DECREF(t);
+            return make_fresh(x, l);
+        }
+    }
+    if ((tp == &PyRange_Type || tp == &PyLong_Type || tp == &PyFloat_Type ||
+         tp == &PyBool_Type) && nargs >= 1) {
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            if (!is_scalar(args[i]))
+                return fail(x, true, "%s() of a %s", tp->tp_name, Py_TYPE(args[i])->tp_name),
+                       NULL;
+        PyObject *r = PyObject_Vectorcall((PyObject *)tp, args, (size_t)nargs, NULL);
+        if (!r)
+            return fail_exception(x, tp->tp_name), NULL;
+        return r;
+    }
+    return fail(x, true, "a call of the type %s", tp->tp_name), NULL;
+}
+
+/* A call of a pith operator, recorded into the graph (Note [Recording calls into a graph]):
+ * every tensor in the result must be a stand-in of this graph. */
+static PyObject *record_call(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    pith_graph *previous = binder_record_into(x->g);
+    PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, kwnames);
+    binder_record_into(previous);
+    if (!r)
+        return fail_exception(x, "an operator"), NULL;
+    if (PyList_Append(x->keep, r) < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return r;
+}
+
+static PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    if (PyMethod_Check(callable)) {
+        PyObject *func = PyMethod_GET_FUNCTION(callable), *self = PyMethod_GET_SELF(callable);
+        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        PyObject **all = PyMem_Malloc((size_t)(nargs + nkw + 1) * sizeof *all);
+        if (!all)
+            return PyErr_NoMemory();
+        all[0] = self;
+        for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+            all[i + 1] = args[i];
+        PyObject *r = call_value(x, func, all, nargs + 1, kwnames);
+        PyMem_Free(all);
+        return r;
+    }
+    if (is_binder_callable(x, callable))
+        return record_call(x, callable, args, nargs, kwnames);
+    if (PyFunction_Check(callable))
+        return inline_function(x, (PyFunctionObject *)callable, args, nargs, kwnames);
+    if (PyCFunction_Check(callable) && PyCFunction_GET_SELF(callable) &&
+        is_tensor(x, PyCFunction_GET_SELF(callable))) {
+        /* a bound C method of a stand-in: only the metadata queries */
+        const char *name = ((PyCFunctionObject *)callable)->m_ml->ml_name;
+        PyObject *uname = PyUnicode_FromString(name);
+        bool query = uname && is_tensor_query(uname);
+        Py_XDECREF(uname);
+        if (!query)
+            return fail(x, true, "Tensor.%s is not supported by pith.compile", name), NULL;
+        PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, kwnames);
+        if (!r)
+            return fail_exception(x, "a tensor query"), NULL;
+        return r;
+    }
+    if (PyCFunction_Check(callable))
+        return call_builtin(x, callable, args, nargs, kwnames);
+    if (PyType_Check(callable))
+        return call_type(x, (PyTypeObject *)callable, args, nargs, kwnames);
+    if (Py_TYPE(callable) == &PyMethodDescr_Type && nargs >= 1 && is_tensor(x, args[0])) {
+        /* an unbound C method of Tensor, such as a metadata query reached by LOAD_METHOD */
+        PyObject *name = PyDescr_NAME(callable);
+        if (!is_tensor_query(name))
+            return fail(x, true, "Tensor.%U is not supported by pith.compile", name), NULL;
+        PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, kwnames);
+        if (!r)
+            return fail_exception(x, "a tensor query"), NULL;
+        return r;
+    }
+    if (is_module(x, callable)) {
+        /* m(x): type(m).__call__, inlined (pith.nn.Module.__call__ checks the hooks) */
+        PyObject *call = type_lookup(Py_TYPE(callable), "__call__");
+        PyObject *what = PyUnicode_FromString("a called module");
+        int rc = what ? type_guard(x, callable, what) : -1;
+        Py_XDECREF(what);
+        if (rc < 0)
+            return NULL;
+        if (!call || !PyFunction_Check(call))
+            return fail(x, true, "%s.__call__ is not a Python function",
+                        Py_TYPE(callable)->tp_name),
+                   NULL;
+        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        PyObject **all = PyMem_Malloc((size_t)(nargs + nkw + 1) * sizeof *all);
+        if (!all)
+            return PyErr_NoMemory();
+        all[0] = callable;
+        for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+            all[i + 1] = args[i];
+        PyObject *r = inline_function(x, (PyFunctionObject *)call, all, nargs + 1, kwnames);
+        PyMem_Free(all);
+        return r;
+    }
+    return fail(x, true, "a call of a %s", Py_TYPE(callable)->tp_name), NULL;
+}
+
+/* ---- bytecode ---- */
+
+static PyObject *opname(int op)
+{
+    PyObject *mod = PyImport_ImportModule("opcode");
+    PyObject *names = mod ? PyObject_GetAttrString(mod, "opname") : NULL;
+    Py_XDECREF(mod);
+    PyObject *r = names ? PySequence_GetItem(names, op) : NULL;
+    Py_XDECREF(names);
+    if (!r) {
+        PyErr_Clear();
+        r = PyUnicode_FromFormat("opcode %d", op);
+    }
+    return r;
+}
+
+static int unsupported_opcode(tx *x, int op)
+{
+    PyObject *name = opname(op);
+    if (!name)
+        return -1;
+    fail(x, true, "the bytecode %U is not supported by pith.compile", name);
+    Py_DECREF(name);
+    return -1;
+}
+
+static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
+{
+    if (is_tensor(x, c))
+        return fail(x, true, "indexing a tensor (pith.compile part 2)"), NULL;
+    if ((PyTuple_Check(c) || PyList_CheckExact(c)) && is_plain(x, k, 0)) {
+        PyObject *r = PyObject_GetItem(c, k);
+        if (!r)
+            return fail_exception(x, "a subscript"), NULL;
+        if (PyList_CheckExact(r) || PyTuple_CheckExact(r))
+            return make_fresh(x, r);
+        return r;
+    }
+    if (PyDict_CheckExact(c) && is_scalar(k)) {
+        if (!is_fresh(x, c)) {
+            PyObject *what = PyUnicode_FromString("a dict item");
+            int err;
+            PyObject *v = what ? dict_read(x, c, k, what, &err) : NULL;
+            Py_XDECREF(what);
+            if (!v)
+                return what && err == 0 ? fail(x, false, "a missing dict key"), NULL : NULL;
+            return Py_NewRef(v);
+        }
+        PyObject *r = PyObject_GetItem(c, k);
+        if (!r)
+            return fail_exception(x, "a subscript"), NULL;
+        return r;
+    }
+    return fail(x, true, "subscript of a %s", Py_TYPE(c)->tp_name), NULL;
+}
+
+static PyObject *eval_frame(tx *x, sframe *f)
+{
+    PyCodeObject *co = f->code;
+    PyObject *bytes = PyCode_GetCode(co);
+    if (!bytes)
+        return NULL;
+    const _Py_CODEUNIT *code = (const _Py_CODEUNIT *)PyBytes_AS_STRING(bytes);
+    int n = (int)(PyBytes_GET_SIZE(bytes) / (Py_ssize_t)sizeof(_Py_CODEUNIT));
+    PyObject *kwnames = NULL, *result = NULL;
+    int extended = 0;
+    x->code = co;
+    for (int pc = 0; pc < n;) {
+        int op = _Py_OPCODE(code[pc]);
+        int arg = _Py_OPARG(code[pc]) | extended;
+        extended = 0;
+        x->pc = pc;
+        x->code = co;
+        int next = pc + 1;
+        if (++x->steps > TRANSLATE_MAX_STEPS) {
+            fail(x, true, "the frame takes more than %d steps to translate",
+                 TRANSLATE_MAX_STEPS);
+            goto error;
+        }
+        switch (op) {
+        case CACHE:
+        case NOP:
+        case RESUME:
+        case PRECALL:
+        case MAKE_CELL: /* a cell is its slot here: no closure is made (MAKE_FUNCTION fails) */
+            break;
+        case EXTENDED_ARG:
+            extended = arg << 8;
+            break;
+        case COPY_FREE_VARS: {
+            PyObject *closure = f->func->func_closure;
+            if (!closure || PyTuple_GET_SIZE(closure) != arg) {
+                fail(x, true, "the closure does not match the code");
+                goto error;
+            }
+            for (int i = 0; i < arg; i++) {
+                PyObject *cell = PyTuple_GET_ITEM(closure, i);
+                PyObject *v = PyCell_GET(cell);
+                if (!v) {
+                    fail(x, false, "a free variable is unbound");
+                    goto error;
+                }
+                guard *gd = guard_add(x, GUARD_CELL);
+                if (!gd)
+                    goto error;
+                gd->obj = Py_NewRef(cell);
+                gd->aux = Py_NewRef(v);
+                gd->name = PyUnicode_FromFormat(
+                    "free variable %U", PyTuple_GET_ITEM(co->co_localsplusnames,
+                                                         f->nlocals - arg + i));
+                if (!gd->name)
+                    goto error;
+                int slot = f->nlocals - arg + i;
+                Py_XSETREF(f->locals[slot], Py_NewRef(v));
+            }
+            break;
+        }
+        case LOAD_FAST:
+        case LOAD_DEREF: {
+            PyObject *v = f->locals[arg];
+            if (!v) {
+                fail(x, false, "a local is unbound");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(v)) < 0)
+                goto error;
+            break;
+        }
+        case STORE_FAST:
+        case STORE_DEREF:
+            Py_XSETREF(f->locals[arg], POP());
+            break;
+        case DELETE_FAST:
+            Py_CLEAR(f->locals[arg]);
+            break;
+        case LOAD_CONST:
+            if (push(x, f, Py_NewRef(PyTuple_GET_ITEM(co->co_consts, arg))) < 0)
+                goto error;
+            break;
+        case LOAD_GLOBAL: {
+            PyObject *name = PyTuple_GET_ITEM(co->co_names, arg >> 1);
+            PyObject *v = global_read(x, f, name);
+            if (!v)
+                goto error;
+            if (arg & 1) {
+                if (f->sp >= f->cap) {
+                    Py_DECREF(v);
+                    fail(x, true, "the value stack overflowed");
+                    goto error;
+                }
+                f->stack[f->sp++] = NULL;
+            }
+            if (push(x, f, v) < 0)
+                goto error;
+            break;
+        }
+        case PUSH_NULL:
+            if (f->sp >= f->cap) {
+                fail(x, true, "the value stack overflowed");
+                goto error;
+            }
+            f->stack[f->sp++] = NULL;
+            break;
+        case LOAD_ATTR: {
+            PyObject *obj = POP();
+            PyObject *v = load_attr(x, obj, PyTuple_GET_ITEM(co->co_names, arg));
+            Py_DECREF(obj);
+            if (push(x, f, v) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_METHOD: {
+            PyObject *obj = POP();
+            PyObject *v = load_attr(x, obj, PyTuple_GET_ITEM(co->co_names, arg));
+            Py_DECREF(obj);
+            if (!v)
+                goto error;
+            if (PyMethod_Check(v)) {
+                PyObject *fn = Py_NewRef(PyMethod_GET_FUNCTION(v));
+                PyObject *self = Py_NewRef(PyMethod_GET_SELF(v));
+                Py_DECREF(v);
+                if (push(x, f, fn) < 0) {
+                    Py_DECREF(self);
+                    goto error;
+                }
+                if (push(x, f, self) < 0)
+                    goto error;
+            } else {
+                f->stack[f->sp++] = NULL;
+                if (push(x, f, v) < 0)
+                    goto error;
+            }
+            break;
+        }
+        case KW_NAMES:
+            kwnames = PyTuple_GET_ITEM(co->co_consts, arg);
+            break;
+        case CALL: {
+            PyObject **base = &f->stack[f->sp - arg - 2];
+            PyObject *callable;
+            PyObject *const *args;
+            Py_ssize_t nargs;
+            if (base[0]) {
+                callable = base[0];
+                args = base + 1;
+                nargs = arg + 1;
+            } else {
+                callable = base[1];
+                args = base + 2;
+                nargs = arg;
+            }
+            Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+            PyObject *r = call_value(x, callable, args, nargs - nkw, kwnames);
+            kwnames = NULL;
+            for (int i = 0; i < arg + 2; i++)
+                Py_XDECREF(POP());
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case CALL_FUNCTION_EX: {
+            PyObject *kw = (arg & 1) ? POP() : NULL;
+            PyObject *pos = POP();
+            PyObject *callable = POP();
+            PyObject *null = POP();
+            Py_XDECREF(null);
+            PyObject *r = NULL;
+            PyObject *posargs = PyTuple_Check(pos) ? Py_NewRef(pos) : iterate(x, pos);
+            if (posargs && kw && !PyDict_Check(kw)) {
+                fail(x, true, "** of a %s", Py_TYPE(kw)->tp_name);
+            } else if (posargs) {
+                Py_ssize_t np = PyTuple_GET_SIZE(posargs), nk = kw ? PyDict_GET_SIZE(kw) : 0;
+                PyObject **all = PyMem_Malloc((size_t)(np + nk + 1) * sizeof *all);
+                PyObject *names = nk ? PyTuple_New(nk) : NULL;
+                if (!all || (nk && !names)) {
+                    PyErr_NoMemory();
+                } else {
+                    for (Py_ssize_t i = 0; i < np; i++)
+                        all[i] = PyTuple_GET_ITEM(posargs, i);
+                    Py_ssize_t pos_i = 0, k = 0;
+                    PyObject *key, *value;
+                    while (kw && PyDict_Next(kw, &pos_i, &key, &value)) {
+                        PyTuple_SET_ITEM(names, k, Py_NewRef(key));
+                        all[np + k++] = value;
+                    }
+                    r = call_value(x, callable, all, np, names);
+                }
+                PyMem_Free(all);
+                Py_XDECREF(names);
+            }
+            Py_XDECREF(posargs);
+            Py_XDECREF(kw);
+            Py_DECREF(pos);
+            Py_DECREF(callable);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case POP_TOP:
+            Py_XDECREF(POP());
+            break;
+        case COPY:
+            if (push(x, f, Py_XNewRef(PEEK(arg))) < 0)
+                goto error;
+            break;
+        case SWAP: {
+            PyObject *t = TOP();
+            TOP() = PEEK(arg);
+            PEEK(arg) = t;
+            break;
+        }
+        case BUILD_TUPLE:
+        case BUILD_LIST: {
+            PyObject *t = op == BUILD_TUPLE ? PyTuple_New(arg) : PyList_New(arg);
+            if (!t)
+                goto error;
+            for (int i = arg - 1; i >= 0; i--) {
+                PyObject *v = POP();
+                if (op == BUILD_TUPLE)
+                    PyTuple_SET_ITEM(t, i, v);
+                else
+                    PyList_SET_ITEM(t, i, v);
+            }
+            if (push(x, f, make_fresh(x, t)) < 0)
+                goto error;
+            break;
+        }
+        case LIST_EXTEND: {
+            PyObject *seq = POP();
+            PyObject *items = iterate(x, seq);
+            Py_DECREF(seq);
+            if (!items)
+                goto error;
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+                if (PyList_Append(PEEK(arg), PyTuple_GET_ITEM(items, i)) < 0) {
+                    Py_DECREF(items);
+                    goto error;
+                }
+            Py_DECREF(items);
+            break;
+        }
+        case LIST_APPEND: {
+            PyObject *v = POP();
+            int rc = PyList_Append(PEEK(arg), v);
+            Py_DECREF(v);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case LIST_TO_TUPLE: {
+            PyObject *l = POP();
+            PyObject *t = PyList_AsTuple(l);
+            Py_DECREF(l);
+            if (push(x, f, make_fresh(x, t)) < 0)
+                goto error;
+            break;
+        }
+        case BUILD_MAP: {
+            PyObject *d = PyDict_New();
+            if (!d)
+                goto error;
+            for (int i = arg; i > 0; i--) {
+                if (!is_scalar(PEEK(2 * i))) {
+                    Py_DECREF(d);
+                    fail(x, true, "a dict key of type %s", Py_TYPE(PEEK(2 * i))->tp_name);
+                    goto error;
+                }
+                if (PyDict_SetItem(d, PEEK(2 * i), PEEK(2 * i - 1)) < 0) {
+                    Py_DECREF(d);
+                    goto error;
+                }
+            }
+            for (int i = 0; i < 2 * arg; i++)
+                Py_DECREF(POP());
+            if (push(x, f, make_fresh(x, d)) < 0)
+                goto error;
+            break;
+        }
+        case BUILD_CONST_KEY_MAP: {
+            PyObject *keys = POP();
+            PyObject *d = PyDict_New();
+            for (int i = 0; d && i < arg; i++)
+                if (PyDict_SetItem(d, PyTuple_GET_ITEM(keys, i), PEEK(arg - i)) < 0)
+                    Py_CLEAR(d);
+            Py_DECREF(keys);
+            for (int i = 0; i < arg; i++)
+                Py_DECREF(POP());
+            if (push(x, f, make_fresh(x, d)) < 0)
+                goto error;
+            break;
+        }
+        case DICT_MERGE:
+        case DICT_UPDATE: {
+            PyObject *other = POP();
+            int rc = -1;
+            if (!PyDict_Check(other))
+                fail(x, true, "** of a %s", Py_TYPE(other)->tp_name);
+            else
+                rc = PyDict_Update(PEEK(arg), other);
+            Py_DECREF(other);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case UNPACK_SEQUENCE: {
+            PyObject *seq = POP();
+            PyObject *items = iterate(x, seq);
+            Py_DECREF(seq);
+            if (!items)
+                goto error;
+            if (PyTuple_GET_SIZE(items) != arg) {
+                Py_DECREF(items);
+                fail(x, false, "unpacking %d values from a sequence of another length", arg);
+                goto error;
+            }
+            for (int i = arg - 1; i >= 0; i--)
+                if (push(x, f, Py_NewRef(PyTuple_GET_ITEM(items, i))) < 0) {
+                    Py_DECREF(items);
+                    goto error;
+                }
+            Py_DECREF(items);
+            break;
+        }
+        case BINARY_OP: {
+            PyObject *b = POP(), *a = POP();
+            PyObject *r = binary_op(x, arg, a, b);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case BINARY_SUBSCR: {
+            PyObject *k = POP(), *c = POP();
+            PyObject *r = subscript(x, c, k);
+            Py_DECREF(k);
+            Py_DECREF(c);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case COMPARE_OP: {
+            PyObject *b = POP(), *a = POP();
+            PyObject *r = compare_op(x, arg, a, b);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case IS_OP: {
+            PyObject *b = POP(), *a = POP();
+            PyObject *r = PyBool_FromLong((a == b) ^ arg);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case CONTAINS_OP: {
+            PyObject *c = POP(), *v = POP();
+            int rc = -1;
+            if (!is_scalar(v))
+                fail(x, true, "'in' with a %s", Py_TYPE(v)->tp_name);
+            else if (PyDict_Check(c)) {
+                PyObject *what = PyUnicode_FromString("a dict membership");
+                int err;
+                if (is_fresh(x, c))
+                    rc = PyDict_Contains(c, v);
+                else if (what) {
+                    PyObject *item = dict_read(x, c, v, what, &err);
+                    rc = err < 0 ? -1 : item != NULL;
+                }
+                Py_XDECREF(what);
+            } else if (is_plain(x, c, 0))
+                rc = PySequence_Contains(c, v);
+            else
+                fail(x, true, "'in' of a %s", Py_TYPE(c)->tp_name);
+            Py_DECREF(c);
+            Py_DECREF(v);
+            if (rc < 0 || push(x, f, PyBool_FromLong(rc ^ arg)) < 0)
+                goto error;
+            break;
+        }
+        case UNARY_NEGATIVE:
+        case UNARY_POSITIVE:
+        case UNARY_INVERT: {
+            PyObject *v = POP();
+            PyObject *r = NULL;
+            if (is_tensor(x, v)) {
+                const char *name = op == UNARY_NEGATIVE ? "neg"
+                                   : op == UNARY_INVERT ? "bitwise_not"
+                                                        : "positive";
+                PyObject *fn = pith_function(x, name);
+                if (fn)
+                    r = call_value(x, fn, &v, 1, NULL);
+                Py_XDECREF(fn);
+            } else if (is_scalar(v)) {
+                r = op == UNARY_NEGATIVE ? PyNumber_Negative(v)
+                    : op == UNARY_INVERT ? PyNumber_Invert(v)
+                                         : PyNumber_Positive(v);
+                if (!r)
+                    fail_exception(x, "a unary operator");
+            } else {
+                fail(x, true, "a unary operator on a %s", Py_TYPE(v)->tp_name);
+            }
+            Py_DECREF(v);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case UNARY_NOT: {
+            PyObject *v = POP();
+            int t = truth(x, v);
+            Py_DECREF(v);
+            if (t < 0 || push(x, f, PyBool_FromLong(!t)) < 0)
+                goto error;
+            break;
+        }
+        case GET_ITER: {
+            PyObject *v = POP();
+            PyObject *items = iterate(x, v);
+            Py_DECREF(v);
+            PyObject *it = items ? PyObject_GetIter(items) : NULL;
+            Py_XDECREF(items);
+            if (push(x, f, it) < 0)
+                goto error;
+            break;
+        }
+        case FOR_ITER: {
+            PyObject *v = PyIter_Next(TOP());
+            if (v) {
+                if (push(x, f, v) < 0)
+                    goto error;
+            } else {
+                if (PyErr_Occurred())
+                    goto error;
+                Py_DECREF(POP());
+                next = pc + 1 + arg;
+            }
+            break;
+        }
+        case JUMP_FORWARD:
+            next = pc + 1 + arg;
+            break;
+        case JUMP_BACKWARD:
+        case JUMP_BACKWARD_NO_INTERRUPT:
+            next = pc + 1 - arg;
+            break;
+        case POP_JUMP_FORWARD_IF_FALSE:
+        case POP_JUMP_FORWARD_IF_TRUE:
+        case POP_JUMP_BACKWARD_IF_FALSE:
+        case POP_JUMP_BACKWARD_IF_TRUE: {
+            PyObject *v = POP();
+            int t = truth(x, v);
+            Py_DECREF(v);
+            if (t < 0)
+                goto error;
+            bool want = op == POP_JUMP_FORWARD_IF_TRUE || op == POP_JUMP_BACKWARD_IF_TRUE;
+            bool back = op == POP_JUMP_BACKWARD_IF_FALSE || op == POP_JUMP_BACKWARD_IF_TRUE;
+            if ((t != 0) == want)
+                next = back ? pc + 1 - arg : pc + 1 + arg;
+            break;
+        }
+        case POP_JUMP_FORWARD_IF_NONE:
+        case POP_JUMP_FORWARD_IF_NOT_NONE:
+        case POP_JUMP_BACKWARD_IF_NONE:
+        case POP_JUMP_BACKWARD_IF_NOT_NONE: {
+            PyObject *v = POP();
+            bool none = v == Py_None;
+            Py_DECREF(v);
+            bool want = op == POP_JUMP_FORWARD_IF_NONE || op == POP_JUMP_BACKWARD_IF_NONE;
+            bool back = op == POP_JUMP_BACKWARD_IF_NONE || op == POP_JUMP_BACKWARD_IF_NOT_NONE;
+            if (none == want)
+                next = back ? pc + 1 - arg : pc + 1 + arg;
+            break;
+        }
+        case JUMP_IF_FALSE_OR_POP:
+        case JUMP_IF_TRUE_OR_POP: {
+            int t = truth(x, TOP());
+            if (t < 0)
+                goto error;
+            if ((t != 0) == (op == JUMP_IF_TRUE_OR_POP))
+                next = pc + 1 + arg;
+            else
+                Py_DECREF(POP());
+            break;
+        }
+        case RETURN_VALUE:
+            result = POP();
+            goto done;
+        default:
+            unsupported_opcode(x, op);
+            goto error;
+        }
+        pc = next;
+    }
+    fail(x, true, "the bytecode ended without a return");
+error:
+    result = NULL;
+done:
+    Py_DECREF(bytes);
+    return result;
+}
+
+/* ---- the result ---- */
+
+static void tmpl_clear(tmpl *t)
+{
+    Py_CLEAR(t->value);
+    for (int i = 0; i < t->n; i++)
+        tmpl_clear(&t->items[i]);
+    PyMem_Free(t->items);
+    t->items = NULL;
+    t->n = 0;
+}
+
+static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
+{
+    memset(t, 0, sizeof *t);
+    if (is_tensor(x, v)) {
+        PyObject *id = PyLong_FromVoidPtr(v);
+        if (!id)
+            return -1;
+        PyObject *slot = PyDict_GetItemWithError(x->input_standins, id);
+        Py_DECREF(id);
+        if (slot) {
+            /* the frame returns an argument itself: eager returns the same object */
+            t->kind = TMPL_LOCAL;
+            t->index = (int)PyLong_AsLong(slot);
+            return 0;
+        }
+        if (PyErr_Occurred())
+            return -1;
+        if (pith_graph_output(x->g, tensor_of(v)) != PITH_OK)
+            return fail(x, false, "the result is a tensor the graph cannot return: %s",
+                        pith_last_error());
+        t->kind = TMPL_OUTPUT;
+        t->index = 0; /* numbered by the caller, in order */
+        return 0;
+    }
+    if ((PyTuple_CheckExact(v) || PyList_CheckExact(v)) && depth < 8) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        t->kind = PyTuple_CheckExact(v) ? TMPL_TUPLE : TMPL_LIST;
+        t->items = PyMem_Calloc((size_t)n + 1, sizeof *t->items);
+        if (!t->items) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            t->n = (int)i + 1;
+            if (tmpl_build(x, PySequence_Fast_GET_ITEM(v, i), &t->items[i], depth + 1) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (is_scalar(v) || Py_IS_TYPE(v, x->st->dtype_type) ||
+        (PyTuple_CheckExact(v) && is_plain(x, v, 0))) {
+        t->kind = TMPL_CONST;
+        t->value = Py_NewRef(v);
+        return 0;
+    }
+    int slot = argument_slot(x, v);
+    if (slot >= 0) {
+        t->kind = TMPL_LOCAL;
+        t->index = slot;
+        return 0;
+    }
+    if (is_module(x, v) || PyModule_Check(v) || PyFunction_Check(v) || PyType_Check(v)) {
+        /* an object the guards fix (an argument, a global, an attribute): returned as is */
+        t->kind = TMPL_CONST;
+        t->value = Py_NewRef(v);
+        return 0;
+    }
+    return fail(x, true, "the frame returns a %s", Py_TYPE(v)->tp_name);
+}
+
+static void tmpl_number(tmpl *t, int *next)
+{
+    if (t->kind == TMPL_OUTPUT)
+        t->index = (*next)++;
+    for (int i = 0; i < t->n; i++)
+        tmpl_number(&t->items[i], next);
+}
+
+void compile_entry_free(compile_entry *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < e->nguards; i++)
+        guard_clear(&e->guards[i]);
+    PyMem_Free(e->guards);
+    PyMem_Free(e->input_locals);
+    pith_compiled_free(e->compiled);
+    tmpl_clear(&e->result);
+    PyMem_Free(e);
+}
+
+compile_entry *translate_frame(const translate_request *req, translate_failure *why)
+{
+    pith_module_state *st = req->st;
+    tx x = {0};
+    x.req = req;
+    x.st = st;
+    x.why = why;
+    x.code = req->code;
+    compile_entry *e = NULL;
+    x.g = pith_graph_new();
+    x.param_standins = PyDict_New();
+    x.input_standins = PyDict_New();
+    x.fresh = PySet_New(NULL);
+    x.keep = PyList_New(0);
+    PyCodeObject *co = req->code;
+    int n = co->co_nlocalsplus;
+    sframe f = {0};
+    f.nlocals = n;
+    f.cap = co->co_stacksize + 4;
+    f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
+    if (!x.g || !x.param_standins || !x.input_standins || !x.fresh || !x.keep || !f.locals) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    f.stack = f.locals + n;
+    f.globals = req->func->func_globals;
+    f.builtins = req->func->func_builtins;
+    f.func = req->func;
+    f.code = co;
+    {
+        guard *gd = guard_add(&x, GUARD_GRAD_MODE);
+        if (!gd)
+            goto done;
+        gd->flag = pith_grad_enabled();
+        gd = guard_add(&x, GUARD_DEFAULT_DTYPE);
+        if (!gd)
+            goto done;
+        gd->dtype = pith_get_default_dtype();
+    }
+    /* The arguments: every slot the call filled (the rest are NULL, or cells not yet made,
+     * which hold the argument itself before MAKE_CELL runs: Note [The frame hook]). */
+    int nargs = co->co_argcount + co->co_kwonlyargcount + !!(co->co_flags & CO_VARARGS) +
+                !!(co->co_flags & CO_VARKEYWORDS);
+    for (int i = 0; i < nargs; i++) {
+        PyObject *v = req->localsplus[i];
+        if (!v)
+            continue;
+        f.locals[i] = argument_value(&x, i, v, PyTuple_GET_ITEM(co->co_localsplusnames, i));
+        if (!f.locals[i])
+            goto done;
+    }
+    PyObject *r = eval_frame(&x, &f);
+    x.code = co;
+    if (!r)
+        goto done;
+    e = PyMem_Calloc(1, sizeof *e);
+    if (!e) {
+        Py_DECREF(r);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int rc = tmpl_build(&x, r, &e->result, 0);
+    Py_DECREF(r);
+    if (rc < 0)
+        goto fail_entry;
+    int outputs = 0;
+    tmpl_number(&e->result, &outputs);
+    e->noutputs = outputs;
+    e->compiled = pith_graph_compile(x.g, NULL);
+    if (!e->compiled) {
+        fail(&x, false, "pith_graph_compile: %s", pith_last_error());
+        goto fail_entry;
+    }
+    e->guards = x.guards;
+    e->nguards = x.nguards;
+    x.guards = NULL;
+    x.nguards = 0;
+    e->input_locals = x.input_locals;
+    e->ninputs = x.ninputs;
+    x.input_locals = NULL;
+    e->work = x.work;
+    goto done;
+fail_entry:
+    compile_entry_free(e);
+    e = NULL;
+done:
+    if (!e && !PyErr_Occurred() && !why->reason[0])
+        fail(&x, true, "the translation failed");
+    if (!e && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_MemoryError))
+        fail_exception(&x, "the translation");
+    for (int i = 0; f.locals && i < n + f.sp; i++)
+        Py_XDECREF(f.locals[i]);
+    PyMem_Free(f.locals);
+    for (int i = 0; i < x.nguards; i++)
+        guard_clear(&x.guards[i]);
+    PyMem_Free(x.guards);
+    PyMem_Free(x.input_locals);
+    Py_XDECREF(x.param_standins);
+    Py_XDECREF(x.input_standins);
+    Py_XDECREF(x.fresh);
+    Py_XDECREF(x.keep);
+    pith_graph_free(x.g);
+    return e;
+}

@@ -1,0 +1,145 @@
+"""pith.compiler: pith.compile and what goes with it (stats, reset, hook_installed,
+Unsupported), mirroring torch.compile and torch.compiler.
+
+pith.compile(model) returns a callable that runs `model` inside a region: while a thread is
+inside one, a PEP 523 frame hook captures the frames of the compiled function and of the
+`forward` of every pith.nn.Module called there, translates their bytecode in C into a
+compiled graph (pith_graph, <pith/graph.h>), and answers later calls from a cache guarded
+in C. Anything the translator does not support runs eagerly, with the same results.
+docs/compile.md describes the use, the guards, the fallbacks and the limits; the C side is
+python_bindings/_C/compile_hook.c (Note [The frame hook]) and compile_translate.c (Note
+[Guard soundness]).
+"""
+import functools
+import os
+import types
+
+from . import _C
+from .nn.modules.module import Module
+
+__all__ = ["compile", "Unsupported", "OptimizedModule", "stats", "reset", "hook_installed"]
+
+
+class Unsupported(RuntimeError):
+    """Raised by a pith.compile(fullgraph=True) callable when part of it would run eagerly;
+    the message names the reason, the file and the line."""
+
+
+def _log_enabled():
+    return "compile" in os.environ.get("PITH_LOG", "").replace(" ", "").split(",")
+
+
+_C._compile_setup(Module, Module.__getattr__, Unsupported, _log_enabled())
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def _check_options(fullgraph, dynamic, backend, mode, options):
+    if backend != "pith":
+        raise ValueError(f"pith.compile: unknown backend {backend!r} (pith has one backend, "
+                         f"'pith')")
+    if dynamic:
+        raise NotImplementedError("pith.compile(dynamic=True) is not supported yet: every "
+                                  "size is static and guarded (docs/compile.md)")
+    if mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(m for m in _MODES if m)}")
+    if options:
+        raise RuntimeError(f"pith.compile: unknown options {sorted(options)} (pith.compile "
+                           f"takes no options)")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"pith.compile: fullgraph must be a bool, not "
+                        f"{type(fullgraph).__name__}")
+
+
+class OptimizedModule(Module):
+    """What pith.compile returns for a module, as torch's OptimizedModule: `_orig_mod` is
+    the module (a child, so state_dict keys start with `_orig_mod.` and the parameters and
+    buffers are the module's own objects), other attributes are the module's, and calling
+    it runs the module's forward compiled. Pickling or deep-copying it gives the same for a
+    copy of the module, compiled afresh (caches are never copied)."""
+
+    def __init__(self, mod, fullgraph=False):
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_pith_fullgraph", fullgraph)
+
+    def forward(self, *args, **kwargs):
+        return _C._compile_region(self._orig_mod, args, kwargs, self._pith_fullgraph)
+
+    def __getattr__(self, name):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+    def __reduce__(self):
+        return (_rebuild, (self._orig_mod, self._pith_fullgraph))
+
+    def __repr__(self):
+        return f"OptimizedModule({self._orig_mod!r})"
+
+
+def _rebuild(mod, fullgraph):
+    return OptimizedModule(mod, fullgraph)
+
+
+def _compile_function(fn, fullgraph):
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        raise TypeError(f"pith.compile: expected a pith.nn.Module or a Python function, "
+                        f"got {type(fn).__name__}")
+    _C._compile_mark(code, fullgraph)
+
+    @functools.wraps(fn)
+    def compiled(*args, **kwargs):
+        return _C._compile_region(fn, args, kwargs, fullgraph)
+
+    compiled._torchdynamo_orig_callable = fn
+    compiled._pith_orig = fn
+    return compiled
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="pith", mode=None,
+            options=None, disable=False):
+    """pith.compile(model): `model` (a pith.nn.Module or a Python function) compiled, as
+    torch.compile; usable as @pith.compile and @pith.compile(fullgraph=True)."""
+    _check_options(fullgraph, dynamic, backend, mode, options)
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
+                                 backend=backend, mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    if isinstance(model, OptimizedModule):
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph)
+    if not callable(model):
+        raise TypeError(f"pith.compile: expected a callable, got {type(model).__name__}")
+    return _compile_function(model, fullgraph)
+
+
+def stats():
+    """Counters of this interpreter's compiles: frames_seen, frames_captured,
+    frames_skipped, skip_reasons, compiles, cache_hits and guard_failures."""
+    return _C._compile_stats()
+
+
+def reset():
+    """Drops every cache entry (compiled code recompiles on its next call) and zeroes the
+    counters."""
+    _C._compile_reset()
+
+
+def hook_installed():
+    """Whether this interpreter's frame hook is pith.compile's right now: true only while
+    some thread of it is inside a compiled call."""
+    return _C._compile_hook_installed()
+
+
+def _cache_size():
+    """The number of live cache entries in this interpreter, for tests."""
+    return _C._compile_cache_size()
