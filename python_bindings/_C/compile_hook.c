@@ -74,8 +74,13 @@ typedef struct {
     PyObject *weak;   /* a weak reference to it, whose callback drops the bucket */
     PyObject *entries[COMPILE_CACHE_LIMIT]; /* capsules of compile_entry, newest last */
     int n;
+    int misses;       /* translations that failed for these arguments only, in a row */
     bool warned;      /* the cache limit was reported */
 } bucket;
+
+/* After this many failed translations of one (code, instance) whose failures depended on
+ * the arguments, it runs eagerly without trying again (until reset()). */
+#define COMPILE_MAX_MISSES 4
 
 typedef struct hook_state hook_state;
 
@@ -291,7 +296,7 @@ static bool tensor_meta_same(const guard *gd, const pith_tensor *t)
 
 static PyObject *subject_of(const guard *gd, PyObject *const *localsplus)
 {
-    return gd->obj ? gd->obj : localsplus[gd->local];
+    return gd->at.local < 0 ? gd->obj : access_get(localsplus, &gd->at);
 }
 
 static bool dict_keys_hold(guard *gd)
@@ -323,19 +328,29 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
         bool ok;
         switch (gd->kind) {
         case GUARD_TENSOR: {
-            PyObject *v = localsplus[gd->local];
+            PyObject *v = access_get(localsplus, &gd->at);
             ok = v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v));
             break;
         }
-        case GUARD_VALUE:
-            ok = localsplus[gd->local] && value_same(localsplus[gd->local], gd->aux);
+        case GUARD_VALUE: {
+            PyObject *v = access_get(localsplus, &gd->at);
+            ok = v && value_same(v, gd->aux);
             break;
+        }
         case GUARD_IDENTITY:
-            ok = localsplus[gd->local] == gd->aux;
+            ok = access_get(localsplus, &gd->at) == gd->aux;
             break;
-        case GUARD_WEAK:
-            ok = localsplus[gd->local] && PyWeakref_GET_OBJECT(gd->weak) == localsplus[gd->local];
+        case GUARD_WEAK: {
+            PyObject *v = access_get(localsplus, &gd->at);
+            ok = v && PyWeakref_GET_OBJECT(gd->weak) == v;
             break;
+        }
+        case GUARD_SEQUENCE: {
+            PyObject *v = access_get(localsplus, &gd->at);
+            ok = v && (PyObject *)Py_TYPE(v) == gd->aux &&
+                 (PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v)) == gd->ndim;
+            break;
+        }
         case GUARD_DICT_KEYS:
             ok = dict_keys_hold(gd);
             break;
@@ -371,6 +386,13 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
         case GUARD_DEFAULT_DTYPE:
             ok = pith_get_default_dtype() == gd->dtype;
             break;
+        case GUARD_NO_ALIAS:
+            ok = true;
+            for (int a = 0; ok && a < e->ninputs; a++)
+                for (int b = 0; ok && b < a; b++)
+                    ok = !pith_shares_storage(tensor_of(access_get(localsplus, &e->inputs[a])),
+                                              tensor_of(access_get(localsplus, &e->inputs[b])));
+            break;
         default:
             ok = false;
         }
@@ -396,7 +418,7 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
     const guard *gd = &e->guards[i];
     switch (gd->kind) {
     case GUARD_TENSOR: {
-        PyObject *v = localsplus[gd->local];
+        PyObject *v = access_get(localsplus, &gd->at);
         if (!v || Py_TYPE(v) != gd->type)
             return PyUnicode_FromFormat("%U: type %s -> %s", gd->name, gd->type->tp_name,
                                         v ? Py_TYPE(v)->tp_name : "unbound");
@@ -426,7 +448,7 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
     }
     case GUARD_VALUE:
     case GUARD_IDENTITY: {
-        PyObject *a = repr_or_type(gd->aux), *b = repr_or_type(localsplus[gd->local]);
+        PyObject *a = repr_or_type(gd->aux), *b = repr_or_type(access_get(localsplus, &gd->at));
         PyObject *r = a && b ? PyUnicode_FromFormat("%U: value %U -> %U", gd->name, a, b) : NULL;
         Py_XDECREF(a);
         Py_XDECREF(b);
@@ -434,6 +456,15 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
     }
     case GUARD_WEAK:
         return PyUnicode_FromFormat("%U: another object", gd->name);
+    case GUARD_SEQUENCE: {
+        PyObject *v = access_get(localsplus, &gd->at);
+        if (!v || (PyObject *)Py_TYPE(v) != gd->aux)
+            return PyUnicode_FromFormat("%U: type %s -> %s", gd->name,
+                                        ((PyTypeObject *)gd->aux)->tp_name,
+                                        v ? Py_TYPE(v)->tp_name : "missing");
+        return PyUnicode_FromFormat("%U: length %d -> %zd", gd->name, gd->ndim,
+                                    PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v));
+    }
     case GUARD_DICT_KEYS:
         return PyUnicode_FromFormat("%U: rebound", gd->name);
     case GUARD_DICT_EXACT:
@@ -454,6 +485,8 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
     case GUARD_DEFAULT_DTYPE:
         return PyUnicode_FromFormat("default dtype %s -> %s", pith_dtype_name(gd->dtype),
                                     pith_dtype_name(pith_get_default_dtype()));
+    case GUARD_NO_ALIAS:
+        return PyUnicode_FromString("tensor arguments share memory");
     }
     return PyUnicode_FromString("a guard failed");
 }
@@ -469,8 +502,12 @@ static PyObject *tmpl_result(pith_module_state *st, const tmpl *t, pith_tensor *
         outputs[t->index] = NULL;
         return tensor_wrap(st, o);
     }
-    case TMPL_LOCAL:
-        return Py_NewRef(localsplus[t->index]);
+    case TMPL_LOCAL: {
+        PyObject *v = access_get(localsplus, &t->at);
+        if (!v)
+            PyErr_SetString(PyExc_RuntimeError, "pith.compile: an argument vanished");
+        return Py_XNewRef(v);
+    }
     case TMPL_CONST:
         return Py_NewRef(t->value);
     case TMPL_TUPLE:
@@ -511,7 +548,7 @@ static PyObject *entry_run(hook_state *hs, PyObject *capsule, PyObject *const *l
         goto done;
     }
     for (int i = 0; i < e->ninputs; i++)
-        inputs[i] = tensor_of(localsplus[e->input_locals[i]]);
+        inputs[i] = tensor_of(access_get(localsplus, &e->inputs[i]));
     for (int i = 0; i < e->noutputs; i++)
         outputs[i] = NULL;
     Py_INCREF(capsule); /* Note [Compile GIL rules] */
@@ -595,6 +632,11 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
             return NULL;
         list_append_capped(hs->guard_failures, reason);
     }
+    if (b->misses >= COMPILE_MAX_MISSES) {
+        Py_XDECREF(reason);
+        hs->frames_skipped++;
+        return hs->previous(ts, frame, throwflag);
+    }
     if (b->n == COMPILE_CACHE_LIMIT) {
         Py_XDECREF(reason);
         hs->frames_skipped++;
@@ -651,8 +693,15 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
             Py_XDECREF(label);
         }
         Py_DECREF(msg);
-        if (why.permanent)
+        if (why.permanent) {
             cc->flags |= CODE_SKIP;
+        } else {
+            /* the pointer may have moved: a weak callback may have run meanwhile */
+            bucket *nb = bucket_get(cc, forward ? localsplus[0] : NULL);
+            if (!nb)
+                return NULL;
+            nb->misses++;
+        }
         return hs->previous(ts, frame, throwflag);
     }
     if (hs->log) {
@@ -679,6 +728,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         return r;
     }
     b->entries[b->n++] = capsule;
+    b->misses = 0;
     hs->frames_captured++;
     return entry_run(hs, capsule, localsplus);
 }

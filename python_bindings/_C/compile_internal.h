@@ -11,12 +11,37 @@
 /* The most cache entries one (code, instance) pair keeps; past it the frame runs eagerly. */
 #define COMPILE_CACHE_LIMIT 8
 
+/* Where a frame argument, or an item of one, is: localsplus[local], then item `index` of
+ * that tuple or list (when >= 0), or item `key` of that dict (when not NULL). */
+typedef struct {
+    int local;
+    int index;
+    PyObject *key; /* strong */
+} arg_path;
+
+/* The value at `a` (borrowed), or NULL when the frame has none there. Never raises. */
+static inline PyObject *access_get(PyObject *const *localsplus, const arg_path *a)
+{
+    PyObject *v = localsplus[a->local];
+    if (!v || (a->index < 0 && !a->key))
+        return v;
+    if (a->index >= 0) {
+        if (PyTuple_CheckExact(v))
+            return a->index < PyTuple_GET_SIZE(v) ? PyTuple_GET_ITEM(v, a->index) : NULL;
+        if (PyList_CheckExact(v))
+            return a->index < PyList_GET_SIZE(v) ? PyList_GET_ITEM(v, a->index) : NULL;
+        return NULL;
+    }
+    return PyDict_CheckExact(v) ? PyDict_GetItem(v, a->key) : NULL;
+}
+
 /* What a guard checks; See Note [Guard soundness] (compile_translate.c). */
 typedef enum {
-    GUARD_TENSOR,      /* local `local` is a tensor of exactly this type and metadata */
-    GUARD_VALUE,       /* local `local` is a scalar of exactly this type and value */
-    GUARD_IDENTITY,    /* local `local` is `obj` */
-    GUARD_WEAK,        /* local `local` is the object `weak` refers to (a module) */
+    GUARD_TENSOR,      /* the argument at `at` is a tensor of exactly this type and metadata */
+    GUARD_VALUE,       /* ... a scalar of exactly this type and value */
+    GUARD_IDENTITY,    /* ... the object `aux` */
+    GUARD_WEAK,        /* ... the object `weak` refers to (a module) */
+    GUARD_SEQUENCE,    /* ... a tuple, list or dict of exactly type `aux`, with `ndim` items */
     GUARD_DICT_KEYS,   /* dict `obj`: the names `keys` map to `values` (NULL: absent) */
     GUARD_DICT_EXACT,  /* dict `obj` is unchanged since translation (its whole content read) */
     GUARD_OBJ_DICT,    /* object `obj`'s __dict__ is still the dict `aux` */
@@ -26,11 +51,13 @@ typedef enum {
     GUARD_PARAM,       /* parameter or buffer `obj` still wraps `t`, with t's metadata */
     GUARD_GRAD_MODE,   /* grad mode is `flag` */
     GUARD_DEFAULT_DTYPE, /* the default dtype is `dtype` */
+    GUARD_NO_ALIAS,    /* no two tensor inputs share memory (the graph writes in place) */
 } guard_kind;
 
 typedef struct {
     guard_kind kind;
-    int local;          /* the frame slot (GUARD_TENSOR, _VALUE, _IDENTITY, _WEAK) */
+    arg_path at;          /* the argument (the kinds above GUARD_DICT_KEYS); at.local < 0:
+                           the guard is on `obj` */
     PyObject *obj;      /* strong */
     PyObject *aux;      /* strong: the type, the dict, the cell's content, the value */
     PyObject *weak;     /* GUARD_WEAK: a weak reference */
@@ -53,7 +80,8 @@ typedef enum { TMPL_OUTPUT, TMPL_LOCAL, TMPL_CONST, TMPL_TUPLE, TMPL_LIST } tmpl
 
 typedef struct tmpl {
     tmpl_kind kind;
-    int index;        /* TMPL_OUTPUT: the output; TMPL_LOCAL: the frame slot */
+    int index;        /* TMPL_OUTPUT: the output */
+    arg_path at;        /* TMPL_LOCAL: the argument returned as is */
     PyObject *value;  /* TMPL_CONST (strong) */
     int n;
     struct tmpl *items;
@@ -64,7 +92,7 @@ typedef struct {
     guard *guards;
     int nguards;
     pith_compiled *compiled;
-    int *input_locals; /* for each graph input, the frame slot holding its tensor */
+    arg_path *inputs;    /* for each graph input, where the frame holds its tensor */
     int ninputs;
     int noutputs;
     int64_t work;      /* elements of the inputs and parameters: whether to drop the GIL */

@@ -57,13 +57,14 @@ typedef struct {
     translate_failure *why;
     guard *guards;
     int nguards, cap_guards;
-    int *input_locals;
+    arg_path *inputs; /* of the graph's inputs, in order */
     int ninputs, cap_inputs;
     PyObject *param_standins; /* id(parameter) -> its stand-in */
     PyObject *input_standins; /* id(stand-in) -> the frame slot it came from */
     PyObject *fresh;          /* ids of the containers the translation built */
     PyObject *keep;           /* what the translation made, kept alive */
     int64_t work;
+    bool mutates; /* a recorded call writes a tensor in place (or out=) */
     int depth;
     long steps;
     PyCodeObject *code; /* where the evaluation is, for messages */
@@ -75,16 +76,24 @@ typedef struct {
 static int fail(tx *x, bool permanent, const char *fmt, ...)
 {
     translate_failure *why = x->why;
-    if (!why->reason[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why->reason, sizeof why->reason, fmt, ap);
-        va_end(ap);
-        why->permanent = permanent;
-        if (x->code) {
-            Py_XSETREF(why->filename, Py_NewRef(x->code->co_filename));
-            why->line = PyCode_Addr2Line(x->code, x->pc * (int)sizeof(_Py_CODEUNIT));
-        }
+    if (why->reason[0])
+        return -1;
+    /* PyUnicode_FromFormatV: the reasons quote Python objects (%U, %R) */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *text = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : NULL;
+    snprintf(why->reason, sizeof why->reason, "%s", utf8 ? utf8 : fmt);
+    Py_XDECREF(text);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    why->permanent = permanent;
+    if (x->code) {
+        Py_XSETREF(why->filename, Py_NewRef(x->code->co_filename));
+        why->line = PyCode_Addr2Line(x->code, x->pc * (int)sizeof(_Py_CODEUNIT));
     }
     return -1;
 }
@@ -128,7 +137,8 @@ static guard *guard_add(tx *x, guard_kind kind)
     guard *gd = &x->guards[x->nguards++];
     memset(gd, 0, sizeof *gd);
     gd->kind = kind;
-    gd->local = -1;
+    gd->at.local = -1;
+    gd->at.index = -1;
     return gd;
 }
 
@@ -140,6 +150,7 @@ static void guard_clear(guard *gd)
     Py_CLEAR(gd->name);
     Py_CLEAR(gd->keys);
     Py_CLEAR(gd->values);
+    Py_CLEAR(gd->at.key);
     if (gd->t) {
         pith_release(gd->t);
         gd->t = NULL;
@@ -314,11 +325,13 @@ static bool is_module(tx *x, PyObject *v)
 
 /* ---- arguments of the frame ---- */
 
-/* The symbolic value of argument slot `i` of the frame being compiled, with its guard: a
- * new reference, or NULL with the failure. */
-static PyObject *argument_value(tx *x, int i, PyObject *v, PyObject *name)
+/* The symbolic value of the argument at `at` of the frame being compiled, with its guard:
+ * a new reference, or NULL with the failure. A tuple, list or dict argument (*args,
+ * **kwargs) is guarded on its type and length, and its items one by one. */
+static PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name, int depth)
 {
     pith_module_state *st = x->st;
+    guard *gd;
     if (tensor_check(st, v)) {
         if (!Py_IS_TYPE(v, st->tensor_type))
             return fail(x, false, "argument '%U' is a subclass of Tensor (%s)", name,
@@ -327,10 +340,10 @@ static PyObject *argument_value(tx *x, int i, PyObject *v, PyObject *name)
         const pith_tensor *t = tensor_of(v);
         if (pith_tensor_device(t) != PITH_CPU)
             return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
-        guard *gd = guard_add(x, GUARD_TENSOR);
-        if (!gd)
+        if (!(gd = guard_add(x, GUARD_TENSOR)))
             return NULL;
-        gd->local = i;
+        gd->at = at;
+        Py_XINCREF(at.key);
         gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
         gd->type = Py_TYPE(v);
         gd->name = Py_NewRef(name);
@@ -343,53 +356,97 @@ static PyObject *argument_value(tx *x, int i, PyObject *v, PyObject *name)
             return NULL;
         if (x->ninputs == x->cap_inputs) {
             int cap = x->cap_inputs ? 2 * x->cap_inputs : 8;
-            int *v2 = PyMem_Realloc(x->input_locals, (size_t)cap * sizeof *v2);
+            arg_path *v2 = PyMem_Realloc(x->inputs, (size_t)cap * sizeof *v2);
             if (!v2) {
                 Py_DECREF(obj);
                 return PyErr_NoMemory();
             }
-            x->input_locals = v2;
+            x->inputs = v2;
             x->cap_inputs = cap;
         }
-        x->input_locals[x->ninputs++] = i;
+        x->inputs[x->ninputs++] = at;
+        Py_XINCREF(at.key);
         x->work += pith_numel(t);
-        PyObject *id = PyLong_FromVoidPtr(obj), *slot = PyLong_FromLong(i);
-        int rc = id && slot ? PyDict_SetItem(x->input_standins, id, slot) : -1;
+        PyObject *id = PyLong_FromVoidPtr(obj), *where = PyLong_FromLong(x->ninputs - 1);
+        int rc = id && where ? PyDict_SetItem(x->input_standins, id, where) : -1;
         Py_XDECREF(id);
-        Py_XDECREF(slot);
+        Py_XDECREF(where);
         if (rc < 0 || PyList_Append(x->keep, obj) < 0) {
             Py_DECREF(obj);
             return NULL;
         }
         return obj;
     }
-    if (is_scalar(v)) {
-        guard *gd = guard_add(x, GUARD_VALUE);
-        if (!gd)
+    if (is_scalar(v) || is_module(x, v)) {
+        bool module = !is_scalar(v);
+        if (!(gd = guard_add(x, module ? GUARD_WEAK : GUARD_VALUE)))
             return NULL;
-        gd->local = i;
-        gd->aux = Py_NewRef(v);
+        gd->at = at;
+        Py_XINCREF(at.key);
         gd->name = Py_NewRef(name);
+        if (module && !(gd->weak = PyWeakref_NewRef(v, NULL)))
+            return NULL;
+        if (!module)
+            gd->aux = Py_NewRef(v);
         return Py_NewRef(v);
     }
-    if (is_module(x, v)) {
-        guard *gd = guard_add(x, GUARD_WEAK);
-        if (!gd)
+    if ((PyTuple_CheckExact(v) || PyList_CheckExact(v) || PyDict_CheckExact(v)) &&
+        depth == 0) {
+        Py_ssize_t n = PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v);
+        if (n > 64)
+            return fail(x, false, "argument '%U' has more than 64 items", name), NULL;
+        if (!(gd = guard_add(x, GUARD_SEQUENCE)))
             return NULL;
-        gd->local = i;
+        gd->at = at;
+        gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
         gd->name = Py_NewRef(name);
-        gd->weak = PyWeakref_NewRef(v, NULL);
-        if (!gd->weak)
+        gd->ndim = (int)n;
+        PyObject *r = PyDict_CheckExact(v) ? PyDict_New()
+                      : PyTuple_CheckExact(v) ? PyTuple_New(n) : PyList_New(n);
+        if (!r)
             return NULL;
-        return Py_NewRef(v);
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *key, *item;
+        while (PyDict_CheckExact(v) ? PyDict_Next(v, &pos, &key, &item)
+                                    : (i < n && (item = PySequence_Fast_GET_ITEM(v, i)))) {
+            if (PyDict_CheckExact(v) && !PyUnicode_CheckExact(key)) {
+                Py_DECREF(r);
+                return fail(x, false, "argument '%U' has a key that is not a str", name), NULL;
+            }
+            arg_path sub = {at.local, PyDict_CheckExact(v) ? -1 : (int)i,
+                          PyDict_CheckExact(v) ? key : NULL};
+            PyObject *label = PyDict_CheckExact(v) ? PyUnicode_FromFormat("%U[%R]", name, key)
+                                                   : PyUnicode_FromFormat("%U[%zd]", name, i);
+            PyObject *sv = label ? argument_value(x, sub, item, label, depth + 1) : NULL;
+            Py_XDECREF(label);
+            if (!sv) {
+                Py_DECREF(r);
+                return NULL;
+            }
+            if (PyDict_CheckExact(v)) {
+                int rc = PyDict_SetItem(r, key, sv);
+                Py_DECREF(sv);
+                if (rc < 0) {
+                    Py_DECREF(r);
+                    return NULL;
+                }
+            } else if (PyTuple_CheckExact(v)) {
+                PyTuple_SET_ITEM(r, i, sv);
+            } else {
+                PyList_SET_ITEM(r, i, sv);
+            }
+            i++;
+        }
+        return PyTuple_CheckExact(v) ? r : make_fresh(x, r);
     }
     if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v))
-        return fail(x, false, "argument '%U' is a %s (only tensors, scalars and modules are "
-                    "compiled arguments)", name, Py_TYPE(v)->tp_name), NULL;
-    guard *gd = guard_add(x, GUARD_IDENTITY);
-    if (!gd)
+        return fail(x, false, "argument '%U' is a %s (compiled arguments are tensors, "
+                    "scalars, modules and one level of tuples, lists and dicts of them)",
+                    name, Py_TYPE(v)->tp_name), NULL;
+    if (!(gd = guard_add(x, GUARD_IDENTITY)))
         return NULL;
-    gd->local = i;
+    gd->at = at;
+    Py_XINCREF(at.key);
     gd->aux = Py_NewRef(v);
     gd->name = Py_NewRef(name);
     return Py_NewRef(v);
@@ -541,8 +598,8 @@ static int argument_slot(tx *x, PyObject *obj)
 /* Points a guard at `obj`: the frame slot of an argument, or a strong reference. */
 static void guard_subject(tx *x, guard *gd, PyObject *obj)
 {
-    gd->local = argument_slot(x, obj);
-    if (gd->local < 0)
+    gd->at.local = argument_slot(x, obj);
+    if (gd->at.local < 0)
         gd->obj = Py_NewRef(obj);
 }
 
@@ -550,7 +607,7 @@ static bool guard_is_on(const tx *x, const guard *gd, guard_kind kind, PyObject 
 {
     if (gd->kind != kind)
         return false;
-    return gd->obj ? gd->obj == obj : x->req->localsplus[gd->local] == obj;
+    return gd->at.local < 0 ? gd->obj == obj : x->req->localsplus[gd->at.local] == obj;
 }
 
 /* obj.name by the rules of PyObject_GenericGetAttr, with guards, for a module or any
@@ -1131,6 +1188,21 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
                                                   : PyDict_Items(self);
         return make_fresh(x, r);
     }
+    bool is_math = self && PyModule_Check(self) && PyModule_GetName(self) &&
+                   strcmp(PyModule_GetName(self), "math") == 0;
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    if (is_math && !kwnames) {
+        /* math's functions are pure on numbers */
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            if (!(PyLong_CheckExact(args[i]) || PyFloat_CheckExact(args[i]) ||
+                  PyBool_Check(args[i])))
+                return fail(x, true, "math.%s of a %s", name, Py_TYPE(args[i])->tp_name), NULL;
+        PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
+        if (!r)
+            return fail_exception(x, name), NULL;
+        return r;
+    }
     if (!is_builtin || kwnames)
         return fail(x, true, "a call of the builtin %s", name), NULL;
     if (strcmp(name, "len") == 0 && nargs == 1) {
@@ -1225,6 +1297,13 @@ static PyObject *record_call(tx *x, PyObject *callable, PyObject *const *args, P
     binder_record_into(previous);
     if (!r)
         return fail_exception(x, "an operator"), NULL;
+    /* An in-place op returns its argument itself (the binder's return_alias); out= names
+     * its target. Either way the graph writes memory that another input may share. */
+    for (Py_ssize_t i = 0; i < nargs && !x->mutates; i++)
+        x->mutates = args[i] == r && is_tensor(x, r);
+    for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); k++)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") == 0)
+            x->mutates = true;
     if (PyList_Append(x->keep, r) < 0) {
         Py_DECREF(r);
         return NULL;
@@ -1876,6 +1955,7 @@ done:
 static void tmpl_clear(tmpl *t)
 {
     Py_CLEAR(t->value);
+    Py_CLEAR(t->at.key);
     for (int i = 0; i < t->n; i++)
         tmpl_clear(&t->items[i]);
     PyMem_Free(t->items);
@@ -1890,12 +1970,13 @@ static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
         PyObject *id = PyLong_FromVoidPtr(v);
         if (!id)
             return -1;
-        PyObject *slot = PyDict_GetItemWithError(x->input_standins, id);
+        PyObject *which = PyDict_GetItemWithError(x->input_standins, id);
         Py_DECREF(id);
-        if (slot) {
+        if (which) {
             /* the frame returns an argument itself: eager returns the same object */
             t->kind = TMPL_LOCAL;
-            t->index = (int)PyLong_AsLong(slot);
+            t->at = x->inputs[PyLong_AsLong(which)];
+            Py_XINCREF(t->at.key);
             return 0;
         }
         if (PyErr_Occurred())
@@ -1931,7 +2012,8 @@ static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
     int slot = argument_slot(x, v);
     if (slot >= 0) {
         t->kind = TMPL_LOCAL;
-        t->index = slot;
+        t->at.local = slot;
+        t->at.index = -1;
         return 0;
     }
     if (is_module(x, v) || PyModule_Check(v) || PyFunction_Check(v) || PyType_Check(v)) {
@@ -1958,7 +2040,9 @@ void compile_entry_free(compile_entry *e)
     for (int i = 0; i < e->nguards; i++)
         guard_clear(&e->guards[i]);
     PyMem_Free(e->guards);
-    PyMem_Free(e->input_locals);
+    for (int i = 0; i < e->ninputs; i++)
+        Py_XDECREF(e->inputs[i].key);
+    PyMem_Free(e->inputs);
     pith_compiled_free(e->compiled);
     tmpl_clear(&e->result);
     PyMem_Free(e);
@@ -2012,7 +2096,8 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
         PyObject *v = req->localsplus[i];
         if (!v)
             continue;
-        f.locals[i] = argument_value(&x, i, v, PyTuple_GET_ITEM(co->co_localsplusnames, i));
+        arg_path at = {i, -1, NULL};
+        f.locals[i] = argument_value(&x, at, v, PyTuple_GET_ITEM(co->co_localsplusnames, i), 0);
         if (!f.locals[i])
             goto done;
     }
@@ -2038,13 +2123,28 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
         fail(&x, false, "pith_graph_compile: %s", pith_last_error());
         goto fail_entry;
     }
+    if (x.mutates && x.ninputs >= 2) {
+        /* Note [Guard soundness]: the graph writes in place, so inputs must not share
+         * memory, which the graph assumes; checked now and at every call */
+        for (int i = 0; i < x.ninputs; i++)
+            for (int j = 0; j < i; j++)
+                if (pith_shares_storage(tensor_of(access_get(req->localsplus, &x.inputs[i])),
+                                        tensor_of(access_get(req->localsplus, &x.inputs[j])))) {
+                    fail(&x, false, "tensor arguments share memory and the frame writes in "
+                         "place");
+                    goto fail_entry;
+                }
+        if (!guard_add(&x, GUARD_NO_ALIAS))
+            goto fail_entry;
+    }
     e->guards = x.guards;
     e->nguards = x.nguards;
     x.guards = NULL;
     x.nguards = 0;
-    e->input_locals = x.input_locals;
+    e->inputs = x.inputs;
     e->ninputs = x.ninputs;
-    x.input_locals = NULL;
+    x.inputs = NULL;
+    x.ninputs = 0;
     e->work = x.work;
     goto done;
 fail_entry:
@@ -2061,7 +2161,9 @@ done:
     for (int i = 0; i < x.nguards; i++)
         guard_clear(&x.guards[i]);
     PyMem_Free(x.guards);
-    PyMem_Free(x.input_locals);
+    for (int i = 0; i < x.ninputs; i++)
+        Py_XDECREF(x.inputs[i].key);
+    PyMem_Free(x.inputs);
     Py_XDECREF(x.param_standins);
     Py_XDECREF(x.input_standins);
     Py_XDECREF(x.fresh);
