@@ -1444,6 +1444,14 @@ static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
 static PyObject *eval_frame(tx *x, sframe *f)
 {
     PyCodeObject *co = f->code;
+    x->code = co;
+    x->pc = 0;
+    if (PyBytes_GET_SIZE(co->co_exceptiontable) > 0) {
+        /* A handler would catch what the compiled graph raises at run time (an index out
+         * of range), which the graph cannot do: the frame runs eagerly. */
+        fail(x, true, "%U has try/except or with blocks", co->co_qualname);
+        return NULL;
+    }
     PyObject *bytes = PyCode_GetCode(co);
     if (!bytes)
         return NULL;

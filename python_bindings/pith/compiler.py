@@ -78,9 +78,6 @@ class OptimizedModule(Module):
     def __reduce__(self):
         return (_rebuild, (self._orig_mod, self._pith_fullgraph))
 
-    def __repr__(self):
-        return f"OptimizedModule({self._orig_mod!r})"
-
 
 def _rebuild(mod, fullgraph):
     return OptimizedModule(mod, fullgraph)
