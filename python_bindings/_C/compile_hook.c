@@ -66,7 +66,6 @@
 enum {
     CODE_ROOT = 1u << 0,      /* pith.compile marked it: a region of its own */
     CODE_SKIP = 1u << 1,      /* translation gave up for good: run eagerly */
-    CODE_FULLGRAPH = 1u << 2, /* marked with fullgraph=True */
 };
 
 typedef struct {
@@ -349,6 +348,16 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
             PyObject *v = access_get(localsplus, &gd->at);
             ok = v && (PyObject *)Py_TYPE(v) == gd->aux &&
                  (PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v)) == gd->ndim;
+            if (ok && gd->keys) {
+                /* a dict's keys, in order: iterating **kwargs follows it */
+                Py_ssize_t pos = 0, k = 0;
+                PyObject *key, *value;
+                while (ok && PyDict_Next(v, &pos, &key, &value)) {
+                    PyObject *want = PyTuple_GET_ITEM(gd->keys, k++);
+                    ok = key == want || (PyUnicode_CheckExact(key) &&
+                                         PyUnicode_Compare(key, want) == 0);
+                }
+            }
             break;
         }
         case GUARD_DICT_KEYS:
@@ -462,8 +471,15 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
             return PyUnicode_FromFormat("%U: type %s -> %s", gd->name,
                                         ((PyTypeObject *)gd->aux)->tp_name,
                                         v ? Py_TYPE(v)->tp_name : "missing");
-        return PyUnicode_FromFormat("%U: length %d -> %zd", gd->name, gd->ndim,
-                                    PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v));
+        Py_ssize_t n = PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v);
+        if (n == gd->ndim && gd->keys) {
+            PyObject *now = PyDict_Keys(v);
+            PyObject *r = now ? PyUnicode_FromFormat("%U: keys %R -> %R", gd->name, gd->keys, now)
+                              : NULL;
+            Py_XDECREF(now);
+            return r;
+        }
+        return PyUnicode_FromFormat("%U: length %d -> %zd", gd->name, gd->ndim, n);
     }
     case GUARD_DICT_KEYS:
         return PyUnicode_FromFormat("%U: rebound", gd->name);
@@ -609,13 +625,18 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
     hs->frames_seen++;
     if (!cc && !(cc = code_cache_get(hs, co, true)))
         return NULL;
-    bucket *b = bucket_get(cc, forward ? localsplus[0] : NULL);
+    /* A module's entries are the instance's; a function's are the function object's (one
+     * code serves every closure made from it). */
+    PyObject *key = forward ? localsplus[0] : (PyObject *)frame->f_func;
+    bucket *b = bucket_get(cc, key);
     if (!b)
         return NULL;
     int failing = -1;
     for (int i = b->n - 1; i >= 0; i--) {
         compile_entry *e = PyCapsule_GetPointer(b->entries[i], "pith.compile.entry");
-        int f = guards_fail(e, localsplus);
+        int f = PyWeakref_GET_OBJECT(e->func) == (PyObject *)frame->f_func
+                    ? guards_fail(e, localsplus)
+                    : -2;
         if (f < 0) {
             hs->cache_hits++;
             hs->frames_captured++;
@@ -627,7 +648,9 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
     PyObject *reason = NULL;
     if (b->n > 0) {
         compile_entry *last = PyCapsule_GetPointer(b->entries[b->n - 1], "pith.compile.entry");
-        reason = guard_describe(last, failing, localsplus);
+        reason = failing == -2 ? PyUnicode_FromFormat("%U: another function object",
+                                                      co->co_qualname)
+                               : guard_describe(last, failing, localsplus);
         if (!reason)
             return NULL;
         list_append_capped(hs->guard_failures, reason);
@@ -666,14 +689,14 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
             Py_XDECREF(why.filename);
             return NULL;
         }
-        PyObject *msg = PyUnicode_FromFormat("%s (%S:%d)", why.reason,
+        PyObject *msg = PyUnicode_FromFormat("%s (%S, line %d)", why.reason,
                                              why.filename ? why.filename : co->co_filename,
                                              why.filename ? why.line : co->co_firstlineno);
         Py_XDECREF(why.filename);
         if (!msg)
             return NULL;
         hs->compiles--; /* nothing was compiled */
-        if (region.fullgraph || (cc->flags & CODE_FULLGRAPH)) {
+        if (region.fullgraph) {
             PyObject *text = PyUnicode_FromFormat("pith.compile(fullgraph=True): %U cannot be "
                                                   "compiled: %U", co->co_qualname, msg);
             Py_DECREF(msg);
@@ -697,7 +720,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
             cc->flags |= CODE_SKIP;
         } else {
             /* the pointer may have moved: a weak callback may have run meanwhile */
-            bucket *nb = bucket_get(cc, forward ? localsplus[0] : NULL);
+            bucket *nb = bucket_get(cc, key);
             if (!nb)
                 return NULL;
             nb->misses++;
@@ -721,7 +744,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         return NULL;
     }
     /* bucket_get's pointer may have moved if a weak callback ran during translation */
-    b = bucket_get(cc, forward ? localsplus[0] : NULL);
+    b = bucket_get(cc, key);
     if (!b || b->n == COMPILE_CACHE_LIMIT) {
         PyObject *r = b ? entry_run(hs, capsule, localsplus) : NULL;
         Py_DECREF(capsule);
@@ -748,8 +771,12 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
         frame->owner != FRAME_OWNED_BY_THREAD || pydispatch_mode_active())
         return hs->previous(ts, frame, throwflag);
     code_cache *cc = code_cache_get(hs, co, false);
-    if (cc && (cc->flags & CODE_SKIP))
+    if (cc && (cc->flags & CODE_SKIP)) {
+        /* only a region's code is ever marked skip */
+        hs->frames_seen++;
+        hs->frames_skipped++;
         return hs->previous(ts, frame, throwflag);
+    }
     bool forward = false;
     if (!(cc && (cc->flags & CODE_ROOT))) {
         forward = is_module_forward(hs, frame);
@@ -855,9 +882,7 @@ static PyObject *compile_mark(PyObject *module, PyObject *const *args, Py_ssize_
     code_cache *cc = hs ? code_cache_get(hs, (PyCodeObject *)args[0], true) : NULL;
     if (!cc)
         return NULL;
-    cc->flags |= CODE_ROOT;
-    if (PyObject_IsTrue(args[1]) == 1)
-        cc->flags |= CODE_FULLGRAPH;
+    cc->flags |= CODE_ROOT; /* fullgraph belongs to the callable: _compile_region's */
     Py_RETURN_NONE;
 }
 

@@ -96,6 +96,8 @@ typedef struct {
     int ninputs;
     int noutputs;
     int64_t work;      /* elements of the inputs and parameters: whether to drop the GIL */
+    PyObject *func;    /* a weak reference to the frame's function: its closure, defaults
+                          and globals were read, and one code serves many functions */
     tmpl result;
 } compile_entry;
 

@@ -401,6 +401,13 @@ static PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name,
         gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
         gd->name = Py_NewRef(name);
         gd->ndim = (int)n;
+        if (PyDict_CheckExact(v)) {
+            PyObject *keys = PyDict_Keys(v);
+            gd->keys = keys ? PyList_AsTuple(keys) : NULL;
+            Py_XDECREF(keys);
+            if (!gd->keys)
+                return NULL;
+        }
         PyObject *r = PyDict_CheckExact(v) ? PyDict_New()
                       : PyTuple_CheckExact(v) ? PyTuple_New(n) : PyList_New(n);
         if (!r)
@@ -470,9 +477,13 @@ static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
         return fail(x, false, "%U is not a tensor", what), NULL;
     }
     pith_tensor *t = tensor_of(param);
-    if (pith_tensor_device(t) != PITH_CPU) {
+    if (pith_tensor_device(t) != PITH_CPU || tensor_lacks_data(t)) {
         Py_DECREF(id);
-        return fail(x, false, "%U is not on the CPU", what), NULL;
+        return fail(x, false, "%U is not a CPU tensor with data", what), NULL;
+    }
+    if (type_lookup(Py_TYPE(param), "__pith_dispatch__")) {
+        Py_DECREF(id);
+        return fail(x, false, "%U is a __pith_dispatch__ subclass", what), NULL;
     }
     guard *gd = guard_add(x, GUARD_PARAM);
     if (!gd) {
@@ -494,6 +505,15 @@ static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
     Py_DECREF(id);
     x->work += pith_numel(t);
     return obj;
+}
+
+/* A value read from outside the frame (a global, an attribute, a closure cell): a tensor
+ * there is read at every run, as a parameter is (a new reference). */
+static PyObject *outside_value(tx *x, PyObject *v, PyObject *what)
+{
+    if (tensor_check(x->st, v))
+        return param_value(x, v, what);
+    return Py_NewRef(v);
 }
 
 /* ---- attributes ---- */
@@ -651,7 +671,7 @@ static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject 
         if (err < 0)
             goto done;
         if (v) {
-            result = Py_NewRef(v);
+            result = outside_value(x, v, label);
             goto done;
         }
     }
@@ -659,7 +679,7 @@ static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject 
         if (PyFunction_Check(descr))
             result = PyMethod_New(descr, obj);
         else if (!Py_TYPE(descr)->tp_descr_get)
-            result = Py_NewRef(descr);
+            result = outside_value(x, descr, label);
         else
             fail(x, true, "%U is a %s", label, Py_TYPE(descr)->tp_name);
         goto done;
@@ -740,8 +760,9 @@ static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
         PyObject *v = dict_read(x, dict, name, label, &err);
         if (!v && err == 0)
             fail(x, false, "module attribute %U is missing", label);
+        PyObject *r = v ? outside_value(x, v, label) : NULL;
         Py_DECREF(label);
-        return Py_XNewRef(v);
+        return r;
     }
     if (is_module(x, obj)) {
         PyObject *what = PyUnicode_FromString(Py_TYPE(obj)->tp_name);
@@ -811,8 +832,9 @@ static PyObject *global_read(tx *x, sframe *f, PyObject *name)
         if (!v && err == 0)
             fail(x, false, "name '%U' is not defined", name);
     }
+    PyObject *r = v ? outside_value(x, v, what) : NULL;
     Py_DECREF(what);
-    return Py_XNewRef(v);
+    return r;
 }
 
 /* Truth of a value without running user code. 1, 0, or -1 with the failure. */
@@ -1426,12 +1448,14 @@ static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
     if (PyDict_CheckExact(c) && is_scalar(k)) {
         if (!is_fresh(x, c)) {
             PyObject *what = PyUnicode_FromString("a dict item");
+            if (!what)
+                return NULL;
             int err;
-            PyObject *v = what ? dict_read(x, c, k, what, &err) : NULL;
-            Py_XDECREF(what);
-            if (!v)
-                return what && err == 0 ? fail(x, false, "a missing dict key"), NULL : NULL;
-            return Py_NewRef(v);
+            PyObject *v = dict_read(x, c, k, what, &err);
+            PyObject *r = v ? outside_value(x, v, what)
+                          : err == 0 ? (fail(x, false, "a missing dict key"), NULL) : NULL;
+            Py_DECREF(what);
+            return r;
         }
         PyObject *r = PyObject_GetItem(c, k);
         if (!r)
@@ -1506,7 +1530,10 @@ static PyObject *eval_frame(tx *x, sframe *f)
                 if (!gd->name)
                     goto error;
                 int slot = f->nlocals - arg + i;
-                Py_XSETREF(f->locals[slot], Py_NewRef(v));
+                PyObject *sv = outside_value(x, v, gd->name);
+                if (!sv)
+                    goto error;
+                Py_XSETREF(f->locals[slot], sv);
             }
             break;
         }
@@ -2053,6 +2080,7 @@ void compile_entry_free(compile_entry *e)
     PyMem_Free(e->inputs);
     pith_compiled_free(e->compiled);
     tmpl_clear(&e->result);
+    Py_XDECREF(e->func);
     PyMem_Free(e);
 }
 
@@ -2154,6 +2182,9 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     x.inputs = NULL;
     x.ninputs = 0;
     e->work = x.work;
+    e->func = PyWeakref_NewRef((PyObject *)req->func, NULL);
+    if (!e->func)
+        goto fail_entry;
     goto done;
 fail_entry:
     compile_entry_free(e);
