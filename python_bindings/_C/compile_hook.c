@@ -377,6 +377,12 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
                  PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
             break;
         }
+        case GUARD_TYPE_VERSION: {
+            PyTypeObject *tp = (PyTypeObject *)gd->aux;
+            ok = tp->tp_version_tag == gd->version &&
+                 PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
+            break;
+        }
         case GUARD_FUNC: {
             PyFunctionObject *fn = (PyFunctionObject *)gd->obj;
             ok = fn->func_code == gd->code && fn->func_defaults == gd->defaults &&
@@ -489,6 +495,8 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
         return PyUnicode_FromFormat("%U: __dict__ replaced", gd->name);
     case GUARD_TYPE:
         return PyUnicode_FromFormat("%U: type changed", gd->name);
+    case GUARD_TYPE_VERSION:
+        return PyUnicode_FromFormat("the type %U changed", gd->name);
     case GUARD_FUNC:
         return PyUnicode_FromFormat("function %U: code, defaults or closure changed", gd->name);
     case GUARD_CELL:

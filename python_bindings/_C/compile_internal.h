@@ -46,6 +46,7 @@ typedef enum {
     GUARD_DICT_EXACT,  /* dict `obj` is unchanged since translation (its whole content read) */
     GUARD_OBJ_DICT,    /* object `obj`'s __dict__ is still the dict `aux` */
     GUARD_TYPE,        /* object `obj` still has type `aux`, whose version tag is `version` */
+    GUARD_TYPE_VERSION, /* type `aux` still has the version tag `version` */
     GUARD_FUNC,        /* function `obj` still has its code, defaults, kwdefaults, closure */
     GUARD_CELL,        /* cell `obj` still holds `aux` */
     GUARD_PARAM,       /* parameter or buffer `obj` still wraps `t`, with t's metadata */

@@ -61,6 +61,8 @@ typedef struct {
     int ninputs, cap_inputs;
     PyObject *param_standins; /* id(parameter) -> its stand-in */
     PyObject *input_standins; /* id(stand-in) -> the frame slot it came from */
+    PyObject *standin_types;  /* id(stand-in) -> the type of what it stands for, when that
+                                 is not pith.Tensor (an nn.Parameter) */
     PyObject *fresh;          /* ids of the containers the translation built */
     PyObject *keep;           /* what the translation made, kept alive */
     int64_t work;
@@ -315,12 +317,25 @@ static bool is_tensor(tx *x, PyObject *v)
     return tensor_check(x->st, v);
 }
 
+/* By the type alone: PyObject_IsInstance could read a user's __class__ property. */
+static bool is_tensor(tx *x, PyObject *v);
+
+/* The type of what `v` stands for: a parameter's stand-in is a plain Tensor, and
+ * type(p) and isinstance(p, nn.Parameter) must see the parameter's type. */
+static PyTypeObject *value_type(tx *x, PyObject *v)
+{
+    if (!is_tensor(x, v))
+        return Py_TYPE(v);
+    PyObject *id = PyLong_FromVoidPtr(v);
+    PyObject *tp = id ? PyDict_GetItemWithError(x->standin_types, id) : NULL;
+    Py_XDECREF(id);
+    PyErr_Clear();
+    return tp ? (PyTypeObject *)tp : Py_TYPE(v);
+}
+
 static bool is_module(tx *x, PyObject *v)
 {
-    int rc = PyObject_IsInstance(v, x->req->module_class);
-    if (rc < 0)
-        PyErr_Clear();
-    return rc == 1;
+    return PyObject_TypeCheck(v, (PyTypeObject *)x->req->module_class);
 }
 
 /* ---- arguments of the frame ---- */
@@ -497,6 +512,13 @@ static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
     tensor_meta_record(gd, t);
     pith_tensor *s = pith_graph_param(x->g, t);
     PyObject *obj = s ? tensor_wrap(x->st, s) : error_raise(x->st);
+    if (obj && !Py_IS_TYPE(param, x->st->tensor_type)) {
+        PyObject *sid = PyLong_FromVoidPtr(obj);
+        int rc = sid ? PyDict_SetItem(x->standin_types, sid, (PyObject *)Py_TYPE(param)) : -1;
+        Py_XDECREF(sid);
+        if (rc < 0)
+            Py_CLEAR(obj);
+    }
     if (!obj || PyDict_SetItem(x->param_standins, id, obj) < 0) {
         Py_DECREF(id);
         Py_XDECREF(obj);
@@ -721,6 +743,22 @@ static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
 {
     PyTypeObject *tp = Py_TYPE(v);
     PyObject *descr = _PyType_Lookup(tp, name);
+    /* Tensor's methods can be reassigned (pith.Tensor.relu = ...): its version tag too */
+    bool guarded = false;
+    for (int i = 0; i < x->nguards && !guarded; i++)
+        guarded = x->guards[i].kind == GUARD_TYPE_VERSION && x->guards[i].aux == (PyObject *)tp;
+    if (!guarded) {
+        if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) || tp->tp_version_tag == 0)
+            return fail(x, false, "the type %s has no version tag", tp->tp_name), NULL;
+        guard *gd = guard_add(x, GUARD_TYPE_VERSION);
+        if (!gd)
+            return NULL;
+        gd->aux = Py_NewRef((PyObject *)tp);
+        gd->name = PyUnicode_FromString(tp->tp_name);
+        gd->version = tp->tp_version_tag;
+        if (!gd->name)
+            return NULL;
+    }
     if (!descr)
         return fail(x, false, "Tensor has no attribute '%U'", name), NULL;
     if (Py_TYPE(descr) == x->st->binder.method_type)
@@ -1250,11 +1288,23 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
             return PyLong_FromSsize_t(PyObject_Length(v));
         return fail(x, true, "len() of a %s", Py_TYPE(v)->tp_name), NULL;
     }
-    if (strcmp(name, "isinstance") == 0 && nargs == 2 &&
-        (PyType_Check(args[1]) || PyTuple_Check(args[1]))) {
-        int rc = PyObject_IsInstance(args[0], args[1]);
-        if (rc < 0)
-            return fail_exception(x, "isinstance()"), NULL;
+    if (strcmp(name, "isinstance") == 0 && nargs == 2) {
+        /* by the type alone, for classes of the plain metaclass: __instancecheck__ and a
+         * __class__ property would be user code (a stand-in's type is the guarded type of
+         * its argument, or pith.Tensor for what the graph computes) */
+        PyObject *classes = PyTuple_Check(args[1]) ? args[1] : NULL;
+        Py_ssize_t n = classes ? PyTuple_GET_SIZE(classes) : 1;
+        int rc = 0;
+        for (Py_ssize_t i = 0; i < n && !rc; i++) {
+            PyObject *c = classes ? PyTuple_GET_ITEM(classes, i) : args[1];
+            if (!PyType_Check(c) || (Py_TYPE(c) != &PyType_Type &&
+                                     !PyType_IsSubtype(Py_TYPE(c), &PyType_Type)) ||
+                type_lookup(Py_TYPE(c), "__instancecheck__") !=
+                    type_lookup(&PyType_Type, "__instancecheck__"))
+                return fail(x, true, "isinstance() with a class argument of type %s",
+                            Py_TYPE(c)->tp_name), NULL;
+            rc = PyType_IsSubtype(value_type(x, args[0]), (PyTypeObject *)c);
+        }
         return PyBool_FromLong(rc);
     }
     if (strcmp(name, "iter") == 0 && nargs == 1) {
@@ -1281,6 +1331,8 @@ static PyObject *call_type(tx *x, PyTypeObject *tp, PyObject *const *args, Py_ss
 {
     if (kwnames)
         return fail(x, true, "a call of %s with keywords", tp->tp_name), NULL;
+    if (tp == &PyType_Type && nargs == 1)
+        return Py_NewRef((PyObject *)value_type(x, args[0])); /* type(v) */
     if (tp == &PyTuple_Type || tp == &PyList_Type) {
         if (nargs == 0)
             return make_fresh(x, PyObject_CallNoArgs((PyObject *)tp));
@@ -1842,7 +1894,7 @@ static PyObject *eval_frame(tx *x, sframe *f)
         case CONTAINS_OP: {
             PyObject *c = POP(), *v = POP();
             int rc = -1;
-            if (!is_scalar(v))
+            if (!is_plain(x, v, 0))
                 fail(x, true, "'in' with a %s", Py_TYPE(v)->tp_name);
             else if (PyDict_Check(c)) {
                 PyObject *what = PyUnicode_FromString("a dict membership");
@@ -2096,6 +2148,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     x.g = pith_graph_new();
     x.param_standins = PyDict_New();
     x.input_standins = PyDict_New();
+    x.standin_types = PyDict_New();
     x.fresh = PySet_New(NULL);
     x.keep = PyList_New(0);
     PyCodeObject *co = req->code;
@@ -2104,7 +2157,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     f.nlocals = n;
     f.cap = co->co_stacksize + 4;
     f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!x.g || !x.param_standins || !x.input_standins || !x.fresh || !x.keep || !f.locals) {
+    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.fresh || !x.keep || !f.locals) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -2205,6 +2258,7 @@ done:
     PyMem_Free(x.inputs);
     Py_XDECREF(x.param_standins);
     Py_XDECREF(x.input_standins);
+    Py_XDECREF(x.standin_types);
     Py_XDECREF(x.fresh);
     Py_XDECREF(x.keep);
     pith_graph_free(x.g);

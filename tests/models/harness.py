@@ -203,3 +203,44 @@ def _run(program, with_torch):
         at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
         return Result(program.name, False, f"{type(e).__name__}: {e}{at}",
                       time.perf_counter() - start)
+
+
+def _build_and_run_compiled(program, compiled):
+    """The program on pith, with its model passed through pith.compile when `compiled`."""
+    import pith
+    module = program.load("pith")
+    pith.manual_seed(0)
+    if program.file is not None:
+        model = module.build()
+        return module.run(pith.compile(model) if compiled else model)
+    model = program.build(module, pith)
+    model.eval()
+    args = program.inputs(pith, np.random.default_rng(0))
+    target = pith.compile(model) if compiled else model
+    with pith.no_grad():
+        outs = [program.call(target, args) if program.call is not None else target(*args)
+                for _ in range(2)]  # the second call is answered from the cache
+    return outs
+
+
+def run_compiled(program):
+    """Runs the program on pith eagerly and with its model compiled by pith.compile, and
+    compares the two bit for bit (what is compiled gives eager's bits, and what falls back
+    runs eagerly). The detail reports how much of it was captured."""
+    import pith
+    start = time.perf_counter()
+    try:
+        want = _build_and_run_compiled(program, compiled=False)
+        pith.compiler.reset()
+        got = _build_and_run_compiled(program, compiled=True)
+        _compare("output", got, want, 0.0, 0.0, [0.0])
+        stats = pith.compiler.stats()
+        detail = (f"compiled matches eager bit for bit ({stats['frames_captured']} frames "
+                  f"captured, {stats['frames_skipped']} run eagerly)")
+        return Result(program.name, True, detail, time.perf_counter() - start)
+    except Exception as e:  # a failure of the program under pith.compile
+        frames = traceback.extract_tb(e.__traceback__)
+        where = frames[-1] if frames else None
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        return Result(program.name, False, f"{type(e).__name__}: {e}{at}",
+                      time.perf_counter() - start)
