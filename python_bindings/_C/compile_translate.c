@@ -732,6 +732,55 @@ static bool is_tensor_query(PyObject *name)
     return false;
 }
 
+/* x.float() & co. (conversions.c, no operators themselves): the dtype a conversion method
+ * converts to, or -1; `to` answers PITH_NUM_DTYPES (x.to(dtype) only). */
+static int conversion_of(const char *name)
+{
+#define CONVERSION_(method, dtype)                                                          \
+    if (strcmp(name, #method) == 0)                                                         \
+        return dtype;
+    PITH_FORALL_DTYPE_CONVERSIONS(CONVERSION_)
+#undef CONVERSION_
+    return strcmp(name, "to") == 0 ? PITH_NUM_DTYPES : -1;
+}
+
+/* A conversion of the stand-in `self`, as conversions.c does it: the tensor itself when the
+ * dtype matches, else the operator to.dtype (recorded). */
+static PyObject *record_call(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames);
+
+static PyObject *conversion_call(tx *x, PyObject *self, int which, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *dtype_obj = NULL;
+    if (which == PITH_NUM_DTYPES) {
+        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        if (nargs == 1 && nkw == 0)
+            dtype_obj = args[0];
+        else if (nargs == 0 && nkw == 1 &&
+                 PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dtype") == 0)
+            dtype_obj = args[0];
+        if (!dtype_obj || !Py_IS_TYPE(dtype_obj, x->st->dtype_type))
+            return fail(x, true, "Tensor.to() with arguments other than a dtype"), NULL;
+        which = ((pith_dtype_object *)dtype_obj)->dtype;
+    } else if (nargs || kwnames) {
+        return fail(x, false, "a dtype conversion with arguments"), NULL;
+    }
+    if (pith_tensor_dtype(tensor_of(self)) == (pith_dtype)which)
+        return Py_NewRef(self);
+    const pith_op *op = pith_op_find("to.dtype");
+    PyObject *ov = op ? binder_overload_of(x->st, op) : NULL;
+    if (!ov)
+        return fail_exception(x, "to.dtype"), NULL;
+    PyObject *d = dtype_object(x->st, (pith_dtype)which);
+    if (!d)
+        return NULL;
+    PyObject *call_args[2] = {self, d};
+    PyObject *r = record_call(x, ov, call_args, 2, NULL);
+    Py_DECREF(d);
+    return r;
+}
+
 static bool is_binder_callable(tx *x, PyObject *v)
 {
     PyTypeObject *tp = Py_TYPE(v);
@@ -765,7 +814,10 @@ static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
         return PyMethod_New(descr, v);
     if (PyFunction_Check(descr))
         return PyMethod_New(descr, v);
-    if (is_tensor_query(name)) {
+    const char *cname = PyUnicode_AsUTF8(name);
+    if (!cname)
+        return NULL;
+    if (is_tensor_query(name) || conversion_of(cname) >= 0) {
         PyObject *r = PyObject_GetAttr(v, name);
         if (!r)
             return fail_exception(x, "a tensor query"), NULL;
@@ -1407,8 +1459,12 @@ static PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py
         return inline_function(x, (PyFunctionObject *)callable, args, nargs, kwnames);
     if (PyCFunction_Check(callable) && PyCFunction_GET_SELF(callable) &&
         is_tensor(x, PyCFunction_GET_SELF(callable))) {
-        /* a bound C method of a stand-in: only the metadata queries */
+        /* a bound C method of a stand-in: the metadata queries and the conversions */
         const char *name = ((PyCFunctionObject *)callable)->m_ml->ml_name;
+        int which = conversion_of(name);
+        if (which >= 0)
+            return conversion_call(x, PyCFunction_GET_SELF(callable), which, args, nargs,
+                                   kwnames);
         PyObject *uname = PyUnicode_FromString(name);
         bool query = uname && is_tensor_query(uname);
         Py_XDECREF(uname);

@@ -79,10 +79,6 @@ static PyObject *impl_to(pith_module_state *st, PyObject *self, PyObject *const 
     return convert_to(st, self, ((pith_dtype_object *)slot[0])->dtype);
 }
 
-#define FORALL_CONVERSIONS_(_)                                                              \
-    _(float, PITH_FLOAT32) _(double, PITH_FLOAT64) _(half, PITH_FLOAT16)                    \
-    _(bfloat16, PITH_BFLOAT16) _(long, PITH_INT64) _(int, PITH_INT32) _(short, PITH_INT16)  \
-    _(char, PITH_INT8) _(byte, PITH_UINT8) _(bool, PITH_BOOL)
 #define IMPL_CONVERSION_(name, dtype)                                                       \
     static PyObject *impl_##name(pith_module_state *st, PyObject *self,                     \
                                  PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
@@ -91,7 +87,7 @@ static PyObject *impl_to(pith_module_state *st, PyObject *self, PyObject *const 
             return FALLBACK;                                                                \
         return convert_to(st, self, dtype);                                                 \
     }
-FORALL_CONVERSIONS_(IMPL_CONVERSION_)
+PITH_FORALL_DTYPE_CONVERSIONS(IMPL_CONVERSION_)
 #undef IMPL_CONVERSION_
 
 /* Calls the generic implementation registered for `name`: fn(self, *args, **kwargs). */

@@ -189,6 +189,13 @@ PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op);
  * Tensor's own tensor (new C reference); NULL with *not_implemented set for other types. */
 pith_tensor *operand_to_tensor(pith_module_state *st, PyObject *obj, int *not_implemented);
 
+/* conversions.c: the methods x.float(), x.long() ... and the dtype each converts to (the
+ * compile translator records them as to.dtype: compile_translate.c). */
+#define PITH_FORALL_DTYPE_CONVERSIONS(_)                                                    \
+    _(float, PITH_FLOAT32) _(double, PITH_FLOAT64) _(half, PITH_FLOAT16)                    \
+    _(bfloat16, PITH_BFLOAT16) _(long, PITH_INT64) _(int, PITH_INT32) _(short, PITH_INT16)  \
+    _(char, PITH_INT8) _(byte, PITH_UINT8) _(bool, PITH_BOOL)
+
 /* indexing.c: basic indexing, Tensor.T and iteration, as slots of pith.Tensor. */
 PyObject *tensor_mp_subscript(PyObject *self, PyObject *key);
 int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value);

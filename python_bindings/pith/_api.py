@@ -326,8 +326,9 @@ def broadcast_shapes(*shapes):
 
 
 def install(namespace):
-    """Adds these methods to pith.Tensor and the functions to the pith namespace."""
-    Tensor.to = to
+    """Adds these methods to pith.Tensor and the functions to the pith namespace. Tensor.to
+    is conversions.c's C method, whose short path takes x.to(dtype) and which calls this
+    `to` for every other form."""
     set_generic("to", to)
     for name, dtype in _CONVERSIONS.items():
         generic = _conversion(name, dtype)
