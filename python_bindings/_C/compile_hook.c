@@ -366,6 +366,13 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
         case GUARD_DICT_EXACT:
             ok = ((PyDictObject *)gd->obj)->ma_version_tag == gd->version;
             break;
+        case GUARD_LIST_EXACT: {
+            Py_ssize_t n = PyTuple_GET_SIZE(gd->aux);
+            ok = PyList_GET_SIZE(gd->obj) == n;
+            for (Py_ssize_t k = 0; ok && k < n; k++)
+                ok = PyList_GET_ITEM(gd->obj, k) == PyTuple_GET_ITEM(gd->aux, k);
+            break;
+        }
         case GUARD_OBJ_DICT: {
             PyObject **dictptr = _PyObject_GetDictPtr(subject_of(gd, localsplus));
             ok = dictptr && *dictptr == gd->aux;
@@ -493,6 +500,8 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
         return PyUnicode_FromFormat("%U: changed", gd->name);
     case GUARD_OBJ_DICT:
         return PyUnicode_FromFormat("%U: __dict__ replaced", gd->name);
+    case GUARD_LIST_EXACT:
+        return PyUnicode_FromFormat("%U: changed", gd->name);
     case GUARD_TYPE:
         return PyUnicode_FromFormat("%U: type changed", gd->name);
     case GUARD_TYPE_VERSION:

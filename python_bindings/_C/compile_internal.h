@@ -44,6 +44,7 @@ typedef enum {
     GUARD_SEQUENCE,    /* ... a tuple, list or dict of exactly type `aux`, with `ndim` items */
     GUARD_DICT_KEYS,   /* dict `obj`: the names `keys` map to `values` (NULL: absent) */
     GUARD_DICT_EXACT,  /* dict `obj` is unchanged since translation (its whole content read) */
+    GUARD_LIST_EXACT,  /* list `obj` holds exactly the items of the tuple `aux` */
     GUARD_OBJ_DICT,    /* object `obj`'s __dict__ is still the dict `aux` */
     GUARD_TYPE,        /* object `obj` still has type `aux`, whose version tag is `version` */
     GUARD_TYPE_VERSION, /* type `aux` still has the version tag `version` */

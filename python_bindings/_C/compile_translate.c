@@ -73,6 +73,9 @@ typedef struct {
     int pc;
 } tx;
 
+static bool container_method(tx *x, PyObject *obj, PyObject *name);
+static PyObject *iterate(tx *x, PyObject *v);
+
 /* ---- failure ---- */
 
 static int fail(tx *x, bool permanent, const char *fmt, ...)
@@ -287,6 +290,26 @@ static int type_guard(tx *x, PyObject *obj, PyObject *what)
     return 0;
 }
 
+/* The whole content of a list that the translation does not own is read: its items must
+ * stay the same objects (GUARD_LIST_EXACT; a list changes in place with no version tag). */
+static int list_read_all(tx *x, PyObject *list)
+{
+    if (!PyList_CheckExact(list) || is_fresh(x, list))
+        return 0;
+    for (int i = 0; i < x->nguards; i++)
+        if (x->guards[i].kind == GUARD_LIST_EXACT && x->guards[i].obj == list)
+            return 0;
+    if (PyList_GET_SIZE(list) > 256)
+        return fail(x, false, "a list of more than 256 items");
+    guard *gd = guard_add(x, GUARD_LIST_EXACT);
+    if (!gd)
+        return -1;
+    gd->obj = Py_NewRef(list);
+    gd->aux = PyList_AsTuple(list);
+    gd->name = PyUnicode_FromString("a list's content");
+    return gd->aux && gd->name ? 0 : -1;
+}
+
 static bool is_scalar(PyObject *v)
 {
     return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
@@ -300,6 +323,10 @@ static bool is_plain(tx *x, PyObject *v, int depth)
     if (is_scalar(v) || Py_IS_TYPE(v, x->st->dtype_type) || v == Py_Ellipsis ||
         PySlice_Check(v))
         return true;
+    if (PyList_CheckExact(v) && list_read_all(x, v) < 0) {
+        PyErr_Clear(); /* not plain: the caller refuses it */
+        return false;
+    }
     if (depth < 4 && (PyTuple_Check(v) || PyList_CheckExact(v)) &&
         (PyTuple_CheckExact(v) || PyList_CheckExact(v) ||
          Py_IS_TYPE(v, x->st->size_type))) {
@@ -862,10 +889,8 @@ static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
         Py_DECREF(what);
         return r;
     }
-    if (PyDict_Check(obj) && (PyUnicode_CompareWithASCIIString(name, "values") == 0 ||
-                              PyUnicode_CompareWithASCIIString(name, "keys") == 0 ||
-                              PyUnicode_CompareWithASCIIString(name, "items") == 0))
-        return PyObject_GetAttr(obj, name); /* a C method of the dict: called in `call` */
+    if ((PyDict_Check(obj) || PyList_CheckExact(obj)) && container_method(x, obj, name))
+        return PyObject_GetAttr(obj, name); /* a C method: container_call evaluates it */
     if (PyTuple_CheckExact(obj) || Py_IS_TYPE(obj, x->st->size_type) ||
         Py_IS_TYPE(obj, x->st->dtype_type)) {
         PyObject *r = PyObject_GetAttr(obj, name);
@@ -874,6 +899,115 @@ static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
         return r;
     }
     return fail(x, true, "attribute '%U' of a %s", name, Py_TYPE(obj)->tp_name), NULL;
+}
+
+/* ---- methods of dicts and lists ---- */
+
+/* The methods of dicts and lists evaluated here: reads of any dict (guarded), and every
+ * method of the frame's own containers, which no one else can see. */
+static const char *const dict_reads[] = {"values", "keys", "items", "get", NULL};
+static const char *const own_methods[] = {"pop", "setdefault", "update", "copy", "append",
+                                          "extend", "insert", "reverse", "clear", NULL};
+
+static bool name_in(const char *name, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool container_method(tx *x, PyObject *obj, PyObject *name)
+{
+    const char *n = PyUnicode_AsUTF8(name);
+    if (!n) {
+        PyErr_Clear();
+        return false;
+    }
+    if (PyDict_Check(obj) && name_in(n, dict_reads))
+        return true;
+    return is_fresh(x, obj) && name_in(n, own_methods);
+}
+
+/* self.name(*args) for a dict or list `self` (container_method said yes): a new reference,
+ * or NULL with the failure. */
+static PyObject *container_call(tx *x, PyObject *callable, PyObject *self, const char *name,
+                                PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    bool fresh = is_fresh(x, self);
+    if (kwnames)
+        return fail(x, true, "%s.%s() with keywords", Py_TYPE(self)->tp_name, name), NULL;
+    if (PyDict_Check(self) && name_in(name, dict_reads)) {
+        if (strcmp(name, "get") == 0) {
+            if (nargs < 1 || nargs > 2 || !is_plain(x, args[0], 0))
+                return fail(x, true, "dict.get() of a %s",
+                            nargs ? Py_TYPE(args[0])->tp_name : "nothing"), NULL;
+            PyObject *v;
+            if (fresh) {
+                v = PyDict_GetItemWithError(self, args[0]);
+                if (!v && PyErr_Occurred())
+                    return fail_exception(x, "dict.get()"), NULL;
+            } else {
+                PyObject *what = PyUnicode_FromString("a dict item");
+                int err;
+                v = what ? dict_read(x, self, args[0], what, &err) : NULL;
+                if (what && v) {
+                    PyObject *r = outside_value(x, v, what);
+                    Py_DECREF(what);
+                    return r;
+                }
+                Py_XDECREF(what);
+                if (!what || err < 0)
+                    return NULL;
+            }
+            return Py_NewRef(v ? v : nargs == 2 ? args[1] : Py_None);
+        }
+        if (nargs)
+            return fail(x, true, "dict.%s() with arguments", name), NULL;
+        /* d.values() & co.: a snapshot of its content, which must not change */
+        PyObject *what = PyUnicode_FromString("a dict's content");
+        if (!what || dict_read_all(x, self, what) < 0) {
+            Py_XDECREF(what);
+            return NULL;
+        }
+        Py_DECREF(what);
+        PyObject *r = strcmp(name, "values") == 0 ? PyDict_Values(self)
+                      : strcmp(name, "keys") == 0 ? PyDict_Keys(self)
+                                                  : PyDict_Items(self);
+        return make_fresh(x, r);
+    }
+    if (!fresh)
+        return fail(x, true, "%s.%s() of a container the frame did not build",
+                    Py_TYPE(self)->tp_name, name), NULL;
+    /* the frame's own container: update/extend read their argument whole */
+    if ((strcmp(name, "update") == 0 || strcmp(name, "extend") == 0) && nargs == 1 &&
+        !is_fresh(x, args[0])) {
+        PyObject *items = PyDict_Check(args[0]) ? NULL : iterate(x, args[0]);
+        if (PyDict_Check(args[0])) {
+            PyObject *what = PyUnicode_FromString("an update's argument");
+            int rc = what ? dict_read_all(x, args[0], what) : -1;
+            Py_XDECREF(what);
+            if (rc < 0)
+                return NULL;
+        } else if (!items) {
+            return NULL;
+        }
+        PyObject *r = PyObject_Vectorcall(callable, items ? &items : args, 1, NULL);
+        Py_XDECREF(items);
+        if (!r)
+            return fail_exception(x, name), NULL;
+        return r;
+    }
+    if (strcmp(name, "pop") == 0 && PyDict_Check(self) && nargs >= 1 && !is_plain(x, args[0], 0))
+        return fail(x, true, "dict.pop() of a %s", Py_TYPE(args[0])->tp_name), NULL;
+    if (strcmp(name, "setdefault") == 0 && nargs >= 1 && !is_plain(x, args[0], 0))
+        return fail(x, true, "dict.setdefault() of a %s", Py_TYPE(args[0])->tp_name), NULL;
+    PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
+    if (!r)
+        return fail_exception(x, name), NULL;
+    if (strcmp(name, "copy") == 0)
+        return make_fresh(x, r);
+    return r;
 }
 
 /* ---- the evaluator ---- */
@@ -934,8 +1068,11 @@ static int truth(tx *x, PyObject *v)
         return fail(x, true, "bool() of a tensor (data-dependent control flow)");
     if (is_scalar(v))
         return PyObject_IsTrue(v);
-    if (PyTuple_Check(v) || PyList_CheckExact(v))
+    if (PyTuple_Check(v) || PyList_CheckExact(v)) {
+        if (list_read_all(x, v) < 0)
+            return -1;
         return PyTuple_Check(v) ? PyTuple_GET_SIZE(v) != 0 : PyList_GET_SIZE(v) != 0;
+    }
     if (PyDict_Check(v)) {
         PyObject *what = PyUnicode_FromString("a dict's truth");
         if (!what || dict_read_all(x, v, what) < 0) {
@@ -959,8 +1096,8 @@ static PyObject *iterate(tx *x, PyObject *v)
     if (PyTuple_Check(v))
         return PySequence_Tuple(v);
     if (PyList_CheckExact(v)) {
-        if (!is_fresh(x, v))
-            return fail(x, true, "iteration over a list the frame did not build"), NULL;
+        if (list_read_all(x, v) < 0)
+            return NULL;
         return PySequence_Tuple(v);
     }
     if (PyRange_Check(v))
@@ -1285,20 +1422,13 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
                       strcmp(PyModule_GetName(self) ? PyModule_GetName(self) : "", "builtins") == 0;
     if (PyErr_Occurred())
         PyErr_Clear();
-    if (self && PyDict_Check(self) && !kwnames && nargs == 0 &&
-        (strcmp(name, "values") == 0 || strcmp(name, "keys") == 0 ||
-         strcmp(name, "items") == 0)) {
-        /* d.values() & co. of a dict: a snapshot of its content, which must not change */
-        PyObject *what = PyUnicode_FromString("a dict's content");
-        if (!what || dict_read_all(x, self, what) < 0) {
-            Py_XDECREF(what);
-            return NULL;
-        }
-        Py_DECREF(what);
-        PyObject *r = strcmp(name, "values") == 0 ? PyDict_Values(self)
-                      : strcmp(name, "keys") == 0 ? PyDict_Keys(self)
-                                                  : PyDict_Items(self);
-        return make_fresh(x, r);
+    if (self && (PyDict_Check(self) || PyList_CheckExact(self))) {
+        PyObject *uname = PyUnicode_FromString(name);
+        bool ok = uname && container_method(x, self, uname);
+        Py_XDECREF(uname);
+        if (!ok)
+            return fail(x, true, "%s.%s()", Py_TYPE(self)->tp_name, name), NULL;
+        return container_call(x, callable, self, name, args, nargs, kwnames);
     }
     bool is_math = self && PyModule_Check(self) && PyModule_GetName(self) &&
                    strcmp(PyModule_GetName(self), "math") == 0;
@@ -1385,6 +1515,55 @@ static PyObject *call_type(tx *x, PyTypeObject *tp, PyObject *const *args, Py_ss
         return fail(x, true, "a call of %s with keywords", tp->tp_name), NULL;
     if (tp == &PyType_Type && nargs == 1)
         return Py_NewRef((PyObject *)value_type(x, args[0])); /* type(v) */
+    if ((tp == &PyEnum_Type && (nargs == 1 || (nargs == 2 && PyLong_CheckExact(args[1])))) ||
+        (tp == &PyReversed_Type && nargs == 1) || (tp == &PyZip_Type && nargs >= 1)) {
+        /* over snapshots (iterate): the result is a fresh list of what iterating gives */
+        PyObject *snap[8];
+        if (nargs > 8)
+            return fail(x, true, "zip() of more than 8 iterables"), NULL;
+        Py_ssize_t nit = tp == &PyEnum_Type ? 1 : nargs;
+        for (Py_ssize_t i = 0; i < nit; i++)
+            if (!(snap[i] = iterate(x, args[i]))) {
+                for (Py_ssize_t j = 0; j < i; j++)
+                    Py_DECREF(snap[j]);
+                return NULL;
+            }
+        PyObject *call_args[8];
+        for (Py_ssize_t i = 0; i < nit; i++)
+            call_args[i] = snap[i];
+        if (tp == &PyEnum_Type && nargs == 2)
+            call_args[nit++] = args[1];
+        PyObject *it = PyObject_Vectorcall((PyObject *)tp, call_args, (size_t)nit, NULL);
+        for (Py_ssize_t i = 0; i < (tp == &PyEnum_Type ? 1 : nargs); i++)
+            Py_DECREF(snap[i]);
+        PyObject *r = it ? PySequence_List(it) : NULL;
+        Py_XDECREF(it);
+        if (!r)
+            return fail_exception(x, tp->tp_name), NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); i++)
+            if (PyTuple_CheckExact(PyList_GET_ITEM(r, i)) &&
+                !make_fresh(x, Py_NewRef(PyList_GET_ITEM(r, i)))) {
+                Py_DECREF(r);
+                return NULL;
+            }
+        return make_fresh(x, r);
+    }
+    if (tp == &PyDict_Type && nargs <= 1) {
+        PyObject *d = PyDict_New();
+        if (!d)
+            return NULL;
+        if (nargs == 1) {
+            PyObject *what = PyUnicode_FromString("dict()'s argument");
+            int rc = !PyDict_Check(args[0]) || !what ? -1 : dict_read_all(x, args[0], what);
+            Py_XDECREF(what);
+            if (rc < 0 || PyDict_Update(d, args[0]) < 0) {
+                Py_DECREF(d);
+                return PyErr_Occurred() ? NULL : (fail(x, true, "dict() of a %s",
+                                                       Py_TYPE(args[0])->tp_name), NULL);
+            }
+        }
+        return make_fresh(x, d);
+    }
     if (tp == &PyTuple_Type || tp == &PyList_Type) {
         if (nargs == 0)
             return make_fresh(x, PyObject_CallNoArgs((PyObject *)tp));
@@ -1546,6 +1725,8 @@ static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
     if (is_tensor(x, c))
         return fail(x, true, "indexing a tensor (pith.compile part 2)"), NULL;
     if ((PyTuple_Check(c) || PyList_CheckExact(c)) && is_plain(x, k, 0)) {
+        if (list_read_all(x, c) < 0)
+            return NULL;
         PyObject *r = PyObject_GetItem(c, k);
         if (!r)
             return fail_exception(x, "a subscript"), NULL;
