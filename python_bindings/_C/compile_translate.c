@@ -1540,12 +1540,16 @@ static PyObject *call_type(tx *x, PyTypeObject *tp, PyObject *const *args, Py_ss
         Py_XDECREF(it);
         if (!r)
             return fail_exception(x, tp->tp_name), NULL;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); i++)
-            if (PyTuple_CheckExact(PyList_GET_ITEM(r, i)) &&
-                !make_fresh(x, Py_NewRef(PyList_GET_ITEM(r, i)))) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); i++) {
+            if (!PyTuple_CheckExact(PyList_GET_ITEM(r, i)))
+                continue;
+            PyObject *item = make_fresh(x, Py_NewRef(PyList_GET_ITEM(r, i)));
+            if (!item) {
                 Py_DECREF(r);
                 return NULL;
             }
+            Py_DECREF(item); /* `keep` holds it */
+        }
         return make_fresh(x, r);
     }
     if (tp == &PyDict_Type && nargs <= 1) {

@@ -2,7 +2,7 @@
 against pith's own eager mode: every compiled result is bitwise equal to the eager one, and
 the models also match PyTorch's (when installed) within float32 rounding.
 
-The contract is notes/compile_contract.md: the stats (frames_seen, frames_captured,
+docs/compile.md ("pith.compile") is what they check: the stats (frames_seen, frames_captured,
 frames_skipped, skip_reasons, compiles, cache_hits, guard_failures), reset(),
 hook_installed(), _cache_size(), OptimizedModule and Unsupported. The programs compiled here
 live in _compile_programs.py, whose file name and line numbers the skip reasons name."""
@@ -1344,3 +1344,135 @@ def test_compiled_model_matches_torch(name):
         expected = tm(torch.from_numpy(to_numpy(x).copy())).numpy()
     assert stats()["frames_skipped"] == 0
     np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-4, atol=1e-5)
+
+
+# ---- more of the translator ----------------------------------------------------------------
+
+def test_dtype_conversions_are_compiled():
+    def convert(x):
+        return x.float() * 2 + x.to(pith.float64).to(dtype=pith.float32) + x.int().float()
+
+    f = pith.compile(convert, fullgraph=True)
+    for dtype in (pith.float64, pith.float32, pith.float16):
+        x = randn(5, dtype=dtype)
+        assert_same(f(x), convert(x))
+    assert stats()["frames_skipped"] == 0
+
+
+def test_a_conversion_to_the_same_dtype_returns_the_argument_itself():
+    def same(x):
+        return x.float()
+
+    f = pith.compile(same, fullgraph=True)
+    x = randn(3)
+    assert f(x) is x
+
+
+def test_containers_the_frame_builds_and_reads_of_outside_dicts():
+    config = {"scale": 2.0}
+
+    def build(x, **kw):
+        outs = []
+        for i in range(3):
+            outs.append(x * i)
+        d = {}
+        d.update(kw)
+        s = d.pop("s", 1.0)
+        outs.extend([x, x])
+        return tuple(outs), s * config.get("scale", 0.0), config.get("missing")
+
+    f = pith.compile(build, fullgraph=True)
+    x = randn(3)
+    assert_same(f(x, s=3.0), build(x, s=3.0))
+    config["scale"] = 5.0  # a read of an outside dict is guarded
+    assert_same(f(x, s=3.0), build(x, s=3.0))
+    assert stats()["compiles"] == 2
+
+
+class _Zipped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.weights = [0.5, 1.0, 2.0]
+
+    def forward(self, x):
+        acc = 0
+        for i, (layer, w) in enumerate(zip(self.layers, self.weights)):
+            acc = acc + layer(x) * w * i
+        for layer in reversed(self.layers):
+            acc = layer(acc)
+        return acc * self.weights[0] * len(self.weights)
+
+
+def test_enumerate_zip_reversed_and_a_list_attribute():
+    m = _Zipped()
+    cm = pith.compile(m, fullgraph=True)
+    x = randn(2, 4)
+    with pith.no_grad():
+        assert_same(cm(x), m(x))
+        m.weights[0] = 3.0  # a list changes in place: its items are guarded
+        assert_same(cm(x), m(x))
+    assert stats()["compiles"] == 2
+    assert any("changed" in g for g in stats()["guard_failures"])
+
+
+def test_type_and_isinstance_see_a_parameters_own_type():
+    class Checks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(pith.ones(3))
+
+        def forward(self, x):
+            flag = isinstance(self.w, nn.Parameter) and type(self.w) is nn.Parameter
+            return x * self.w * (2.0 if flag else 3.0)
+
+    m = Checks()
+    x = randn(3)
+    with pith.no_grad():
+        assert_same(pith.compile(m, fullgraph=True)(x), m(x))
+
+
+def test_reassigning_a_tensor_method_recompiles():
+    def uses_relu(x):
+        return x.relu()
+
+    f = pith.compile(uses_relu)
+    x = randn(4)
+    assert_same(f(x), uses_relu(x))
+    original = pith.Tensor.relu
+    try:
+        pith.Tensor.relu = pith.Tensor.sigmoid
+        assert_same(f(x), x.sigmoid())
+    finally:
+        pith.Tensor.relu = original
+    assert_same(f(x), uses_relu(x))
+
+
+def test_a_frame_with_an_exception_handler_runs_eagerly():
+    def guarded(x, table):
+        try:
+            return pith.nn.functional.embedding(x, table)
+        except IndexError:
+            return None
+
+    f = pith.compile(guarded)
+    table = randn(4, 2)
+    assert f(pith.tensor([7]), table) is None  # the handler catches what the kernel raises
+    assert_same(f(pith.tensor([1]), table), guarded(pith.tensor([1]), table))
+    assert any("try/except" in r for r in stats()["skip_reasons"])
+
+
+def test_aliased_arguments_with_an_in_place_write_match_eager():
+    def write(a, b):
+        a.add_(1)
+        return a + b
+
+    f = pith.compile(write)
+    base = randn(4)
+    expected_base = base.clone()
+    expected = write(expected_base, expected_base)
+    got = f(base, base)  # a and b are one tensor: b sees the write
+    assert_same(got, expected)
+    x, y = randn(4), randn(4)
+    x2, y2 = x.clone(), y.clone()
+    assert_same(f(x, y), write(x2, y2))
