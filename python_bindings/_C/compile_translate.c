@@ -1179,6 +1179,23 @@ static PyObject *pith_function(tx *x, const char *name)
     return fn;
 }
 
+/* pith.<name>(a, b), Python numbers as wrapped numbers, recorded. */
+static PyObject *tensor_operator(tx *x, const char *name, PyObject *a, PyObject *b)
+{
+    PyObject *fn = pith_function(x, name);
+    PyObject *ta = fn ? as_operand(x, a) : NULL;
+    PyObject *tb = ta ? as_operand(x, b) : NULL;
+    PyObject *r = NULL;
+    if (tb) {
+        PyObject *args[2] = {ta, tb};
+        r = call_value(x, fn, args, 2, NULL);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(ta);
+    Py_XDECREF(tb);
+    return r;
+}
+
 static PyObject *tensor_binary(tx *x, int op, PyObject *a, PyObject *b)
 {
     bool inplace;
@@ -1199,18 +1216,7 @@ static PyObject *tensor_binary(tx *x, int op, PyObject *a, PyObject *b)
         Py_DECREF(m);
         return r;
     }
-    PyObject *fn = pith_function(x, name);
-    PyObject *ta = fn ? as_operand(x, a) : NULL;
-    PyObject *tb = ta ? as_operand(x, b) : NULL;
-    PyObject *r = NULL;
-    if (tb) {
-        PyObject *args[2] = {ta, tb};
-        r = call_value(x, fn, args, 2, NULL);
-    }
-    Py_XDECREF(fn);
-    Py_XDECREF(ta);
-    Py_XDECREF(tb);
-    return r;
+    return tensor_operator(x, name, a, b);
 }
 
 static PyObject *binary_op(tx *x, int op, PyObject *a, PyObject *b)
@@ -1247,20 +1253,8 @@ static PyObject *compare_op(tx *x, int op, PyObject *a, PyObject *b)
     static const char *const names[] = {"lt", "le", "eq", "ne", "gt", "ge"};
     if (op < 0 || op > 5)
         return fail(x, true, "the comparison %d", op), NULL;
-    if (is_tensor(x, a) || is_tensor(x, b)) {
-        PyObject *fn = pith_function(x, names[op]);
-        PyObject *ta = fn ? as_operand(x, a) : NULL;
-        PyObject *tb = ta ? as_operand(x, b) : NULL;
-        PyObject *r = NULL;
-        if (tb) {
-            PyObject *args[2] = {ta, tb};
-            r = call_value(x, fn, args, 2, NULL);
-        }
-        Py_XDECREF(fn);
-        Py_XDECREF(ta);
-        Py_XDECREF(tb);
-        return r;
-    }
+    if (is_tensor(x, a) || is_tensor(x, b))
+        return tensor_operator(x, names[op], a, b);
     if (!is_plain(x, a, 0) || !is_plain(x, b, 0))
         return fail(x, true, "a comparison of %s and %s", Py_TYPE(a)->tp_name,
                     Py_TYPE(b)->tp_name),
@@ -2096,36 +2090,15 @@ static PyObject *eval_frame(tx *x, sframe *f)
             Py_DECREF(items);
             break;
         }
-        case BINARY_OP: {
-            PyObject *b = POP(), *a = POP();
-            PyObject *r = binary_op(x, arg, a, b);
-            Py_DECREF(a);
-            Py_DECREF(b);
-            if (push(x, f, r) < 0)
-                goto error;
-            break;
-        }
-        case BINARY_SUBSCR: {
-            PyObject *k = POP(), *c = POP();
-            PyObject *r = subscript(x, c, k);
-            Py_DECREF(k);
-            Py_DECREF(c);
-            if (push(x, f, r) < 0)
-                goto error;
-            break;
-        }
-        case COMPARE_OP: {
-            PyObject *b = POP(), *a = POP();
-            PyObject *r = compare_op(x, arg, a, b);
-            Py_DECREF(a);
-            Py_DECREF(b);
-            if (push(x, f, r) < 0)
-                goto error;
-            break;
-        }
+        case BINARY_OP:
+        case BINARY_SUBSCR:
+        case COMPARE_OP:
         case IS_OP: {
             PyObject *b = POP(), *a = POP();
-            PyObject *r = PyBool_FromLong((a == b) ^ arg);
+            PyObject *r = op == BINARY_OP       ? binary_op(x, arg, a, b)
+                          : op == BINARY_SUBSCR ? subscript(x, a, b)
+                          : op == COMPARE_OP    ? compare_op(x, arg, a, b)
+                                                : PyBool_FromLong((a == b) ^ arg);
             Py_DECREF(a);
             Py_DECREF(b);
             if (push(x, f, r) < 0)
