@@ -170,8 +170,17 @@ static code_cache *code_cache_get(hook_state *hs, PyCodeObject *co, bool create)
         PyErr_Clear();
         return NULL;
     }
-    if (extra || !create)
-        return extra;
+    code_cache *found = extra;
+    if (found && !found->hs) {
+        /* detached by compile_disarm, and this interpreter compiles again */
+        found->hs = hs;
+        found->next = hs->caches;
+        if (hs->caches)
+            hs->caches->prev = found;
+        hs->caches = found;
+    }
+    if (found || !create)
+        return found;
     code_cache *cc = PyMem_Calloc(1, sizeof *cc);
     if (!cc) {
         PyErr_NoMemory();
@@ -809,8 +818,11 @@ static hook_state *hook_state_of(PyObject *module)
 {
     PyInterpreterState *interp = PyInterpreterState_Get();
     hook_state *hs = hook_state_find(interp);
-    if (hs)
+    if (hs) {
+        if (!hs->st)
+            hs->st = state_of_module(module); /* pith._C executed again after a disarm */
         return hs;
+    }
     int slot = -1;
     for (int i = 0; i < MAX_HOOK_STATES && slot < 0; i++)
         if (!hook_states[i])
@@ -1000,8 +1012,18 @@ void compile_disarm(pith_module_state *st)
         Py_CLEAR(hs->module_getattr);
         Py_CLEAR(hs->unsupported);
         Py_CLEAR(hs->forward_name);
-        for (code_cache *cc = hs->caches; cc; cc = cc->next)
+        /* The code caches outlive this (they are freed with their code objects): detach
+         * them, so that freeing one later never touches this state, which another
+         * interpreter may reuse. */
+        code_cache *cc = hs->caches;
+        while (cc) {
+            code_cache *next = cc->next;
             code_cache_clear(cc);
+            cc->hs = NULL;
+            cc->prev = cc->next = NULL;
+            cc = next;
+        }
+        hs->caches = NULL;
         Py_CLEAR(hs->guard_failures);
         Py_CLEAR(hs->skip_reasons);
     }
