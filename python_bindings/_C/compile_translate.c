@@ -1718,10 +1718,121 @@ static int unsupported_opcode(tx *x, int op)
     return -1;
 }
 
+/* An operator by its schema name, called with `args` and recorded. */
+static PyObject *record_op(tx *x, const char *name, PyObject *const *args, Py_ssize_t nargs)
+{
+    const pith_op *op = pith_op_find(name);
+    PyObject *ov = op ? binder_overload_of(x->st, op) : NULL;
+    if (!ov)
+        return fail_exception(x, name), NULL;
+    return record_call(x, ov, args, nargs, NULL);
+}
+
+static PyObject *record_view(tx *x, const char *name, PyObject *t, Py_ssize_t dim,
+                             const Py_ssize_t *ints, int nints)
+{
+    PyObject *args[5] = {t, NULL, NULL, NULL, NULL};
+    int n = 1;
+    if (strcmp(name, "alias") != 0) {
+        args[n++] = PyLong_FromSsize_t(dim);
+        for (int i = 0; i < nints; i++)
+            args[n++] = PyLong_FromSsize_t(ints[i]);
+    }
+    PyObject *r = NULL;
+    bool ok = true;
+    for (int i = 1; i < n; i++)
+        ok = ok && args[i];
+    if (ok)
+        r = record_op(x, name, args, n);
+    for (int i = 1; i < n; i++)
+        Py_XDECREF(args[i]);
+    return r;
+}
+
+/* t[key] for a stand-in `t` and a key of ints, slices, None and Ellipsis: the chain of
+ * views that indexing.c makes (Note [Basic indexing is a chain of views]), recorded
+ * op by op: select.int, slice.Tensor and unsqueeze over an alias, or select.int alone
+ * for a lone int in range, as its fast path does. Errors (an int out of range, too many
+ * indices, a step <= 0) and advanced indexing run eagerly. */
+static PyObject *tensor_subscript(tx *x, PyObject *t, PyObject *key)
+{
+    int64_t sizes[PITH_MAX_DIMS];
+    int ndim = pith_sizes(tensor_of(t), sizes), orig_ndim = ndim;
+    bool is_tuple = PyTuple_CheckExact(key);
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(key) : 1;
+    int named = 0;
+    bool ellipsis = false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = is_tuple ? PyTuple_GET_ITEM(key, i) : key;
+        if (PyLong_CheckExact(item) || PySlice_Check(item))
+            named++;
+        else if (item == Py_Ellipsis) {
+            if (ellipsis)
+                return fail(x, false, "an index with two ellipses"), NULL;
+            ellipsis = true;
+        } else if (item != Py_None)
+            return fail(x, true, "indexing a tensor with a %s (advanced indexing)",
+                        Py_TYPE(item)->tp_name), NULL;
+    }
+    if (!is_tuple && PyLong_CheckExact(key) && ndim > 0) {
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        if (i == -1 && PyErr_Occurred())
+            return fail_exception(x, "an index"), NULL;
+        if (i >= -sizes[0] && i < sizes[0])
+            return record_view(x, "select.int", t, 0, &i, 1);
+    }
+    if (named > ndim || (ndim == 0 && !is_tuple && PyLong_CheckExact(key)))
+        return fail(x, false, "an index the tensor cannot take"), NULL;
+    PyObject *cur = record_view(x, "alias", t, 0, NULL, 0);
+    Py_ssize_t dim = 0;
+    for (Py_ssize_t i = 0; cur && i < n; i++) {
+        PyObject *item = is_tuple ? PyTuple_GET_ITEM(key, i) : key;
+        PyObject *next = NULL;
+        if (PyLong_CheckExact(item)) {
+            Py_ssize_t v = PyLong_AsSsize_t(item);
+            if (v == -1 && PyErr_Occurred()) {
+                fail_exception(x, "an index");
+            } else if (v < -sizes[dim] || v >= sizes[dim]) {
+                fail(x, false, "index %zd is out of range", v);
+            } else {
+                next = record_view(x, "select.int", cur, dim, &v, 1);
+                /* a select removes the dim: the next item indexes the one after it */
+                for (int d = (int)dim; next && d + 1 < ndim; d++)
+                    sizes[d] = sizes[d + 1];
+                ndim--;
+            }
+        } else if (PySlice_Check(item)) {
+            Py_ssize_t bounds[3]; /* start, stop, step, as indexing.c reads them */
+            PyObject *step = ((PySliceObject *)item)->step;
+            bounds[2] = step == Py_None ? 1 : PyNumber_AsSsize_t(step, NULL);
+            if (bounds[2] == -1 && PyErr_Occurred())
+                fail_exception(x, "a slice");
+            else if (bounds[2] <= 0)
+                fail(x, false, "a slice step <= 0");
+            else if (PySlice_Unpack(item, &bounds[0], &bounds[1], &bounds[2]) < 0)
+                fail_exception(x, "a slice");
+            else
+                next = record_view(x, "slice.Tensor", cur, dim++, bounds, 3);
+        } else if (item == Py_None) {
+            next = record_view(x, "unsqueeze", cur, dim, NULL, 0);
+            for (int d = ndim; next && d > (int)dim; d--)
+                sizes[d] = sizes[d - 1];
+            sizes[dim++] = 1;
+            ndim++;
+        } else { /* Ellipsis: the dims that no int or slice names, as indexing.c */
+            dim += orig_ndim - named;
+            next = Py_NewRef(cur);
+        }
+        Py_DECREF(cur);
+        cur = next;
+    }
+    return cur;
+}
+
 static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
 {
     if (is_tensor(x, c))
-        return fail(x, true, "indexing a tensor (pith.compile part 2)"), NULL;
+        return tensor_subscript(x, c, k);
     if ((PyTuple_Check(c) || PyList_CheckExact(c)) && is_plain(x, k, 0)) {
         if (list_read_all(x, c) < 0)
             return NULL;
@@ -2068,6 +2179,21 @@ static PyObject *eval_frame(tx *x, sframe *f)
                 rc = PyDict_Update(PEEK(arg), other);
             Py_DECREF(other);
             if (rc < 0)
+                goto error;
+            break;
+        }
+        case BUILD_SLICE: {
+            PyObject *step = arg == 3 ? POP() : NULL;
+            PyObject *stop = POP(), *start = POP();
+            PyObject *r = NULL;
+            if (!is_scalar(start) || !is_scalar(stop) || (step && !is_scalar(step)))
+                fail(x, true, "a slice of a %s", Py_TYPE(is_scalar(start) ? stop : start)->tp_name);
+            else
+                r = PySlice_New(start, stop, step);
+            Py_DECREF(start);
+            Py_DECREF(stop);
+            Py_XDECREF(step);
+            if (push(x, f, r) < 0)
                 goto error;
             break;
         }

@@ -1466,3 +1466,47 @@ def test_aliased_arguments_with_an_in_place_write_match_eager():
     x, y = randn(4), randn(4)
     x2, y2 = x.clone(), y.clone()
     assert_same(f(x, y), write(x2, y2))
+
+
+# ---- indexing --------------------------------------------------------------------------------
+
+INDEX_KEYS = [0, -1, 3, (0,), (slice(None), -1), (slice(1, None), None, 0), (Ellipsis, 1),
+              (None, Ellipsis, slice(None, None, 2)), (1, Ellipsis, None), (),
+              Ellipsis, (None,), (slice(0, 100),), (0, 0, 0), (slice(-3, -1), slice(None), 1),
+              (slice(None), None, slice(1, 3), Ellipsis),
+              # errors, raised by the eager run with eager's type and message
+              10, (0, 0, 0, 0), (slice(None, None, -1),), (Ellipsis, Ellipsis), (slice(None), 7)]
+
+
+@pytest.mark.parametrize("key", INDEX_KEYS, ids=repr)
+def test_basic_indexing_is_a_chain_of_views(key):
+    def index(t):
+        return t[key]
+
+    f = pith.compile(index)
+    x = randn(4, 5, 6)
+    try:
+        expected = index(x)
+    except Exception as e:
+        with pytest.raises(type(e), match=None) as info:
+            f(x)
+        assert str(info.value) == str(e)
+        return
+    got = f(x)
+    assert_same(got, expected)
+    # a view of x, as eager's
+    assert got.stride() == expected.stride()
+    assert got.storage_offset() == expected.storage_offset()
+    assert got.data_ptr() == expected.data_ptr()
+    assert stats()["frames_captured"] == 1
+
+
+def test_slices_computed_from_sizes_compile_whole():
+    def crop(t, bias):
+        T = t.size(1)
+        return t[:, :T - 1, -1] + bias[:, :, :T, :T].sum() + t[0, 1:3, :T - 1].sum()
+
+    f = pith.compile(crop, fullgraph=True)
+    x, bias = randn(4, 5, 6), randn(1, 1, 8, 8)
+    assert_same(f(x, bias), crop(x, bias))
+    assert stats()["frames_skipped"] == 0
