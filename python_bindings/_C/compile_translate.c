@@ -844,6 +844,12 @@ static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
     const char *cname = PyUnicode_AsUTF8(name);
     if (!cname)
         return NULL;
+    /* A stand-in is a Meta tensor; what it stands for is on the CPU (arguments and
+     * parameters on other devices are refused). */
+    if (strcmp(cname, "device") == 0)
+        return device_object(x->st, PITH_CPU);
+    if (strcmp(cname, "is_meta") == 0 || strcmp(cname, "is_cuda") == 0)
+        return Py_NewRef(Py_False);
     if (is_tensor_query(name) || conversion_of(cname) >= 0) {
         PyObject *r = PyObject_GetAttr(v, name);
         if (!r)
@@ -881,7 +887,10 @@ static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
         Py_DECREF(label);
         return r;
     }
-    if (is_module(x, obj)) {
+    if (is_module(x, obj) || (Py_TYPE(obj)->tp_getattro == PyObject_GenericGetAttr &&
+                               !PyType_Check(obj) && _PyObject_GetDictPtr(obj))) {
+        /* a module, or an object of a plain class (a config, a dataclass): the generic
+         * lookup, done here */
         PyObject *what = PyUnicode_FromString(Py_TYPE(obj)->tp_name);
         if (!what)
             return NULL;
