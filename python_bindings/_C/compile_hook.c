@@ -29,12 +29,16 @@
  * The hook passes every frame straight to the kept function ("previous"; never to
  * _PyEval_EvalFrameDefault directly) unless this thread is inside a region of this
  * interpreter and the frame is one of a region's: the code pith.compile marked (a compiled
- * function), or the `forward` of a pith.nn.Module (its type's `forward` is the frame's
- * function). It also passes on frames with throwflag set, generator and coroutine frames,
+ * function), or a pith.nn.Module's `__call__` or `forward` (the frame's function is its
+ * type's). Capturing Module.__call__ takes the hook check and forward in one entry; when it
+ * cannot compile for an instance (hooks), that instance's forward frames are still
+ * regions. It also passes on frames with throwflag set, generator and coroutine frames,
  * frames while tracing or profiling is on (cframe->use_tracing: pdb, coverage, cProfile),
  * code marked skip, and every frame while a dispatch mode is active (those run eagerly so
  * that the mode sees every op).
- * For a region's frame it looks up the entries of (code, instance) in the code's extra slot,
+ * For a region's frame it looks up the entries of (code, key) in the code's extra slot, the
+ * key being the module instance (one __call__ or forward code serves every instance) or
+ * the function object (one code serves every closure made from it),
  * checks their guards (Note [Guard soundness], compile_translate.c), and on a hit runs the
  * compiled graph on the tensors in the frame's localsplus and returns the result without
  * evaluating the frame. On a miss it translates, stores the entry and runs it.
@@ -74,6 +78,7 @@ typedef struct {
     PyObject *entries[COMPILE_CACHE_LIMIT]; /* capsules of compile_entry, newest last */
     int n;
     int misses;       /* translations that failed for these arguments only, in a row */
+    bool skip;        /* this instance's frames cannot compile (a module with hooks) */
     bool warned;      /* the cache limit was reported */
 } bucket;
 
@@ -98,7 +103,7 @@ struct hook_state {
     int regions;                    /* threads of this interpreter inside a region */
     Py_ssize_t extra_index;
     pith_module_state *st;          /* NULL once disarmed */
-    PyObject *module_class, *module_getattr, *unsupported, *forward_name;
+    PyObject *module_class, *module_getattr, *unsupported, *forward_name, *call_name;
     bool log;
     code_cache *caches;
     /* pith.compiler.stats() */
@@ -231,8 +236,15 @@ static bucket *bucket_get(code_cache *cc, PyObject *instance)
 {
     void *key = instance;
     for (int i = 0; i < cc->nbuckets; i++)
-        if (cc->buckets[i].key == key)
-            return &cc->buckets[i];
+        if (cc->buckets[i].key == key) {
+            /* move to the front: one Module.__call__ code serves every instance */
+            if (i > 0) {
+                bucket hit = cc->buckets[i];
+                cc->buckets[i] = cc->buckets[0];
+                cc->buckets[0] = hit;
+            }
+            return &cc->buckets[0];
+        }
     if (cc->nbuckets == cc->cap) {
         int cap = cc->cap ? 2 * cc->cap : 4;
         bucket *v = PyMem_Realloc(cc->buckets, (size_t)cap * sizeof *v);
@@ -632,23 +644,31 @@ static void list_append_capped(PyObject *list, PyObject *item)
         PyList_Append(list, item);
 }
 
-static bool is_module_forward(hook_state *hs, _PyInterpreterFrame *frame)
+/* Whether the frame is a module's: its function is type(self).__call__ (pith.nn.Module's
+ * checks the hooks and calls forward; translating it captures both) or type(self).forward
+ * (reached eagerly, from a Module.__call__ that could not compile). */
+enum { FRAME_OTHER, FRAME_FORWARD, FRAME_CALL };
+
+static int module_frame_kind(hook_state *hs, _PyInterpreterFrame *frame)
 {
     PyCodeObject *co = frame->f_code;
     if (co->co_argcount < 1 || !frame->localsplus[0] || !hs->module_class)
-        return false;
+        return FRAME_OTHER;
     PyObject *self = frame->localsplus[0];
     if (!PyObject_TypeCheck(self, (PyTypeObject *)hs->module_class))
-        return false;
-    return _PyType_Lookup(Py_TYPE(self), hs->forward_name) == (PyObject *)frame->f_func;
+        return FRAME_OTHER;
+    PyObject *fn = (PyObject *)frame->f_func;
+    if (_PyType_Lookup(Py_TYPE(self), hs->call_name) == fn)
+        return FRAME_CALL;
+    return _PyType_Lookup(Py_TYPE(self), hs->forward_name) == fn ? FRAME_FORWARD : FRAME_OTHER;
 }
 
 static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
-                              int throwflag, code_cache *cc, bool forward)
+                              int throwflag, code_cache *cc, int kind)
 {
+    bool forward = kind != FRAME_OTHER; /* a module's frame: entries per instance */
     PyCodeObject *co = frame->f_code;
     PyObject *const *localsplus = frame->localsplus;
-    hs->frames_seen++;
     if (!cc && !(cc = code_cache_get(hs, co, true)))
         return NULL;
     /* A module's entries are the instance's; a function's are the function object's (one
@@ -657,6 +677,15 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
     bucket *b = bucket_get(cc, key);
     if (!b)
         return NULL;
+    if (b->skip) {
+        /* a __call__ that cannot compile is not counted: its forward frame is */
+        if (kind != FRAME_CALL) {
+            hs->frames_seen++;
+            hs->frames_skipped++;
+        }
+        return hs->previous(ts, frame, throwflag);
+    }
+    hs->frames_seen++;
     int failing = -1;
     for (int i = b->n - 1; i >= 0; i--) {
         compile_entry *e = PyCapsule_GetPointer(b->entries[i], "pith.compile.entry");
@@ -722,6 +751,16 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         if (!msg)
             return NULL;
         hs->compiles--; /* nothing was compiled */
+        if (kind == FRAME_CALL && why.permanent && !region.fullgraph) {
+            /* This instance's Module.__call__ cannot compile: it runs eagerly from now on,
+             * and its forward frame, a region too, is translated (and reports) on its own. */
+            Py_DECREF(msg);
+            bucket *nb = bucket_get(cc, key);
+            if (!nb)
+                return NULL;
+            nb->skip = true;
+            return hs->previous(ts, frame, throwflag);
+        }
         if (region.fullgraph) {
             PyObject *text = PyUnicode_FromFormat("pith.compile(fullgraph=True): %U cannot be "
                                                   "compiled: %U", co->co_qualname, msg);
@@ -742,15 +781,16 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
             Py_XDECREF(label);
         }
         Py_DECREF(msg);
-        if (why.permanent) {
+        /* the pointer may have moved: a weak callback may have run meanwhile */
+        bucket *nb = bucket_get(cc, key);
+        if (!nb)
+            return NULL;
+        if (why.permanent && forward)
+            nb->skip = true; /* a module's frames: what failed may be this instance's */
+        else if (why.permanent)
             cc->flags |= CODE_SKIP;
-        } else {
-            /* the pointer may have moved: a weak callback may have run meanwhile */
-            bucket *nb = bucket_get(cc, key);
-            if (!nb)
-                return NULL;
+        else
             nb->misses++;
-        }
         return hs->previous(ts, frame, throwflag);
     }
     if (hs->log) {
@@ -803,13 +843,13 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
         hs->frames_skipped++;
         return hs->previous(ts, frame, throwflag);
     }
-    bool forward = false;
+    int kind = FRAME_OTHER;
     if (!(cc && (cc->flags & CODE_ROOT))) {
-        forward = is_module_forward(hs, frame);
-        if (!forward)
+        kind = module_frame_kind(hs, frame);
+        if (kind == FRAME_OTHER)
             return hs->previous(ts, frame, throwflag);
     }
-    return region_frame(hs, ts, frame, throwflag, cc, forward);
+    return region_frame(hs, ts, frame, throwflag, cc, kind);
 }
 
 /* ---- regions ---- */
@@ -929,12 +969,13 @@ static PyObject *compile_setup(PyObject *module, PyObject *const *args, Py_ssize
     Py_XSETREF(hs->module_getattr, Py_NewRef(args[1]));
     Py_XSETREF(hs->unsupported, Py_NewRef(args[2]));
     Py_XSETREF(hs->forward_name, PyUnicode_InternFromString("forward"));
+    Py_XSETREF(hs->call_name, PyUnicode_InternFromString("__call__"));
     hs->log = PyObject_IsTrue(args[3]) == 1;
     if (!hs->guard_failures)
         hs->guard_failures = PyList_New(0);
     if (!hs->skip_reasons)
         hs->skip_reasons = PyList_New(0);
-    if (!hs->forward_name || !hs->guard_failures || !hs->skip_reasons)
+    if (!hs->forward_name || !hs->call_name || !hs->guard_failures || !hs->skip_reasons)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1012,6 +1053,7 @@ void compile_disarm(pith_module_state *st)
         Py_CLEAR(hs->module_getattr);
         Py_CLEAR(hs->unsupported);
         Py_CLEAR(hs->forward_name);
+        Py_CLEAR(hs->call_name);
         /* The code caches outlive this (they are freed with their code objects): detach
          * them, so that freeing one later never touches this state, which another
          * interpreter may reuse. */

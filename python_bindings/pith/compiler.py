@@ -15,6 +15,7 @@ import os
 import types
 
 from . import _C
+from .nn.modules import module as _module
 from .nn.modules.module import Module
 
 __all__ = ["compile", "Unsupported", "OptimizedModule", "stats", "reset", "hook_installed"]
@@ -63,6 +64,15 @@ class OptimizedModule(Module):
         super().__init__()
         self._orig_mod = mod
         object.__setattr__(self, "_pith_fullgraph", fullgraph)
+
+    def __call__(self, *args, **kwargs):
+        # Module.__call__'s work, with one Python frame fewer when this wrapper has no hooks
+        # of its own (the module's are checked inside, by the compiled Module.__call__).
+        if (self._forward_hooks or self._forward_pre_hooks or _module._global_forward_hooks
+                or _module._global_forward_pre_hooks):
+            return super().__call__(*args, **kwargs)
+        return _C._compile_region(self._modules["_orig_mod"], args, kwargs,
+                                  self._pith_fullgraph)
 
     def forward(self, *args, **kwargs):
         return _C._compile_region(self._orig_mod, args, kwargs, self._pith_fullgraph)
