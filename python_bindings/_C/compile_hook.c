@@ -122,12 +122,19 @@ static _Thread_local struct {
 #define MAX_HOOK_STATES 64
 static hook_state *hook_states[MAX_HOOK_STATES];
 
+/* The last state found: the hook runs for every frame of every thread while installed, and
+ * a process has one interpreter that compiles, as a rule. */
+static hook_state *last_found;
+
 static hook_state *hook_state_find(PyInterpreterState *interp)
 {
+    int64_t id = PyInterpreterState_GetID(interp);
+    if (last_found && last_found->interp == interp && last_found->interp_id == id)
+        return last_found;
     for (int i = 0; i < MAX_HOOK_STATES; i++)
         if (hook_states[i] && hook_states[i]->interp == interp &&
-            hook_states[i]->interp_id == PyInterpreterState_GetID(interp))
-            return hook_states[i];
+            hook_states[i]->interp_id == id)
+            return last_found = hook_states[i];
     return NULL;
 }
 
