@@ -116,6 +116,7 @@ static _Thread_local struct {
     hook_state *hs;
     int depth;
     bool fullgraph;
+    PyObject *explain; /* pith.compiler.explain: what each region frame gives, or NULL */
 } region;
 
 /* The hook states of the interpreters that compiled (3.11 has one GIL, which guards it). */
@@ -321,6 +322,13 @@ static bool tensor_meta_same(const guard *gd, const pith_tensor *t)
     return true;
 }
 
+/* A tensor object without instance attributes (See Note [Guard soundness]). */
+static bool no_attributes(PyObject *v)
+{
+    PyObject *d = ((pith_tensor_object *)v)->dict;
+    return !d || PyDict_GET_SIZE(d) == 0;
+}
+
 static PyObject *subject_of(const guard *gd, PyObject *const *localsplus)
 {
     return gd->at.local < 0 ? gd->obj : access_get(localsplus, &gd->at);
@@ -356,7 +364,8 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
         switch (gd->kind) {
         case GUARD_TENSOR: {
             PyObject *v = access_get(localsplus, &gd->at);
-            ok = v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v));
+            ok = v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v)) &&
+                 no_attributes(v);
             break;
         }
         case GUARD_VALUE: {
@@ -428,7 +437,8 @@ static int guards_fail(compile_entry *e, PyObject *const *localsplus)
             ok = PyCell_GET(gd->obj) == gd->aux;
             break;
         case GUARD_PARAM:
-            ok = tensor_of(gd->obj) == gd->t && tensor_meta_same(gd, gd->t);
+            ok = tensor_of(gd->obj) == gd->t && tensor_meta_same(gd, gd->t) &&
+                 (!gd->flag || no_attributes(gd->obj));
             break;
         case GUARD_GRAD_MODE:
             ok = pith_grad_enabled() == gd->flag;
@@ -639,8 +649,14 @@ done:
 
 /* ---- the hook ---- */
 
-static PyObject *code_label(PyCodeObject *co)
+/* "MLP.forward (file:line)"; a module's frame names the module's class: "Linear, in
+ * Module.__call__ (file:line)". */
+static PyObject *frame_label(_PyInterpreterFrame *frame, bool module)
 {
+    PyCodeObject *co = frame->f_code;
+    if (module && frame->localsplus[0])
+        return PyUnicode_FromFormat("%s, in %U (%U:%d)", Py_TYPE(frame->localsplus[0])->tp_name,
+                                    co->co_qualname, co->co_filename, co->co_firstlineno);
     return PyUnicode_FromFormat("%U (%U:%d)", co->co_qualname, co->co_filename,
                                 co->co_firstlineno);
 }
@@ -670,9 +686,69 @@ static int module_frame_kind(hook_state *hs, _PyInterpreterFrame *frame)
     return _PyType_Lookup(Py_TYPE(self), hs->forward_name) == fn ? FRAME_FORWARD : FRAME_OTHER;
 }
 
+/* pith.compiler.explain: the frame translated afresh, whatever the caches and skip marks
+ * hold (and leaving them and the stats as they are), its record appended to
+ * region.explain, and the frame answered by the graph or run eagerly. */
+static PyObject *explain_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
+                               int throwflag, int kind)
+{
+    PyCodeObject *co = frame->f_code;
+    translate_request req = {hs->st, frame->f_func, co, frame->localsplus, hs->module_class,
+                             hs->module_getattr};
+    translate_failure why = {{0}, NULL, 0, false};
+    compile_entry *e = translate_frame(&req, &why);
+    if (!e && PyErr_Occurred()) {
+        Py_XDECREF(why.filename);
+        return NULL;
+    }
+    PyObject *label = frame_label(frame, kind != FRAME_OTHER), *record = NULL;
+    if (!label) {
+        Py_XDECREF(why.filename);
+        compile_entry_free(e);
+        return NULL;
+    }
+    if (e) {
+        char *dump = pith_compiled_dump(e->compiled);
+        if (!dump) {
+            Py_DECREF(label);
+            compile_entry_free(e);
+            return error_raise(hs->st);
+        }
+        record = Py_BuildValue("{s:O,s:s,s:i,s:i,s:i}", "frame", label, "graph", dump,
+                               "guards", e->nguards, "inputs", e->ninputs, "outputs",
+                               e->noutputs);
+        pith_string_free(dump);
+    } else {
+        record = Py_BuildValue("{s:O,s:s,s:O,s:i,s:O}", "frame", label, "reason", why.reason,
+                               "file", why.filename ? why.filename : co->co_filename, "line",
+                               why.filename ? why.line : co->co_firstlineno, "module_call",
+                               kind == FRAME_CALL ? Py_True : Py_False);
+    }
+    Py_DECREF(label);
+    Py_XDECREF(why.filename);
+    if (!record || PyList_Append(region.explain, record) < 0) {
+        Py_XDECREF(record);
+        compile_entry_free(e);
+        return NULL;
+    }
+    Py_DECREF(record);
+    if (!e)
+        return hs->previous(ts, frame, throwflag);
+    PyObject *capsule = PyCapsule_New(e, "pith.compile.entry", entry_capsule_free);
+    if (!capsule) {
+        compile_entry_free(e);
+        return NULL;
+    }
+    PyObject *r = entry_run(hs, capsule, frame->localsplus);
+    Py_DECREF(capsule);
+    return r;
+}
+
 static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
                               int throwflag, code_cache *cc, int kind)
 {
+    if (region.explain)
+        return explain_frame(hs, ts, frame, throwflag, kind);
     bool forward = kind != FRAME_OTHER; /* a module's frame: entries per instance */
     PyCodeObject *co = frame->f_code;
     PyObject *const *localsplus = frame->localsplus;
@@ -727,7 +803,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         hs->frames_skipped++;
         if (!b->warned) {
             b->warned = true;
-            PyObject *label = code_label(co);
+            PyObject *label = frame_label(frame, forward);
             if (!label)
                 return NULL;
             int rc = PyErr_WarnFormat(PyExc_UserWarning, 1,
@@ -781,7 +857,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         hs->frames_skipped++;
         list_append_capped(hs->skip_reasons, msg);
         if (hs->log) {
-            PyObject *label = code_label(co);
+            PyObject *label = frame_label(frame, forward);
             if (label)
                 PySys_FormatStderr("pith.compile: skipped %U%s: %U\n", label,
                                    why.permanent ? "" : " for these arguments", msg);
@@ -801,7 +877,7 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         return hs->previous(ts, frame, throwflag);
     }
     if (hs->log) {
-        PyObject *label = code_label(co);
+        PyObject *label = frame_label(frame, forward);
         if (label) {
             if (reason)
                 PySys_FormatStderr("pith.compile: recompiled %U because %U\n", label, reason);
@@ -844,7 +920,7 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
         frame->owner != FRAME_OWNED_BY_THREAD || pydispatch_mode_active())
         return hs->previous(ts, frame, throwflag);
     code_cache *cc = code_cache_get(hs, co, false);
-    if (cc && (cc->flags & CODE_SKIP)) {
+    if (cc && (cc->flags & CODE_SKIP) && !region.explain) {
         /* only a region's code is ever marked skip */
         hs->frames_seen++;
         hs->frames_skipped++;
@@ -861,10 +937,24 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
 
 /* ---- regions ---- */
 
+#define COMPILE_CAPSULE "pith._C.compile"
+
+/* This interpreter's hook state, made on first use. Its record is a capsule in the
+ * interpreter's dict (so every instance of pith._C in the interpreter, and a reload, find
+ * the same state and the same code-extra index); hook_states is the hook's index of them. */
 static hook_state *hook_state_of(PyObject *module)
 {
     PyInterpreterState *interp = PyInterpreterState_Get();
-    hook_state *hs = hook_state_find(interp);
+    PyObject *idict = PyInterpreterState_GetDict(interp);
+    if (!idict) {
+        PyErr_SetString(PyExc_RuntimeError, "pith.compile: the interpreter has no dict");
+        return NULL;
+    }
+    hook_state *hs = hook_state_find(interp); /* the fast path: every region entry */
+    PyObject *cap = NULL;
+    if (!hs && (cap = PyDict_GetItemString(idict, COMPILE_CAPSULE))) /* borrowed */
+        if (!(hs = PyCapsule_GetPointer(cap, COMPILE_CAPSULE)))
+            return NULL;
     if (hs) {
         if (!hs->st)
             hs->st = state_of_module(module); /* pith._C executed again after a disarm */
@@ -896,6 +986,12 @@ static hook_state *hook_state_of(PyObject *module)
         return NULL;
     }
     hs->st = state_of_module(module);
+    cap = PyCapsule_New(hs, COMPILE_CAPSULE, NULL); /* never freed: Note [The frame hook] */
+    if (!cap || PyDict_SetItemString(idict, COMPILE_CAPSULE, cap) < 0) {
+        Py_XDECREF(cap);
+        return NULL;
+    }
+    Py_DECREF(cap);
     hook_states[slot] = hs;
     return hs;
 }
@@ -945,6 +1041,20 @@ static PyObject *compile_region(PyObject *module, PyObject *const *args, Py_ssiz
             hook_remove(hs);
     }
     return r;
+}
+
+/* _compile_explain(on): starts recording what this thread's region frames give (on), or
+ * stops and returns the records (a list of dicts). */
+static PyObject *compile_explain(PyObject *module, PyObject *on)
+{
+    (void)module;
+    if (PyObject_IsTrue(on) == 1) {
+        Py_XSETREF(region.explain, PyList_New(0));
+        return region.explain ? Py_NewRef(Py_None) : NULL;
+    }
+    PyObject *records = region.explain ? region.explain : PyList_New(0);
+    region.explain = NULL;
+    return records;
 }
 
 /* _compile_mark(code, fullgraph): the code is a region of its own (pith.compile(fn)). */
@@ -1087,6 +1197,9 @@ PyMethodDef compile_module_methods[] = {
     {"_compile_setup", (PyCFunction)(void (*)(void))compile_setup, METH_FASTCALL,
      "_compile_setup(Module, Module.__getattr__, Unsupported, log), by pith.compiler."},
     {"_compile_stats", compile_stats, METH_NOARGS, "pith.compiler.stats()'s counters."},
+    {"_compile_explain", compile_explain, METH_O,
+     "_compile_explain(on): records what this thread's region frames give (pith.compiler."
+     "explain)."},
     {"_compile_reset", compile_reset, METH_NOARGS, "Drops every cache entry; zeroes stats."},
     {"_compile_hook_installed", compile_hook_installed, METH_NOARGS,
      "Whether this interpreter's frame hook is pith.compile's right now."},

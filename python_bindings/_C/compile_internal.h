@@ -50,7 +50,8 @@ typedef enum {
     GUARD_TYPE_VERSION, /* type `aux` still has the version tag `version` */
     GUARD_FUNC,        /* function `obj` still has its code, defaults, kwdefaults, closure */
     GUARD_CELL,        /* cell `obj` still holds `aux` */
-    GUARD_PARAM,       /* parameter or buffer `obj` still wraps `t`, with t's metadata */
+    GUARD_PARAM,       /* parameter or buffer `obj` still wraps `t`, with t's metadata (and,
+                          with `flag`, no instance attributes) */
     GUARD_GRAD_MODE,   /* grad mode is `flag` */
     GUARD_DEFAULT_DTYPE, /* the default dtype is `dtype` */
     GUARD_NO_ALIAS,    /* no two tensor inputs share memory (the graph writes in place) */

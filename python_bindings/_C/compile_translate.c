@@ -33,7 +33,11 @@
  *  - each parameter or buffer: that it still wraps the same C tensor with the same
  *    metadata (GUARD_PARAM). Its data is read at every run (pith_graph_param), so an
  *    in-place update needs no recompile;
- *  - grad mode and the default dtype (GUARD_GRAD_MODE, GUARD_DEFAULT_DTYPE).
+ *  - grad mode and the default dtype (GUARD_GRAD_MODE, GUARD_DEFAULT_DTYPE);
+ *  - that a tensor argument, and a parameter whose attributes the translation read, has no
+ *    instance attributes (x.relu = ... would shadow Tensor.relu); that tensor arguments do
+ *    not share memory when the graph writes in place (GUARD_NO_ALIAS);
+ *  - pith.Tensor's own version tag (GUARD_TYPE_VERSION), for every method looked up on it.
  * Guards are checked in order, and the objects they hold are strong references (except the
  * weak module arguments), so no check reads freed memory. What the translation cannot
  * guard it refuses: the frame then runs eagerly. Values that eager code computes from
@@ -63,10 +67,13 @@ typedef struct {
     PyObject *input_standins; /* id(stand-in) -> the frame slot it came from */
     PyObject *standin_types;  /* id(stand-in) -> the type of what it stands for, when that
                                  is not pith.Tensor (an nn.Parameter) */
+    PyObject *standin_params; /* id(stand-in) -> the parameter (or tensor) it stands for */
     PyObject *fresh;          /* ids of the containers the translation built */
     PyObject *keep;           /* what the translation made, kept alive */
     int64_t work;
     bool mutates; /* a recorded call writes a tensor in place (or out=) */
+    bool absent_ok; /* getattr/hasattr: a missing attribute sets `absent`, not a failure */
+    bool absent;
     int depth;
     long steps;
     PyCodeObject *code; /* where the evaluation is, for messages */
@@ -101,6 +108,17 @@ static int fail(tx *x, bool permanent, const char *fmt, ...)
         why->line = PyCode_Addr2Line(x->code, x->pc * (int)sizeof(_Py_CODEUNIT));
     }
     return -1;
+}
+
+/* An attribute that is not there (its absence guarded by the reads that found nothing):
+ * the failure, or for getattr(o, name, default) and hasattr, the answer. */
+static int attribute_missing(tx *x, PyObject *label)
+{
+    if (x->absent_ok) {
+        x->absent = true;
+        return -1;
+    }
+    return fail(x, false, "%U is missing (AttributeError)", label);
 }
 
 /* A Python exception raised while translating (a Meta kernel's shape error, a TypeError of
@@ -310,6 +328,14 @@ static int list_read_all(tx *x, PyObject *list)
     return gd->aux && gd->name ? 0 : -1;
 }
 
+/* Whether a tensor object has instance attributes (x.foo = 1), which would shadow what the
+ * translator reads from the type. */
+static bool tensor_has_attributes(PyObject *v)
+{
+    PyObject *d = ((pith_tensor_object *)v)->dict;
+    return d && PyDict_GET_SIZE(d) != 0;
+}
+
 static bool is_scalar(PyObject *v)
 {
     return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
@@ -382,6 +408,8 @@ static PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name,
         const pith_tensor *t = tensor_of(v);
         if (pith_tensor_device(t) != PITH_CPU)
             return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
+        if (tensor_has_attributes(v))
+            return fail(x, false, "argument '%U' has instance attributes", name), NULL;
         if (!(gd = guard_add(x, GUARD_TENSOR)))
             return NULL;
         gd->at = at;
@@ -539,6 +567,13 @@ static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
     tensor_meta_record(gd, t);
     pith_tensor *s = pith_graph_param(x->g, t);
     PyObject *obj = s ? tensor_wrap(x->st, s) : error_raise(x->st);
+    if (obj) {
+        PyObject *sid = PyLong_FromVoidPtr(obj);
+        int rc = sid ? PyDict_SetItem(x->standin_params, sid, param) : -1;
+        Py_XDECREF(sid);
+        if (rc < 0)
+            Py_CLEAR(obj);
+    }
     if (obj && !Py_IS_TYPE(param, x->st->tensor_type)) {
         PyObject *sid = PyLong_FromVoidPtr(obj);
         int rc = sid ? PyDict_SetItem(x->standin_types, sid, (PyObject *)Py_TYPE(param)) : -1;
@@ -635,8 +670,11 @@ static PyObject *module_registered(tx *x, PyObject *obj, PyObject *dict, PyObjec
         return result;
     }
     (void)obj;
-    return fail(x, false, "'%s' object has no attribute '%U'", Py_TYPE(obj)->tp_name, name),
-           NULL;
+    PyObject *label = name_join(what, ".", name);
+    if (label)
+        attribute_missing(x, label);
+    Py_XDECREF(label);
+    return NULL;
 }
 
 /* _PyType_Lookup by a C name (borrowed, or NULL). */
@@ -737,7 +775,7 @@ static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject 
         result = module_registered(x, obj, dict, name, what);
         goto done;
     }
-    fail(x, false, "'%s' object has no attribute '%U'", tp->tp_name, name);
+    attribute_missing(x, label);
 done:
     Py_DECREF(label);
     return result;
@@ -835,8 +873,24 @@ static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
         if (!gd->name)
             return NULL;
     }
+    /* What a parameter's stand-in reads from the type, the parameter's own attributes would
+     * shadow: it must have none, now and at every call (GUARD_PARAM's flag). Arguments are
+     * refused with attributes, and guarded so (GUARD_TENSOR). */
+    PyObject *sid = PyLong_FromVoidPtr(v);
+    PyObject *param = sid ? PyDict_GetItemWithError(x->standin_params, sid) : NULL;
+    Py_XDECREF(sid);
+    if (PyErr_Occurred())
+        return NULL;
+    if (param) {
+        if (tensor_has_attributes(param))
+            return fail(x, false, "the attribute %U of a tensor with instance attributes",
+                        name), NULL;
+        for (int i = 0; i < x->nguards; i++)
+            if (x->guards[i].kind == GUARD_PARAM && x->guards[i].obj == param)
+                x->guards[i].flag = true;
+    }
     if (!descr)
-        return fail(x, false, "Tensor has no attribute '%U'", name), NULL;
+        return attribute_missing(x, name), NULL; /* the type's version tag is guarded */
     if (Py_TYPE(descr) == x->st->binder.method_type)
         return PyMethod_New(descr, v);
     if (PyFunction_Check(descr))
@@ -882,7 +936,7 @@ static PyObject *load_attr(tx *x, PyObject *obj, PyObject *name)
         int err;
         PyObject *v = dict_read(x, dict, name, label, &err);
         if (!v && err == 0)
-            fail(x, false, "module attribute %U is missing", label);
+            attribute_missing(x, label);
         PyObject *r = v ? outside_value(x, v, label) : NULL;
         Py_DECREF(label);
         return r;
@@ -1495,6 +1549,31 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
     if (strcmp(name, "iter") == 0 && nargs == 1) {
         PyObject *t = iterate(x, args[0]);
         return t ? make_fresh(x, t) : NULL;
+    }
+    bool is_getattr = strcmp(name, "getattr") == 0 && (nargs == 2 || nargs == 3);
+    if (is_getattr || (strcmp(name, "hasattr") == 0 && nargs == 2)) {
+        if (!PyUnicode_CheckExact(args[1]))
+            return fail(x, false, "%s() with a name of type %s", name,
+                        Py_TYPE(args[1])->tp_name), NULL;
+        bool saved = x->absent_ok;
+        x->absent_ok = true;
+        x->absent = false;
+        PyObject *r = load_attr(x, args[0], args[1]);
+        bool absent = x->absent;
+        x->absent_ok = saved;
+        x->absent = false;
+        if (!is_getattr) {
+            if (r || absent) {
+                Py_XDECREF(r);
+                return PyBool_FromLong(r != NULL);
+            }
+            return NULL;
+        }
+        if (!r && absent && nargs == 3)
+            return Py_NewRef(args[2]);
+        if (!r && absent)
+            return fail(x, false, "getattr(): %U is missing (AttributeError)", args[1]), NULL;
+        return r;
     }
     bool all_plain = true;
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -2498,6 +2577,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     x.param_standins = PyDict_New();
     x.input_standins = PyDict_New();
     x.standin_types = PyDict_New();
+    x.standin_params = PyDict_New();
     x.fresh = PySet_New(NULL);
     x.keep = PyList_New(0);
     PyCodeObject *co = req->code;
@@ -2506,7 +2586,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     f.nlocals = n;
     f.cap = co->co_stacksize + 4;
     f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.fresh || !x.keep || !f.locals) {
+    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.fresh || !x.keep || !f.locals) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -2608,6 +2688,7 @@ done:
     Py_XDECREF(x.param_standins);
     Py_XDECREF(x.input_standins);
     Py_XDECREF(x.standin_types);
+    Py_XDECREF(x.standin_params);
     Py_XDECREF(x.fresh);
     Py_XDECREF(x.keep);
     pith_graph_free(x.g);

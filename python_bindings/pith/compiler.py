@@ -18,7 +18,8 @@ from . import _C
 from .nn.modules import module as _module
 from .nn.modules.module import Module
 
-__all__ = ["compile", "Unsupported", "OptimizedModule", "stats", "reset", "hook_installed"]
+__all__ = ["compile", "Unsupported", "OptimizedModule", "stats", "reset", "hook_installed",
+           "explain", "ExplainOutput"]
 
 
 class Unsupported(RuntimeError):
@@ -150,3 +151,56 @@ def hook_installed():
 def _cache_size():
     """The number of live cache entries in this interpreter, for tests."""
     return _C._compile_cache_size()
+
+
+class ExplainOutput:
+    """What pith.compiler.explain found: for each region frame of the call, in order, its
+    compiled graph (the C dump of its steps and fusion groups) or why it runs eagerly.
+
+    - `graphs`: the dumps of the frames that compile (`graph_count` of them);
+    - `captured`: their frames, as "qualname (file:first line)";
+    - `skips`: "frame: reason (file, line N)" for each frame that runs eagerly (a
+      module's `__call__` that cannot compile is followed by its `forward`'s own record);
+    - `records`: every record as a dict; `result`: what the call returned.
+    str() gives all of it as text."""
+
+    def __init__(self, records, result):
+        self.records = records
+        self.result = result
+        self.graphs = [r["graph"] for r in records if "graph" in r]
+        self.captured = [r["frame"] for r in records if "graph" in r]
+        self.skips = [f"{r['frame']}: {r['reason']} ({r['file']}, line {r['line']})"
+                      for r in records if "reason" in r]
+        self.graph_count = len(self.graphs)
+
+    def __str__(self):
+        lines = [f"{self.graph_count} frame(s) compiled, {len(self.skips)} run eagerly"]
+        for r in self.records:
+            if "graph" in r:
+                lines.append(f"\ncompiled {r['frame']}: {r['guards']} guards, "
+                             f"{r['inputs']} inputs, {r['outputs']} outputs")
+                lines.append(r["graph"].rstrip())
+            else:
+                lines.append(f"\neager {r['frame']}: {r['reason']} ({r['file']}, "
+                             f"line {r['line']})")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"ExplainOutput(graph_count={self.graph_count}, "
+                f"skips={len(self.skips)})")
+
+
+def explain(fn, *args, **kwargs):
+    """Calls `fn(*args, **kwargs)` compiled (fn: a module, a function, or what
+    pith.compile returned) and reports what each of its region frames gives: the compiled
+    graph with its fusion groups, or why it runs eagerly, with the file and line. Caches,
+    skip marks and stats are left as they are: every frame is translated afresh."""
+    target = fn
+    if not (isinstance(fn, OptimizedModule) or getattr(fn, "_pith_orig", None) is not None):
+        target = compile(fn)
+    _C._compile_explain(True)
+    try:
+        result = target(*args, **kwargs)
+    finally:
+        records = _C._compile_explain(False)
+    return ExplainOutput(records, result)

@@ -1510,3 +1510,89 @@ def test_slices_computed_from_sizes_compile_whole():
     x, bias = randn(4, 5, 6), randn(1, 1, 8, 8)
     assert_same(f(x, bias), crop(x, bias))
     assert stats()["frames_skipped"] == 0
+
+
+# ---- getattr, plain objects, instance attributes ----------------------------------------------
+
+class _Config:
+    def __init__(self):
+        self.scale = 2.0
+        self.use_bias = True
+
+
+def test_attributes_of_a_plain_object_are_guarded():
+    cfg = _Config()
+
+    def scaled(x):
+        y = x * cfg.scale
+        if getattr(cfg, "use_bias", False) and hasattr(cfg, "scale"):
+            y = y + 1
+        return y * getattr(cfg, "missing", 3.0)
+
+    f = pith.compile(scaled, fullgraph=True)
+    x = randn(4)
+    assert_same(f(x), scaled(x))
+    cfg.scale = 5.0
+    assert_same(f(x), scaled(x))
+    cfg.missing = 7.0  # an attribute that was absent appears: the absence was guarded
+    assert_same(f(x), scaled(x))
+    assert stats()["compiles"] == 3
+
+
+def test_an_instance_attribute_on_a_tensor_argument_runs_eagerly():
+    def calls_relu(x):
+        return x.relu()
+
+    f = pith.compile(calls_relu)
+    x = randn(4)
+    assert_same(f(x), calls_relu(x))
+    y = randn(4)
+    y.relu = lambda: "shadowed"  # eager calls the instance's attribute
+    assert f(y) == "shadowed"
+
+
+# ---- explain ---------------------------------------------------------------------------------
+
+def test_explain_shows_the_graph_of_a_compiled_module():
+    m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    x = randn(2, 8)
+    with pith.no_grad():
+        out = pith.compiler.explain(m, x)
+        assert_same(out.result, m(x))
+    assert out.graph_count == 1 and not out.skips
+    assert "linear" in out.graphs[0] and "relu" in out.graphs[0]
+    assert "Sequential" in out.captured[0]
+    assert "compiled" in str(out)
+    assert stats()["compiles"] == 0  # explain leaves the caches and stats alone
+
+
+def test_explain_names_the_reason_and_the_line_of_a_fallback():
+    out = pith.compiler.explain(programs.prints, randn(3))
+    line = line_of(programs.prints, "print(")
+    assert out.graph_count == 0
+    (skip,) = out.skips
+    assert "print" in skip and f"{PROGRAMS_FILE}, line {line}" in skip, skip
+
+
+def test_explain_translates_afresh_a_frame_marked_skip():
+    f = pith.compile(programs.prints)
+    f(randn(3))  # marked skip
+    out = pith.compiler.explain(f, randn(3))
+    assert len(out.skips) == 1
+
+
+# ---- a GPT, captured whole -------------------------------------------------------------------
+
+@pytest.mark.parametrize("part", ["attention", "mlp", "block", "gpt"])
+def test_a_gpt_compiles_whole_and_matches_eager(part):
+    import _compile_gpt as gpt
+    config = gpt.GPTConfig()
+    pith.manual_seed(0)
+    model = {"attention": gpt.CausalSelfAttention, "mlp": gpt.MLP, "block": gpt.Block,
+             "gpt": gpt.GPT}[part](config).eval()
+    x = pith.randint(0, config.vocab_size, (2, 16)) if part == "gpt" else randn(2, 16, 64)
+    compiled = pith.compile(model, fullgraph=True)
+    with pith.no_grad():
+        for _ in range(2):
+            assert_same(compiled(x), model(x))
+    assert stats()["frames_skipped"] == 0 and stats()["compiles"] == 1
