@@ -12,7 +12,14 @@ python_bindings/_C/compile_hook.c (Note [The frame hook]) and compile_translate.
 """
 import functools
 import os
+import sys
 import types
+
+if __name__ == "__main__":
+    # python -m pith.compiler script.py [args]: this file runs as __main__, a copy of the
+    # module; the real pith.compiler (the one user code imports) runs the script.
+    from pith.compiler import _main
+    sys.exit(_main(sys.argv[1:]))
 
 from . import _C
 from .nn.modules import module as _module
@@ -204,3 +211,43 @@ def explain(fn, *args, **kwargs):
     finally:
         records = _C._compile_explain(False)
     return ExplainOutput(records, result)
+
+
+_USAGE = """usage: python -m pith.compiler script.py [args ...]
+       python -m pith.compiler -m module [args ...]
+
+Runs an unmodified script with every outermost pith.nn.Module call compiled by
+pith.compile. With PITH_LOG=compile it prints pith.compiler.stats() at exit."""
+
+
+def _main(argv):
+    """The runner: the whole script runs inside a region, so the hook captures the
+    Module.__call__ frames of its outermost module calls (the calls inside them are part of
+    their translation); everything else runs as it would."""
+    import runpy
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_USAGE, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print(_USAGE, file=sys.stderr)
+            return 2
+        name, rest = argv[1], argv[2:]
+        sys.argv = [name] + rest
+        sys.path.insert(0, os.getcwd())
+
+        def run():
+            runpy.run_module(name, run_name="__main__", alter_sys=True)
+    else:
+        script, rest = argv[0], argv[1:]
+        sys.argv = [script] + rest
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+
+        def run():
+            runpy.run_path(script, run_name="__main__")
+    try:
+        _C._compile_region(run, (), None, False)
+    finally:
+        if _log_enabled():
+            print(f"pith.compile: stats {stats()}", file=sys.stderr)
+    return 0

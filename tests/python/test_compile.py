@@ -1596,3 +1596,48 @@ def test_a_gpt_compiles_whole_and_matches_eager(part):
         for _ in range(2):
             assert_same(compiled(x), model(x))
     assert stats()["frames_skipped"] == 0 and stats()["compiles"] == 1
+
+
+# ---- python -m pith.compiler -------------------------------------------------------------------
+
+RUNNER_SCRIPT = '''
+import sys
+import pith
+import pith.nn as nn
+pith.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).eval()
+loss_fn = nn.CrossEntropyLoss()
+x = pith.randn(4, 8)
+target = pith.tensor([0, 1, 2, 1])
+with pith.no_grad():
+    for step in range(3):
+        out = model(x)
+        print(step, out.sum().item(), loss_fn(out, target).item(), out.numpy().tobytes().hex())
+print("args", sys.argv[1:], __name__)
+'''
+
+
+def _run_file(args, tmp_path, **env):
+    environment = dict(os.environ, **env)
+    environment["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          env=environment, timeout=120, cwd=tmp_path)
+
+
+def test_the_runner_prints_what_the_script_prints_without_it(tmp_path):
+    (tmp_path / "script.py").write_text(RUNNER_SCRIPT)
+    plain = _run_file(["script.py", "a", "b"], tmp_path)
+    compiled = _run_file(["-m", "pith.compiler", "script.py", "a", "b"], tmp_path,
+                         PITH_LOG="compile")
+    assert plain.returncode == 0 and compiled.returncode == 0, compiled.stderr
+    assert compiled.stdout == plain.stdout
+    assert "args ['a', 'b'] __main__" in plain.stdout
+    # the outermost module call was compiled; the stats come out at exit
+    assert "pith.compile: compiled Sequential" in compiled.stderr
+    stats_line = [line for line in compiled.stderr.splitlines() if "pith.compile: stats" in line]
+    assert len(stats_line) == 1 and "'cache_hits': 2" in stats_line[0], compiled.stderr
+
+
+def test_the_runner_without_a_script_prints_its_usage(tmp_path):
+    r = _run_file(["-m", "pith.compiler"], tmp_path)
+    assert r.returncode == 2 and "usage: python -m pith.compiler" in r.stderr
