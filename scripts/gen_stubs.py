@@ -41,6 +41,8 @@ from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enable
 from ._dtype_info import finfo as finfo, iinfo as iinfo
 from . import library as library, nn as nn, utils as utils
 from . import safetensors as safetensors, serialization as serialization
+from . import compiler as compiler
+from .compiler import compile as compile
 
 _int = builtins.int
 _float = builtins.float

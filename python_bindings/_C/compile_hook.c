@@ -23,9 +23,11 @@
  * compile_eval_frame with _PyInterpreterState_SetEvalFrameFunc and keeps the function it
  * replaces. Leaving the outermost region of a thread (by return or by exception) lowers the
  * count; on 1 -> 0 it puts the kept function back, but only if the installed one is still
- * ours: a hook installed meanwhile by someone else (Dynamo, a profiler) stays. Code outside
- * regions therefore never pays for the hook, except that while it is installed 3.11 stops
- * inlining Python-to-Python calls for every thread of the interpreter.
+ * ours: a hook installed meanwhile by someone else (Dynamo, a profiler) stays, and if it
+ * later puts ours back, ours removes itself on the first frame it sees outside regions.
+ * Code outside regions therefore never pays for the hook, except that while it is
+ * installed 3.11 stops inlining Python-to-Python calls for every thread of the
+ * interpreter.
  * The hook passes every frame straight to the kept function ("previous"; never to
  * _PyEval_EvalFrameDefault directly) unless this thread is inside a region of this
  * interpreter and the frame is one of a region's: the code pith.compile marked (a compiled
@@ -141,6 +143,7 @@ static hook_state *hook_state_find(PyInterpreterState *interp)
 
 static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame,
                                     int throwflag);
+static void hook_remove(hook_state *hs);
 
 /* ---- the code caches ---- */
 
@@ -912,6 +915,11 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
     if (!hs || region.depth == 0 || hs->interp != ts->interp) {
         hook_state *own = hook_state_find(ts->interp);
         _PyFrameEvalFunction prev = own && own->previous ? own->previous : _PyEval_EvalFrameDefault;
+        /* No region is active, yet the hook is ours: a hook installed over ours during a
+         * region, and removed since, put ours back. Remove it now (Note [The frame hook]). */
+        if (own && own->regions == 0 &&
+            _PyInterpreterState_GetEvalFrameFunc(ts->interp) == compile_eval_frame)
+            hook_remove(own);
         return prev(ts, frame, throwflag);
     }
     PyCodeObject *co = frame->f_code;
@@ -1188,7 +1196,46 @@ void compile_disarm(pith_module_state *st)
     }
 }
 
+/* ---- a foreign hook, for tests ---- */
+
+/* _testing_foreign_hook(action): installs (1) or removes (0) a frame hook of another
+ * library's kind, which counts the frames it sees and chains to the function it replaced;
+ * returns the count (-1 only reads it). Tests install it inside a region, to check that leaving the
+ * region leaves a hook installed over ours in place (Note [The frame hook]). One per
+ * process: test code only. */
+static _PyFrameEvalFunction foreign_previous;
+static long long foreign_frames;
+
+static PyObject *foreign_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
+{
+    foreign_frames++;
+    return foreign_previous(ts, frame, throwflag);
+}
+
+static PyObject *testing_foreign_hook(PyObject *module, PyObject *what)
+{
+    (void)module;
+    long action = PyLong_AsLong(what);
+    if (action == -1 && PyErr_Occurred())
+        return NULL;
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    if (action == 1) {
+        if (_PyInterpreterState_GetEvalFrameFunc(interp) != foreign_eval_frame) {
+            foreign_previous = _PyInterpreterState_GetEvalFrameFunc(interp);
+            _PyInterpreterState_SetEvalFrameFunc(interp, foreign_eval_frame);
+        }
+        foreign_frames = 0;
+    } else if (action == 0 &&
+               _PyInterpreterState_GetEvalFrameFunc(interp) == foreign_eval_frame) {
+        _PyInterpreterState_SetEvalFrameFunc(interp, foreign_previous);
+    }
+    return PyLong_FromLongLong(foreign_frames);
+}
+
 PyMethodDef compile_module_methods[] = {
+    {"_testing_foreign_hook", testing_foreign_hook, METH_O,
+     "_testing_foreign_hook(action): a counting frame hook of another library (tests): 1 "
+     "installs it, 0 removes it, -1 reads its count."},
     {"_compile_region", (PyCFunction)(void (*)(void))compile_region, METH_FASTCALL,
      "_compile_region(callable, args, kwargs, fullgraph): the call, inside a region of "
      "pith.compile (Note [The frame hook])."},

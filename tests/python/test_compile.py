@@ -1641,3 +1641,29 @@ def test_the_runner_prints_what_the_script_prints_without_it(tmp_path):
 def test_the_runner_without_a_script_prints_its_usage(tmp_path):
     r = _run_file(["-m", "pith.compiler"], tmp_path)
     assert r.returncode == 2 and "usage: python -m pith.compiler" in r.stderr
+
+
+def test_a_foreign_hook_installed_inside_a_region_stays_and_chains():
+    """Another library's frame hook (Dynamo's, a profiler's) installed over ours while a
+    region runs stays installed when the region ends, and ours chains to it meanwhile;
+    ours, put back when it is removed, takes itself out on the next frame."""
+    def install_foreign(x):
+        pith._C._testing_foreign_hook(1)  # an unknown call: this frame runs eagerly
+        programs.affine(x)  # a frame of this region: the foreign hook sees it
+        return x + 1
+
+    f = pith.compile(install_foreign)
+    try:
+        f(randn(2))
+        assert pith._C._testing_foreign_hook(-1) >= 1
+        assert not pith.compiler.hook_installed()  # the foreign one is, still
+        before = pith._C._testing_foreign_hook(-1)
+        programs.affine(randn(2))
+        assert pith._C._testing_foreign_hook(-1) > before
+    finally:
+        pith._C._testing_foreign_hook(0)
+    assert not pith.compiler.hook_installed()
+    g = pith.compile(programs.affine)
+    x = randn(2)
+    assert_same(g(x), programs.affine(x))
+    assert not pith.compiler.hook_installed()
