@@ -62,10 +62,15 @@ CASES = [
     ("transformer block, batch 1", "block", 1, "batch1"),
     ("MLP 784-512-512-10, batch 32", "mlp", 32, "batched"),
     ("transformer block, batch 8", "block", 8, "batched"),
+    # the figures of pith.compile's part 2 (measured here already)
+    ("pointwise chain gelu(x * w + b) * 0.5 + x, 4M float32", "chain", 1, "part2"),
+    ("GPT 4x256 (benchmarks/models.py), batch 4x64", "gpt64", 4, "part2"),
+    ("GPT 4x256 (benchmarks/models.py), batch 4x256", "gpt256", 4, "part2"),
 ]
 FIRST_CASES = [("MLP 784-512-512-10, batch 1", "mlp"), ("transformer block, batch 1", "block")]
 TARGETS = {"first_warm": 0.01, "first_cold": 0.002, "overhead": 1 / 8, "batch1_torch": 0.5,
-           "batch1_gemms": 1.1, "batched": 1.0}
+           "batch1_gemms": 1.1, "batched": 1.0, "chain_torch": 1.0, "gpt_eager": 0.8,
+           "gpt_torch": 1.0}
 
 
 # ---- the models (written against a torch-like library `lib`) ------------------------------
@@ -108,6 +113,22 @@ def block_model(lib, d=D_MODEL, heads=HEADS):
     return Block()
 
 
+def chain_model(lib, n=1 << 22):
+    """The pointwise chain of bench_fusion.c, with w and b as buffers."""
+    F = lib.nn.functional
+
+    class Chain(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("w", lib.ones(n))
+            self.register_buffer("b", lib.zeros(n))
+
+        def forward(self, x):
+            return F.gelu(x * self.w + self.b) * 0.5 + x
+
+    return Chain()
+
+
 def add_one(x):
     return x + 1
 
@@ -141,6 +162,14 @@ def build(lib, model, batch):
     elif model == "mlp":
         m = models.mlp_model(lib)
         shape = (batch, 784)
+    elif model == "chain":
+        m = chain_model(lib)
+        shape = (1 << 22,)
+    elif model.startswith("gpt"):
+        m = models.gpt_model(lib).eval()
+        with lib.no_grad():
+            models._set_weights(lib, m)
+        return m, lib.from_numpy(models._input((batch, int(model[3:])), "tokens"))
     else:
         m = block_model(lib)
         shape = (batch, SEQ, D_MODEL)
@@ -547,6 +576,27 @@ def steady_rows(samples):
         lines.append(f"| {name} | {fmt_time(pc)} | {fmt_time(tc)} | {fmt_ratio(rt)} | "
                      f"{met(rt, TARGETS['batched'])} | {fmt_time(rows[name]['pith_eager'])} | "
                      f"{fmt_time(rows[name]['torch_eager'])} |")
+    lines += ["", "## Part 2's figures", "",
+              "Compiled pith against eager pith (the GPT: target <= "
+              f"{TARGETS['gpt_eager']}) and against torch.compile (the chain: target <= "
+              f"{TARGETS['chain_torch']}; the GPT: <= {TARGETS['gpt_torch']}).", "",
+              "| case | pith eager | pith compiled | compiled/eager | torch eager | torch "
+              "compiled | pith/torch | met? |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, model, batch, figure in CASES:
+        if figure != "part2":
+            continue
+        pe, pc = cell(name, "pith", "eager"), cell(name, "pith", "compiled")
+        te, tc = cell(name, "torch", "eager"), cell(name, "torch", "compiled")
+        re_, rt = ratio(pc, pe), ratio(pc, tc)
+        rows[name] = {"pith_eager": pe, "pith_compiled": pc, "ratio_eager": re_,
+                      "torch_eager": te, "torch_compiled": tc, "ratio_torch": rt}
+        if model == "chain":
+            verdict = met(rt, TARGETS["chain_torch"])
+        else:
+            verdict = (f"eager {met(re_, TARGETS['gpt_eager'])}, "
+                       f"torch {met(rt, TARGETS['gpt_torch'])}")
+        lines.append(f"| {name} | {fmt_time(pe)} | {fmt_time(pc)} | {fmt_ratio(re_)} | "
+                     f"{fmt_time(te)} | {fmt_time(tc)} | {fmt_ratio(rt)} | {verdict} |")
     return lines, rows
 
 
