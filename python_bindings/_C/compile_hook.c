@@ -62,6 +62,18 @@
  * state goes away (interpreter teardown) the state is disarmed: a thread still inside a
  * region then gets its frames evaluated normally, never a translation. */
 
+/* Note [Dynamic sizes]
+ * Graphs are built over stand-ins of fixed sizes, and every size is guarded, so a frame
+ * called with a new size compiles a new entry. Compiling costs a fraction of a millisecond
+ * (benchmarks/compile_results.md, "First call"), so with dynamic=None (the default) or
+ * dynamic=True a (code, key) pair whose 8 entries are full evicts its least recently used
+ * one: a generation loop whose sequence grows by one token per call keeps compiling and
+ * never runs eagerly for good. The entries are kept in order of use, the most recent last
+ * (a hit moves its entry there), and guards are tried from the most recent. With
+ * dynamic=False the cache limit is final, as torch's recompile limit is: past it the frame
+ * runs eagerly, and a UserWarning says so once. Graphs whose sizes are symbolic, planned for
+ * the size each run receives, are not built: a dim that changes is recompiled. */
+
 /* Note [Compile GIL rules]
  * Everything here runs with the GIL of the frame's interpreter: the counts, the caches,
  * the guard checks and translation. A run of a compiled graph with enough work releases
@@ -109,7 +121,7 @@ struct hook_state {
     bool log;
     code_cache *caches;
     /* pith.compiler.stats() */
-    long long frames_seen, frames_captured, frames_skipped, compiles, cache_hits;
+    long long frames_seen, frames_captured, frames_skipped, compiles, cache_hits, evictions;
     PyObject *guard_failures, *skip_reasons; /* lists of str */
 };
 
@@ -118,6 +130,7 @@ static _Thread_local struct {
     hook_state *hs;
     int depth;
     bool fullgraph;
+    bool static_sizes; /* dynamic=False: past the cache limit, run eagerly */
     PyObject *explain; /* pith.compiler.explain: what each region frame gives, or NULL */
 } region;
 
@@ -781,7 +794,13 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         if (f < 0) {
             hs->cache_hits++;
             hs->frames_captured++;
-            return entry_run(hs, b->entries[i], localsplus);
+            /* the entries stay in order of use, the most recent last: see Note [Dynamic
+             * sizes] */
+            PyObject *hit = b->entries[i];
+            for (int j = i; j + 1 < b->n; j++)
+                b->entries[j] = b->entries[j + 1];
+            b->entries[b->n - 1] = hit;
+            return entry_run(hs, hit, localsplus);
         }
         if (i == b->n - 1)
             failing = f;
@@ -800,6 +819,15 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         Py_XDECREF(reason);
         hs->frames_skipped++;
         return hs->previous(ts, frame, throwflag);
+    }
+    if (b->n == COMPILE_CACHE_LIMIT && !region.static_sizes) {
+        /* Note [Dynamic sizes]: the least recently used entry makes room */
+        PyObject *oldest = b->entries[0];
+        for (int j = 0; j + 1 < b->n; j++)
+            b->entries[j] = b->entries[j + 1];
+        b->n--;
+        Py_DECREF(oldest);
+        hs->evictions++;
     }
     if (b->n == COMPILE_CACHE_LIMIT) {
         Py_XDECREF(reason);
@@ -1019,12 +1047,12 @@ static void hook_remove(hook_state *hs)
     /* else another hook was installed over ours: it stays, and chains to ours no more */
 }
 
-/* _compile_region(callable, args, kwargs, fullgraph): callable(*args, **kwargs) inside a
- * region. */
+/* _compile_region(callable, args, kwargs, flags): callable(*args, **kwargs) inside a
+ * region; flags: 1 fullgraph, 2 dynamic=False (Note [Dynamic sizes]). */
 static PyObject *compile_region(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyTuple_Check(args[1]) || (args[2] != Py_None && !PyDict_Check(args[2]))) {
-        PyErr_SetString(PyExc_TypeError, "_compile_region(callable, args, kwargs, fullgraph)");
+        PyErr_SetString(PyExc_TypeError, "_compile_region(callable, args, kwargs, flags)");
         return NULL;
     }
     hook_state *hs = hook_state_of(module);
@@ -1034,15 +1062,20 @@ static PyObject *compile_region(PyObject *module, PyObject *const *args, Py_ssiz
         /* this thread is in a region of another interpreter: run plainly */
         return PyObject_Call(args[0], args[1], args[2] == Py_None ? NULL : args[2]);
     }
-    bool saved_fullgraph = region.fullgraph;
+    long flags = PyLong_AsLong(args[3]);
+    if (flags == -1 && PyErr_Occurred())
+        return NULL;
+    bool saved_fullgraph = region.fullgraph, saved_static = region.static_sizes;
     if (region.depth++ == 0) {
         region.hs = hs;
         if (hs->regions++ == 0)
             hook_install(hs);
     }
-    region.fullgraph = PyObject_IsTrue(args[3]) == 1;
+    region.fullgraph = flags & 1;
+    region.static_sizes = flags & 2;
     PyObject *r = PyObject_Call(args[0], args[1], args[2] == Py_None ? NULL : args[2]);
     region.fullgraph = saved_fullgraph;
+    region.static_sizes = saved_static;
     if (--region.depth == 0) {
         region.hs = NULL;
         if (--hs->regions == 0)
@@ -1120,10 +1153,11 @@ static PyObject *compile_stats(PyObject *module, PyObject *unused)
         Py_XDECREF(sr);
         return NULL;
     }
-    return Py_BuildValue("{s:L,s:L,s:L,s:N,s:L,s:L,s:N}", "frames_seen", hs->frames_seen,
+    return Py_BuildValue("{s:L,s:L,s:L,s:N,s:L,s:L,s:L,s:N}", "frames_seen", hs->frames_seen,
                          "frames_captured", hs->frames_captured, "frames_skipped",
                          hs->frames_skipped, "skip_reasons", sr, "compiles", hs->compiles,
-                         "cache_hits", hs->cache_hits, "guard_failures", gf);
+                         "cache_hits", hs->cache_hits, "evictions", hs->evictions,
+                         "guard_failures", gf);
 }
 
 static PyObject *compile_reset(PyObject *module, PyObject *unused)
@@ -1137,7 +1171,7 @@ static PyObject *compile_reset(PyObject *module, PyObject *unused)
         cc->flags &= ~(unsigned)CODE_SKIP;
     }
     hs->frames_seen = hs->frames_captured = hs->frames_skipped = hs->compiles =
-        hs->cache_hits = 0;
+        hs->cache_hits = hs->evictions = 0;
     if (hs->guard_failures && PyList_SetSlice(hs->guard_failures, 0, PY_SSIZE_T_MAX, NULL) < 0)
         return NULL;
     if (hs->skip_reasons && PyList_SetSlice(hs->skip_reasons, 0, PY_SSIZE_T_MAX, NULL) < 0)
@@ -1237,8 +1271,8 @@ PyMethodDef compile_module_methods[] = {
      "_testing_foreign_hook(action): a counting frame hook of another library (tests): 1 "
      "installs it, 0 removes it, -1 reads its count."},
     {"_compile_region", (PyCFunction)(void (*)(void))compile_region, METH_FASTCALL,
-     "_compile_region(callable, args, kwargs, fullgraph): the call, inside a region of "
-     "pith.compile (Note [The frame hook])."},
+     "_compile_region(callable, args, kwargs, flags): the call, inside a region of "
+     "pith.compile (Note [The frame hook]); flags: 1 fullgraph, 2 dynamic=False."},
     {"_compile_mark", (PyCFunction)(void (*)(void))compile_mark, METH_FASTCALL,
      "_compile_mark(code, fullgraph): marks the code of a compiled function as a region."},
     {"_compile_setup", (PyCFunction)(void (*)(void))compile_setup, METH_FASTCALL,

@@ -47,9 +47,8 @@ def _check_options(fullgraph, dynamic, backend, mode, options):
     if backend != "pith":
         raise ValueError(f"pith.compile: unknown backend {backend!r} (pith has one backend, "
                          f"'pith')")
-    if dynamic:
-        raise NotImplementedError("pith.compile(dynamic=True) is not supported yet: every "
-                                  "size is static and guarded (docs/compile.md)")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"pith.compile: dynamic must be None, True or False, not {dynamic!r}")
     if mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
                            f"{', '.join(m for m in _MODES if m)}")
@@ -68,10 +67,12 @@ class OptimizedModule(Module):
     it runs the module's forward compiled. Pickling or deep-copying it gives the same for a
     copy of the module, compiled afresh (caches are never copied)."""
 
-    def __init__(self, mod, fullgraph=False):
+    def __init__(self, mod, fullgraph=False, dynamic=None):
         super().__init__()
         self._orig_mod = mod
         object.__setattr__(self, "_pith_fullgraph", fullgraph)
+        object.__setattr__(self, "_pith_dynamic", dynamic)
+        object.__setattr__(self, "_pith_flags", _region_flags(fullgraph, dynamic))
 
     def __call__(self, *args, **kwargs):
         # Module.__call__'s work, with one Python frame fewer when this wrapper has no hooks
@@ -79,11 +80,10 @@ class OptimizedModule(Module):
         if (self._forward_hooks or self._forward_pre_hooks or _module._global_forward_hooks
                 or _module._global_forward_pre_hooks):
             return super().__call__(*args, **kwargs)
-        return _C._compile_region(self._modules["_orig_mod"], args, kwargs,
-                                  self._pith_fullgraph)
+        return _C._compile_region(self._modules["_orig_mod"], args, kwargs, self._pith_flags)
 
     def forward(self, *args, **kwargs):
-        return _C._compile_region(self._orig_mod, args, kwargs, self._pith_fullgraph)
+        return _C._compile_region(self._orig_mod, args, kwargs, self._pith_flags)
 
     def __getattr__(self, name):
         if name == "_orig_mod":
@@ -94,14 +94,19 @@ class OptimizedModule(Module):
             return getattr(self._modules["_orig_mod"], name)
 
     def __reduce__(self):
-        return (_rebuild, (self._orig_mod, self._pith_fullgraph))
+        return (_rebuild, (self._orig_mod, self._pith_fullgraph, self._pith_dynamic))
 
 
-def _rebuild(mod, fullgraph):
-    return OptimizedModule(mod, fullgraph)
+def _rebuild(mod, fullgraph, dynamic=None):
+    return OptimizedModule(mod, fullgraph, dynamic)
 
 
-def _compile_function(fn, fullgraph):
+def _region_flags(fullgraph, dynamic):
+    """_compile_region's flags (compile_hook.c): 1 fullgraph, 2 dynamic=False."""
+    return (1 if fullgraph else 0) | (2 if dynamic is False else 0)
+
+
+def _compile_function(fn, fullgraph, dynamic):
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     code = getattr(target, "__code__", None)
     if not isinstance(code, types.CodeType):
@@ -109,9 +114,11 @@ def _compile_function(fn, fullgraph):
                         f"got {type(fn).__name__}")
     _C._compile_mark(code, fullgraph)
 
+    flags = _region_flags(fullgraph, dynamic)
+
     @functools.wraps(fn)
     def compiled(*args, **kwargs):
-        return _C._compile_region(fn, args, kwargs, fullgraph)
+        return _C._compile_region(fn, args, kwargs, flags)
 
     compiled._torchdynamo_orig_callable = fn
     compiled._pith_orig = fn
@@ -131,10 +138,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="pith", mode=N
     if isinstance(model, OptimizedModule):
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph)
+        return OptimizedModule(model, fullgraph, dynamic)
     if not callable(model):
         raise TypeError(f"pith.compile: expected a callable, got {type(model).__name__}")
-    return _compile_function(model, fullgraph)
+    return _compile_function(model, fullgraph, dynamic)
 
 
 def stats():
@@ -246,7 +253,7 @@ def _main(argv):
         def run():
             runpy.run_path(script, run_name="__main__")
     try:
-        _C._compile_region(run, (), None, False)
+        _C._compile_region(run, (), None, 0)
     finally:
         if _log_enabled():
             print(f"pith.compile: stats {stats()}", file=sys.stderr)

@@ -120,9 +120,9 @@ def test_a_backend_other_than_pith_is_a_value_error():
         pith.compile(programs.affine, backend="inductor")(randn(2))
 
 
-def test_dynamic_true_is_not_implemented_naming_part_2():
-    with pytest.raises(NotImplementedError, match="dynamic=True"):
-        pith.compile(programs.affine, dynamic=True)(randn(2))
+def test_dynamic_must_be_none_or_a_bool():
+    with pytest.raises(TypeError, match="dynamic"):
+        pith.compile(programs.affine, dynamic="yes")
 
 
 def test_mode_and_options_are_accepted():
@@ -479,8 +479,8 @@ def test_dropout_in_training_mode_follows_the_generator():
 
 # ---- the cache limit -----------------------------------------------------------------------
 
-def test_past_eight_entries_a_code_runs_eagerly_and_warns_once():
-    f = pith.compile(programs.affine)
+def test_with_dynamic_false_past_eight_entries_a_code_runs_eagerly_and_warns_once():
+    f = pith.compile(programs.affine, dynamic=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for n in range(1, 13):
@@ -495,9 +495,46 @@ def test_past_eight_entries_a_code_runs_eagerly_and_warns_once():
     assert len(user_warnings) == 1, [str(w.message) for w in user_warnings]
 
 
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_past_eight_entries_the_least_recently_used_makes_room(dynamic):
+    f = pith.compile(programs.affine, dynamic=dynamic)
+    xs = {n: randn(n, 2) for n in range(1, 13)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: this is not a limit
+        for n in range(1, 13):
+            assert_same(f(xs[n]), programs.affine(xs[n]))
+        assert stats()["compiles"] == 12 and stats()["evictions"] == 4
+        assert pith.compiler._cache_size() == 8
+        for n in (12, 3):  # 12 is cached; 3 was among the four evicted (1 to 4)
+            assert_same(f(xs[n]), programs.affine(xs[n]))
+    assert stats()["compiles"] == 13 and stats()["frames_skipped"] == 0
+    assert stats()["cache_hits"] == 1
+
+
+def test_a_generation_loop_with_a_growing_dim_stays_compiled_and_matches_eager():
+    import _compile_gpt as gpt
+    config = gpt.GPTConfig(block_size=80)
+    pith.manual_seed(0)
+    model = gpt.GPT(config).eval()
+    compiled = pith.compile(model)
+    idx = pith.randint(0, config.vocab_size, (1, 4))
+    eager_idx = idx
+    with pith.no_grad():
+        for step in range(64):
+            logits = compiled(idx)
+            expected = model(eager_idx)
+            assert_same(logits, expected)
+            nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            idx = pith.cat([idx, nxt], dim=1)
+            eager_idx = pith.cat([eager_idx, expected[:, -1, :].argmax(dim=-1, keepdim=True)],
+                                 dim=1)
+            assert pith.compiler._cache_size() <= 8
+    assert stats()["frames_skipped"] == 0 and stats()["compiles"] == 64
+
+
 def test_the_cache_limit_is_per_module_instance():
     first, second = programs.Small(), programs.Small()
-    opt_first, opt_second = pith.compile(first), pith.compile(second)
+    opt_first, opt_second = pith.compile(first, dynamic=False), pith.compile(second)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for n in range(1, 11):
