@@ -1704,3 +1704,50 @@ def test_a_foreign_hook_installed_inside_a_region_stays_and_chains():
     x = randn(2)
     assert_same(g(x), programs.affine(x))
     assert not pith.compiler.hook_installed()
+
+
+# ---- control flow on guarded values ---------------------------------------------------------
+
+class _Flagged(nn.Module):
+    """if/elif on a config flag, self.training, x.dim(), `is None`, range over a guarded int,
+    math.sqrt and float('-inf'): all guarded Python values, so all compiled."""
+
+    def __init__(self, mode, extra=None):
+        super().__init__()
+        self.mode = mode
+        self.extra = extra
+        self.repeats = 2
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, bias=None):
+        if x.dim() == 3:
+            x = x.sum(dim=0)
+        if self.mode == "relu":
+            y = self.fc(x).relu()
+        elif self.mode == "gelu":
+            y = nn.functional.gelu(self.fc(x))
+        else:
+            y = self.fc(x)
+        if bias is not None:
+            y = y + bias
+        if self.extra is None and not self.training:
+            y = y * (1.0 / math.sqrt(4))
+        for _ in range(self.repeats):
+            y = y + 1
+        return y.masked_fill(y > 3.0, float("-inf"))
+
+
+@pytest.mark.parametrize("mode", ["relu", "gelu", "plain"])
+def test_branches_on_guarded_values_compile_without_fallback(mode):
+    m = _Flagged(mode).eval()
+    compiled = pith.compile(m, fullgraph=True)
+    bias = randn(4)
+    with pith.no_grad():
+        for x, b in ((randn(2, 4), None), (randn(3, 2, 4), None), (randn(2, 4), bias)):
+            assert_same(compiled(x, b), m(x, b))
+        m.train()  # self.training is guarded
+        x = randn(2, 4)
+        assert_same(compiled(x), m(x))
+        m.repeats = 3  # so is the bound of the range
+        assert_same(compiled(x), m(x))
+    assert stats()["frames_skipped"] == 0
