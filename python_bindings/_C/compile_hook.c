@@ -580,14 +580,20 @@ static PyObject *guard_describe(const compile_entry *e, int i, PyObject *const *
 
 /* ---- running an entry ---- */
 
+/* The frame's result from the template; each output is wrapped once (`wrapped`), so a
+ * value returned twice is one object, as in eager. */
 static PyObject *tmpl_result(pith_module_state *st, const tmpl *t, pith_tensor **outputs,
-                             PyObject *const *localsplus)
+                             PyObject **wrapped, PyObject *const *localsplus)
 {
     switch (t->kind) {
     case TMPL_OUTPUT: {
-        pith_tensor *o = outputs[t->index];
-        outputs[t->index] = NULL;
-        return tensor_wrap(st, o);
+        if (!wrapped[t->index]) {
+            pith_tensor *o = outputs[t->index];
+            outputs[t->index] = NULL;
+            if (!(wrapped[t->index] = tensor_wrap(st, o)))
+                return NULL;
+        }
+        return Py_NewRef(wrapped[t->index]);
     }
     case TMPL_LOCAL: {
         PyObject *v = access_get(localsplus, &t->at);
@@ -601,7 +607,7 @@ static PyObject *tmpl_result(pith_module_state *st, const tmpl *t, pith_tensor *
     case TMPL_LIST: {
         PyObject *r = t->kind == TMPL_TUPLE ? PyTuple_New(t->n) : PyList_New(t->n);
         for (int i = 0; r && i < t->n; i++) {
-            PyObject *item = tmpl_result(st, &t->items[i], outputs, localsplus);
+            PyObject *item = tmpl_result(st, &t->items[i], outputs, wrapped, localsplus);
             if (!item) {
                 Py_CLEAR(r);
                 break;
@@ -624,13 +630,17 @@ static PyObject *entry_run(hook_state *hs, PyObject *capsule, PyObject *const *l
     compile_entry *e = PyCapsule_GetPointer(capsule, "pith.compile.entry");
     pith_module_state *st = hs->st;
     pith_tensor *in_small[RUN_SMALL], *out_small[RUN_SMALL];
+    PyObject *wrapped_small[RUN_SMALL] = {NULL};
     pith_tensor **inputs = e->ninputs <= RUN_SMALL ? in_small
                                                    : PyMem_Malloc((size_t)e->ninputs * sizeof *inputs);
     pith_tensor **outputs = e->noutputs <= RUN_SMALL
                                 ? out_small
                                 : PyMem_Calloc((size_t)e->noutputs, sizeof *outputs);
+    PyObject **wrapped = e->noutputs <= RUN_SMALL
+                             ? wrapped_small
+                             : PyMem_Calloc((size_t)e->noutputs, sizeof *wrapped);
     PyObject *result = NULL;
-    if (!inputs || !outputs) {
+    if (!inputs || !outputs || !wrapped) {
         PyErr_NoMemory();
         goto done;
     }
@@ -650,16 +660,20 @@ static PyObject *entry_run(hook_state *hs, PyObject *capsule, PyObject *const *l
     if (s != PITH_OK)
         error_raise(st);
     else
-        result = tmpl_result(st, &e->result, outputs, localsplus);
-    for (int i = 0; i < e->noutputs; i++)
+        result = tmpl_result(st, &e->result, outputs, wrapped, localsplus);
+    for (int i = 0; i < e->noutputs; i++) {
         if (outputs[i])
             pith_release(outputs[i]);
+        Py_XDECREF(wrapped[i]);
+    }
     Py_DECREF(capsule);
 done:
     if (inputs != in_small)
         PyMem_Free(inputs);
     if (outputs != out_small)
         PyMem_Free(outputs);
+    if (wrapped && wrapped != wrapped_small)
+        PyMem_Free(wrapped);
     return result;
 }
 

@@ -68,6 +68,8 @@ typedef struct {
     PyObject *standin_types;  /* id(stand-in) -> the type of what it stands for, when that
                                  is not pith.Tensor (an nn.Parameter) */
     PyObject *standin_params; /* id(stand-in) -> the parameter (or tensor) it stands for */
+    PyObject *output_ids;     /* id(stand-in) -> its graph output */
+    int noutputs;
     PyObject *fresh;          /* ids of the containers the translation built */
     PyObject *keep;           /* what the translation made, kept alive */
     int64_t work;
@@ -2496,12 +2498,40 @@ static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
         }
         if (PyErr_Occurred())
             return -1;
-        if (pith_graph_output(x->g, tensor_of(v)) != PITH_OK)
+        id = PyLong_FromVoidPtr(v);
+        PyObject *param = id ? PyDict_GetItemWithError(x->standin_params, id) : NULL;
+        PyObject *known = id && !param ? PyDict_GetItemWithError(x->output_ids, id) : NULL;
+        if (PyErr_Occurred()) {
+            Py_XDECREF(id);
+            return -1;
+        }
+        if (param) {
+            /* a parameter, buffer or outside tensor itself: eager returns that object,
+             * which the guards fix */
+            Py_DECREF(id);
+            t->kind = TMPL_CONST;
+            t->value = Py_NewRef(param);
+            return 0;
+        }
+        if (known) {
+            /* the same value again: the same object, as eager returns */
+            Py_DECREF(id);
+            t->kind = TMPL_OUTPUT;
+            t->index = (int)PyLong_AsLong(known);
+            return 0;
+        }
+        if (pith_graph_output(x->g, tensor_of(v)) != PITH_OK) {
+            Py_DECREF(id);
             return fail(x, false, "the result is a tensor the graph cannot return: %s",
                         pith_last_error());
+        }
         t->kind = TMPL_OUTPUT;
-        t->index = 0; /* numbered by the caller, in order */
-        return 0;
+        t->index = x->noutputs++;
+        PyObject *index = PyLong_FromLong(t->index);
+        int rc = index ? PyDict_SetItem(x->output_ids, id, index) : -1;
+        Py_XDECREF(index);
+        Py_DECREF(id);
+        return rc;
     }
     if ((PyTuple_CheckExact(v) || PyList_CheckExact(v)) && depth < 8) {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
@@ -2540,13 +2570,6 @@ static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
     return fail(x, true, "the frame returns a %s", Py_TYPE(v)->tp_name);
 }
 
-static void tmpl_number(tmpl *t, int *next)
-{
-    if (t->kind == TMPL_OUTPUT)
-        t->index = (*next)++;
-    for (int i = 0; i < t->n; i++)
-        tmpl_number(&t->items[i], next);
-}
 
 void compile_entry_free(compile_entry *e)
 {
@@ -2578,6 +2601,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     x.input_standins = PyDict_New();
     x.standin_types = PyDict_New();
     x.standin_params = PyDict_New();
+    x.output_ids = PyDict_New();
     x.fresh = PySet_New(NULL);
     x.keep = PyList_New(0);
     PyCodeObject *co = req->code;
@@ -2586,7 +2610,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     f.nlocals = n;
     f.cap = co->co_stacksize + 4;
     f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.fresh || !x.keep || !f.locals) {
+    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.output_ids || !x.fresh || !x.keep || !f.locals) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -2633,9 +2657,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     Py_DECREF(r);
     if (rc < 0)
         goto fail_entry;
-    int outputs = 0;
-    tmpl_number(&e->result, &outputs);
-    e->noutputs = outputs;
+    e->noutputs = x.noutputs;
     e->compiled = pith_graph_compile(x.g, NULL);
     if (!e->compiled) {
         fail(&x, false, "pith_graph_compile: %s", pith_last_error());
@@ -2689,6 +2711,7 @@ done:
     Py_XDECREF(x.input_standins);
     Py_XDECREF(x.standin_types);
     Py_XDECREF(x.standin_params);
+    Py_XDECREF(x.output_ids);
     Py_XDECREF(x.fresh);
     Py_XDECREF(x.keep);
     pith_graph_free(x.g);

@@ -1751,3 +1751,18 @@ def test_branches_on_guarded_values_compile_without_fallback(mode):
         m.repeats = 3  # so is the bound of the range
         assert_same(compiled(x), m(x))
     assert stats()["frames_skipped"] == 0
+
+
+def test_a_value_returned_twice_and_a_parameter_returned_are_eagers_objects():
+    lin = nn.Linear(3, 3)
+
+    def twice(x):
+        y = x * 2
+        return y, y, lin.weight
+
+    f = pith.compile(twice, fullgraph=True)
+    x = randn(3)
+    got, expected = f(x), twice(x)
+    assert got[0] is got[1]
+    assert got[2] is lin.weight
+    assert_same(got[0], expected[0])
