@@ -71,6 +71,7 @@ typedef struct {
     PyObject *output_ids;     /* id(stand-in) -> its graph output */
     int noutputs;
     PyObject *fresh;          /* ids of the containers the translation built */
+    PyObject *shadow_cells;   /* ids of the cells that shadow a closure's cells */
     PyObject *keep;           /* what the translation made, kept alive */
     int64_t work;
     bool mutates; /* a recorded call writes a tensor in place (or out=) */
@@ -1413,6 +1414,8 @@ static int bind_arguments(tx *x, PyFunctionObject *fn, PyObject *const *args, Py
 
 static int func_guard(tx *x, PyFunctionObject *fn)
 {
+    if (is_fresh(x, (PyObject *)fn))
+        return 0; /* made by this translation: nothing outside can change it */
     for (int i = 0; i < x->nguards; i++)
         if (x->guards[i].kind == GUARD_FUNC && x->guards[i].obj == (PyObject *)fn)
             return 0;
@@ -1989,8 +1992,15 @@ static PyObject *eval_frame(tx *x, sframe *f)
         case NOP:
         case RESUME:
         case PRECALL:
-        case MAKE_CELL: /* a cell is its slot here: no closure is made (MAKE_FUNCTION fails) */
             break;
+        case MAKE_CELL: {
+            /* a cell of this frame: the translation's own, which inner functions share */
+            PyObject *cell = make_fresh(x, PyCell_New(f->locals[arg]));
+            if (!cell)
+                goto error;
+            Py_XSETREF(f->locals[arg], cell);
+            break;
+        }
         case EXTENDED_ARG:
             extended = arg << 8;
             break;
@@ -2002,6 +2012,12 @@ static PyObject *eval_frame(tx *x, sframe *f)
             }
             for (int i = 0; i < arg; i++) {
                 PyObject *cell = PyTuple_GET_ITEM(closure, i);
+                int slot = f->nlocals - arg + i;
+                if (is_fresh(x, cell)) {
+                    /* a cell of a translated frame, shared with this inner function */
+                    Py_XSETREF(f->locals[slot], Py_NewRef(cell));
+                    continue;
+                }
                 PyObject *v = PyCell_GET(cell);
                 if (!v) {
                     fail(x, false, "a free variable is unbound");
@@ -2017,16 +2033,88 @@ static PyObject *eval_frame(tx *x, sframe *f)
                                                          f->nlocals - arg + i));
                 if (!gd->name)
                     goto error;
-                int slot = f->nlocals - arg + i;
+                /* a shadow of the outside cell, holding what the translation reads from it;
+                 * writing it would be a nonlocal write, which STORE_DEREF refuses */
                 PyObject *sv = outside_value(x, v, gd->name);
-                if (!sv)
+                PyObject *shadow = sv ? make_fresh(x, PyCell_New(sv)) : NULL;
+                Py_XDECREF(sv);
+                PyObject *sid = shadow ? PyLong_FromVoidPtr(shadow) : NULL;
+                if (!sid || PySet_Add(x->shadow_cells, sid) < 0) {
+                    Py_XDECREF(sid);
+                    Py_XDECREF(shadow);
                     goto error;
-                Py_XSETREF(f->locals[slot], sv);
+                }
+                Py_DECREF(sid);
+                Py_XSETREF(f->locals[slot], shadow);
             }
             break;
         }
-        case LOAD_FAST:
         case LOAD_DEREF: {
+            PyObject *cell = f->locals[arg];
+            PyObject *v = cell && PyCell_Check(cell) ? PyCell_GET(cell) : NULL;
+            if (!v) {
+                fail(x, false, "a free or cell variable is unbound");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(v)) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_CLOSURE:
+            if (!f->locals[arg] || !PyCell_Check(f->locals[arg])) {
+                fail(x, true, "a closure of a variable without a cell");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(f->locals[arg])) < 0)
+                goto error;
+            break;
+        case STORE_DEREF: {
+            PyObject *cell = f->locals[arg], *v = POP();
+            PyObject *sid = cell ? PyLong_FromVoidPtr(cell) : NULL;
+            int shadow = sid ? PySet_Contains(x->shadow_cells, sid) : -1;
+            Py_XDECREF(sid);
+            if (!cell || !PyCell_Check(cell) || shadow != 0) {
+                Py_DECREF(v);
+                if (shadow > 0 || !cell)
+                    fail(x, true, "a write to a variable of an enclosing function (nonlocal)");
+                goto error;
+            }
+            int rc = PyCell_Set(cell, v);
+            Py_DECREF(v);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case MAKE_FUNCTION: {
+            /* a nested function or lambda: a function of the translation's own, whose
+             * calls are inlined like any other */
+            PyObject *code = POP();
+            PyObject *closure = arg & 0x08 ? POP() : NULL;
+            PyObject *annotations = arg & 0x04 ? POP() : NULL;
+            PyObject *kwdefaults = arg & 0x02 ? POP() : NULL;
+            PyObject *defaults = arg & 0x01 ? POP() : NULL;
+            PyObject *fn = PyCode_Check(code) ? PyFunction_New(code, f->globals) : NULL;
+            int rc = fn ? 0 : -1;
+            if (fn && closure)
+                rc = PyFunction_SetClosure(fn, closure);
+            if (fn && rc == 0 && defaults)
+                rc = PyFunction_SetDefaults(fn, defaults);
+            if (fn && rc == 0 && kwdefaults)
+                rc = PyFunction_SetKwDefaults(fn, kwdefaults);
+            Py_DECREF(code);
+            Py_XDECREF(closure);
+            Py_XDECREF(annotations);
+            Py_XDECREF(kwdefaults);
+            Py_XDECREF(defaults);
+            if (rc < 0) {
+                Py_XDECREF(fn);
+                goto error;
+            }
+            if (push(x, f, make_fresh(x, fn)) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_FAST: {
             PyObject *v = f->locals[arg];
             if (!v) {
                 fail(x, false, "a local is unbound");
@@ -2037,7 +2125,6 @@ static PyObject *eval_frame(tx *x, sframe *f)
             break;
         }
         case STORE_FAST:
-        case STORE_DEREF:
             Py_XSETREF(f->locals[arg], POP());
             break;
         case DELETE_FAST:
@@ -2554,6 +2641,8 @@ static int tmpl_build(tx *x, PyObject *v, tmpl *t, int depth)
         t->value = Py_NewRef(v);
         return 0;
     }
+    if (is_fresh(x, v) && !PyTuple_CheckExact(v) && !PyList_CheckExact(v))
+        return fail(x, true, "the frame returns a %s it made", Py_TYPE(v)->tp_name);
     int slot = argument_slot(x, v);
     if (slot >= 0) {
         t->kind = TMPL_LOCAL;
@@ -2603,6 +2692,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     x.standin_params = PyDict_New();
     x.output_ids = PyDict_New();
     x.fresh = PySet_New(NULL);
+    x.shadow_cells = PySet_New(NULL);
     x.keep = PyList_New(0);
     PyCodeObject *co = req->code;
     int n = co->co_nlocalsplus;
@@ -2610,7 +2700,7 @@ compile_entry *translate_frame(const translate_request *req, translate_failure *
     f.nlocals = n;
     f.cap = co->co_stacksize + 4;
     f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.output_ids || !x.fresh || !x.keep || !f.locals) {
+    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.output_ids || !x.shadow_cells || !x.fresh || !x.keep || !f.locals) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -2713,6 +2803,7 @@ done:
     Py_XDECREF(x.standin_params);
     Py_XDECREF(x.output_ids);
     Py_XDECREF(x.fresh);
+    Py_XDECREF(x.shadow_cells);
     Py_XDECREF(x.keep);
     pith_graph_free(x.g);
     return e;

@@ -1766,3 +1766,40 @@ def test_a_value_returned_twice_and_a_parameter_returned_are_eagers_objects():
     assert got[0] is got[1]
     assert got[2] is lin.weight
     assert_same(got[0], expected[0])
+
+
+def test_nested_functions_and_lambdas_are_inlined():
+    def outer(x, k):
+        scale = k * 2
+
+        def shape(t):
+            return t.view(2, -1) * scale
+
+        add_k = lambda t: t + k  # noqa: E731
+        total = 0
+        for _ in range(2):
+            total = total + shape(add_k(x))
+        return total
+
+    f = pith.compile(outer, fullgraph=True)
+    x = randn(6)
+    for k in (3.0, 4.0):
+        assert_same(f(x, k), outer(x, k))
+    assert stats()["frames_skipped"] == 0
+
+
+def test_a_nonlocal_write_runs_eagerly():
+    def make():
+        count = 0
+
+        def bump(x):
+            nonlocal count
+            count += 1
+            return x + count
+        return bump
+
+    eager_bump, compiled_bump = make(), pith.compile(make())
+    x = randn(3)
+    for _ in range(3):
+        assert_same(compiled_bump(x), eager_bump(x))
+    assert any("nonlocal" in r for r in stats()["skip_reasons"])
