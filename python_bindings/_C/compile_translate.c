@@ -29,7 +29,9 @@
  *    object's __dict__ is the dict read (GUARD_OBJ_DICT: `obj.__dict__ = {}` does not
  *    touch the old dict's tag);
  *  - each Python function inlined: its code, defaults, kwdefaults and closure (GUARD_FUNC);
- *    each closure cell read: its content (GUARD_CELL);
+ *    each closure cell read: its content (GUARD_CELL). Functions, cells and containers
+ *    that the translation itself made (a nested function, a lambda, a list it built) need
+ *    no guard: nothing outside sees them; the frame may not return one (tmpl_build);
  *  - each parameter or buffer: that it still wraps the same C tensor with the same
  *    metadata (GUARD_PARAM). Its data is read at every run (pith_graph_param), so an
  *    in-place update needs no recompile;
