@@ -1313,6 +1313,8 @@ static PyObject *binary_op(tx *x, int op, PyObject *a, PyObject *b)
     }
     if (!r)
         return fail_exception(x, "an operator"), NULL;
+    if (PyList_CheckExact(r) || PyDict_CheckExact(r))
+        return make_fresh(x, r); /* [None] * 3: a new list, the frame's own */
     return r;
 }
 
@@ -2357,6 +2359,25 @@ static PyObject *eval_frame(tx *x, sframe *f)
             else
                 rc = PyDict_Update(PEEK(arg), other);
             Py_DECREF(other);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case STORE_SUBSCR: {
+            /* container[key] = value, on the frame's own dict or list only */
+            PyObject *key = POP(), *container = POP(), *value = POP();
+            int rc = -1;
+            if (!is_fresh(x, container) ||
+                !(PyDict_CheckExact(container) || PyList_CheckExact(container)))
+                fail(x, true, "an item assignment to a %s%s", Py_TYPE(container)->tp_name,
+                     is_tensor(x, container) ? "" : " the frame did not build");
+            else if (!is_plain(x, key, 0))
+                fail(x, true, "an item assignment with a key of type %s", Py_TYPE(key)->tp_name);
+            else if ((rc = PyObject_SetItem(container, key, value)) < 0)
+                fail_exception(x, "an item assignment");
+            Py_DECREF(key);
+            Py_DECREF(container);
+            Py_DECREF(value);
             if (rc < 0)
                 goto error;
             break;

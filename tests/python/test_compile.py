@@ -1803,3 +1803,31 @@ def test_a_nonlocal_write_runs_eagerly():
     for _ in range(3):
         assert_same(compiled_bump(x), eager_bump(x))
     assert any("nonlocal" in r for r in stats()["skip_reasons"])
+
+
+def test_item_assignment_to_the_frames_own_containers():
+    def fill(x):
+        outs = [None] * 3
+        table = {}
+        for i in range(3):
+            outs[i] = x * i
+            table["k%d" % i] = i
+        return outs[2] + table["k1"]
+
+    f = pith.compile(fill, fullgraph=True)
+    x = randn(3)
+    assert_same(f(x), fill(x))
+
+
+def test_item_assignment_to_a_tensor_runs_eagerly():
+    def write(x):
+        x[0] = 1.0
+        return x
+
+    f = pith.compile(write)
+    x = randn(3)
+    expected = write(x.clone())
+    got = f(x)
+    assert got is x
+    assert_same(got, expected)
+    assert any("item assignment" in r for r in stats()["skip_reasons"])
