@@ -1831,3 +1831,15 @@ def test_item_assignment_to_a_tensor_runs_eagerly():
     assert got is x
     assert_same(got, expected)
     assert any("item assignment" in r for r in stats()["skip_reasons"])
+
+
+def test_the_nn_suite_passes_unchanged_under_the_runner(tmp_path):
+    """Every outermost module call of tests/python/test_nn_modules.py and test_nn.py
+    compiled (python -m pith.compiler -m pytest): pith.compile is invisible to them."""
+    files = [str(HERE / "test_nn_modules.py"), str(HERE / "test_nn.py")]
+    r = _run_file(["-m", "pith.compiler", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "-x", *files], tmp_path, PITH_LOG="compile")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout and "failed" not in r.stdout
+    stats_line = [line for line in r.stderr.splitlines() if "pith.compile: stats" in line]
+    assert stats_line and "'frames_captured': 0," not in stats_line[0], r.stderr[-2000:]
