@@ -343,17 +343,18 @@ pith_status pith_graph_output(pith_graph *g, const pith_tensor *value)
 static int arg_value(pith_graph *g, const pith_op *op, size_t arg, long entry,
                      const pith_tensor *t)
 {
+    /* the argument, for messages: formatted on the error paths only (a recompile records
+     * thousands of arguments) */
     const char *name = op->schema.args[arg].name;
     char where[96];
-    if (entry >= 0)
-        snprintf(where, sizeof where, "'%s'[%ld]", name, entry);
-    else
-        snprintf(where, sizeof where, "'%s'", name);
+#define ARG_WHERE()                                                                          \
+    (entry >= 0 ? snprintf(where, sizeof where, "'%s'[%ld]", name, entry)                   \
+                : snprintf(where, sizeof where, "'%s'", name))
     const graph_ident *ident;
     int root;
     if (standin_of(t, &ident, &root)) {
         if (ident != g->ident)
-            return pith_set_error(PITH_ERR_VALUE,
+            return ARG_WHERE(), pith_set_error(PITH_ERR_VALUE,
                                   "pith_graph_call: %s: argument %s is a stand-in of %s graph "
                                   "#%" PRIu64 ", not of this one (#%" PRIu64 ")",
                                   op_display_name(op), where,
@@ -362,7 +363,7 @@ static int arg_value(pith_graph *g, const pith_op *op, size_t arg, long entry,
                    -1;
         int id = map_find(g, t);
         if (id < 0)
-            return pith_set_error(PITH_ERR_VALUE,
+            return ARG_WHERE(), pith_set_error(PITH_ERR_VALUE,
                                   "pith_graph_call: %s: argument %s was made from a stand-in "
                                   "outside the graph; make it with pith_graph_call",
                                   op_display_name(op), where),
@@ -378,6 +379,8 @@ static int arg_value(pith_graph *g, const pith_op *op, size_t arg, long entry,
         c->flags |= PITH_TENSOR_WRAPPED_NUMBER;
         return value_add(g, GVAL_CONST, c, -1);
     }
+    ARG_WHERE();
+#undef ARG_WHERE
     return pith_set_error(PITH_ERR_VALUE,
                           "pith_graph_call: %s: argument %s is a tensor that is not a stand-in "
                           "of this graph; hold tensors with data through pith_graph_param",

@@ -56,6 +56,22 @@
 /* The most instructions one translation evaluates (loops unroll). */
 #define TRANSLATE_MAX_STEPS 200000
 
+/* Note [Guard index]
+ * The guards that exist once per subject (a dict's keys, an object's type, a function, ...)
+ * are found again on every read of that subject, and a module of a few layers makes
+ * hundreds of guards and thousands of reads: a scan of the guard array per read made
+ * translation quadratic in the model's size (on a 4-layer GPT, 15% of a recompile's time
+ * went to scans and the label strings around them). So such a guard is also entered in an
+ * open-addressing table keyed by (kind, subject identity), and guard_find looks it up
+ * there. The subject stays alive for the whole translation (the guard holds it, or it is an
+ * argument in the frame), so its address cannot be reused for another subject meanwhile;
+ * guards are only ever appended, so an index into the guard array stays valid. */
+typedef struct {
+    const void *key; /* NULL: an empty slot */
+    int kind;
+    int index; /* into tx.guards */
+} guard_slot;
+
 typedef struct {
     const translate_request *req;
     pith_module_state *st;
@@ -63,6 +79,14 @@ typedef struct {
     translate_failure *why;
     guard *guards;
     int nguards, cap_guards;
+    guard_slot *guard_index; /* See Note [Guard index] */
+    int index_cap, index_used;
+    /* The interned names type_lookup has used, by the address of their C literal */
+    struct {
+        const char *literal;
+        PyObject *name; /* strong */
+    } names[8];
+    int nnames;
     arg_path *inputs; /* of the graph's inputs, in order */
     int ninputs, cap_inputs;
     PyObject *param_standins; /* id(parameter) -> its stand-in */
@@ -170,6 +194,63 @@ static guard *guard_add(tx *x, guard_kind kind)
     return gd;
 }
 
+static size_t guard_slot_of(const void *key, int kind, int cap)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)key >> 4) * UINT64_C(0x9E3779B97F4A7C15);
+    h ^= (uint64_t)kind * UINT64_C(0xC2B2AE3D27D4EB4F);
+    return (size_t)(h >> 32) & (size_t)(cap - 1);
+}
+
+/* The guard of `kind` on `key` that guard_add_keyed made, or NULL. See Note [Guard index]. */
+static guard *guard_find(const tx *x, guard_kind kind, const void *key)
+{
+    if (!x->index_cap)
+        return NULL;
+    for (size_t i = guard_slot_of(key, kind, x->index_cap);; i = (i + 1) & (size_t)(x->index_cap - 1)) {
+        const guard_slot *s = &x->guard_index[i];
+        if (!s->key)
+            return NULL;
+        if (s->key == key && s->kind == (int)kind)
+            return &x->guards[s->index];
+    }
+}
+
+static int guard_index_put(guard_slot *table, int cap, guard_slot s)
+{
+    size_t i = guard_slot_of(s.key, s.kind, cap);
+    while (table[i].key)
+        i = (i + 1) & (size_t)(cap - 1);
+    table[i] = s;
+    return 0;
+}
+
+/* guard_add, and the new guard entered in the index under `key` (which guard_find must not
+ * already know). */
+static guard *guard_add_keyed(tx *x, guard_kind kind, const void *key)
+{
+    if (2 * (x->index_used + 1) > x->index_cap) {
+        int cap = x->index_cap ? 2 * x->index_cap : 64;
+        guard_slot *t = PyMem_Calloc((size_t)cap, sizeof *t);
+        if (!t) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        for (int i = 0; i < x->index_cap; i++)
+            if (x->guard_index[i].key)
+                guard_index_put(t, cap, x->guard_index[i]);
+        PyMem_Free(x->guard_index);
+        x->guard_index = t;
+        x->index_cap = cap;
+    }
+    guard *gd = guard_add(x, kind);
+    if (!gd)
+        return NULL;
+    guard_index_put(x->guard_index, x->index_cap,
+                    (guard_slot){.key = key, .kind = (int)kind, .index = x->nguards - 1});
+    x->index_used++;
+    return gd;
+}
+
 static void guard_clear(guard *gd)
 {
     Py_CLEAR(gd->obj);
@@ -196,10 +277,10 @@ static void tensor_meta_record(guard *gd, const pith_tensor *t)
 /* The GUARD_DICT_KEYS of `dict` (one per dict per translation), found or made. */
 static guard *dict_guard_of(tx *x, PyObject *dict, PyObject *name)
 {
-    for (int i = 0; i < x->nguards; i++)
-        if (x->guards[i].kind == GUARD_DICT_KEYS && x->guards[i].obj == dict)
-            return &x->guards[i];
-    guard *gd = guard_add(x, GUARD_DICT_KEYS);
+    guard *gd = guard_find(x, GUARD_DICT_KEYS, dict);
+    if (gd)
+        return gd;
+    gd = guard_add_keyed(x, GUARD_DICT_KEYS, dict);
     if (!gd)
         return NULL;
     gd->obj = Py_NewRef(dict);
@@ -277,10 +358,9 @@ static int dict_read_all(tx *x, PyObject *dict, PyObject *what)
 {
     if (is_fresh(x, dict))
         return 0;
-    for (int i = 0; i < x->nguards; i++)
-        if (x->guards[i].kind == GUARD_DICT_EXACT && x->guards[i].obj == dict)
-            return 0;
-    guard *gd = guard_add(x, GUARD_DICT_EXACT);
+    if (guard_find(x, GUARD_DICT_EXACT, dict))
+        return 0;
+    guard *gd = guard_add_keyed(x, GUARD_DICT_EXACT, dict);
     if (!gd)
         return -1;
     gd->obj = Py_NewRef(dict);
@@ -290,20 +370,19 @@ static int dict_read_all(tx *x, PyObject *dict, PyObject *what)
 }
 
 static void guard_subject(tx *x, guard *gd, PyObject *obj);
-static bool guard_is_on(const tx *x, const guard *gd, guard_kind kind, PyObject *obj);
-static PyObject *type_lookup(PyTypeObject *tp, const char *name);
+static PyObject *type_lookup(tx *x, PyTypeObject *tp, const char *name);
+static PyObject *tx_name(tx *x, const char *literal);
 
 /* The type of `obj` and its version tag (GUARD_TYPE); -1 with the failure when the type
  * has no valid tag. */
 static int type_guard(tx *x, PyObject *obj, PyObject *what)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    for (int i = 0; i < x->nguards; i++)
-        if (guard_is_on(x, &x->guards[i], GUARD_TYPE, obj))
-            return 0;
+    if (guard_find(x, GUARD_TYPE, obj))
+        return 0;
     if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) || tp->tp_version_tag == 0)
         return fail(x, false, "the type %s has no version tag", tp->tp_name);
-    guard *gd = guard_add(x, GUARD_TYPE);
+    guard *gd = guard_add_keyed(x, GUARD_TYPE, obj);
     if (!gd)
         return -1;
     guard_subject(x, gd, obj);
@@ -319,12 +398,11 @@ static int list_read_all(tx *x, PyObject *list)
 {
     if (!PyList_CheckExact(list) || is_fresh(x, list))
         return 0;
-    for (int i = 0; i < x->nguards; i++)
-        if (x->guards[i].kind == GUARD_LIST_EXACT && x->guards[i].obj == list)
-            return 0;
+    if (guard_find(x, GUARD_LIST_EXACT, list))
+        return 0;
     if (PyList_GET_SIZE(list) > 256)
         return fail(x, false, "a list of more than 256 items");
-    guard *gd = guard_add(x, GUARD_LIST_EXACT);
+    guard *gd = guard_add_keyed(x, GUARD_LIST_EXACT, list);
     if (!gd)
         return -1;
     gd->obj = Py_NewRef(list);
@@ -556,7 +634,7 @@ static PyObject *param_value(tx *x, PyObject *param, PyObject *what)
         Py_DECREF(id);
         return fail(x, false, "%U is not a CPU tensor with data", what), NULL;
     }
-    if (type_lookup(Py_TYPE(param), "__pith_dispatch__")) {
+    if (type_lookup(x, Py_TYPE(param), "__pith_dispatch__")) {
         Py_DECREF(id);
         return fail(x, false, "%U is a __pith_dispatch__ subclass", what), NULL;
     }
@@ -607,9 +685,29 @@ static PyObject *outside_value(tx *x, PyObject *v, PyObject *what)
 
 /* ---- attributes ---- */
 
+/* base + sep + name, for str `base` and `name` and an ASCII `sep` (copied: a recompile
+ * makes thousands of these labels, and PyUnicode_FromFormat parsed its format each time). */
 static PyObject *name_join(PyObject *base, const char *sep, PyObject *name)
 {
-    return PyUnicode_FromFormat("%U%s%U", base, sep, name);
+    if (!PyUnicode_Check(base) || !PyUnicode_Check(name))
+        return PyUnicode_FromFormat("%S%s%S", base, sep, name);
+    Py_ssize_t nb = PyUnicode_GET_LENGTH(base), ns = (Py_ssize_t)strlen(sep);
+    Py_ssize_t nn = PyUnicode_GET_LENGTH(name);
+    Py_UCS4 maxchar = Py_MAX(PyUnicode_MAX_CHAR_VALUE(base), PyUnicode_MAX_CHAR_VALUE(name));
+    PyObject *r = PyUnicode_New(nb + ns + nn, Py_MAX(maxchar, 127));
+    if (!r)
+        return NULL;
+    if (PyUnicode_CopyCharacters(r, 0, base, 0, nb) < 0)
+        goto fail;
+    for (Py_ssize_t i = 0; i < ns; i++)
+        if (PyUnicode_WriteChar(r, nb + i, (Py_UCS4)(unsigned char)sep[i]) < 0)
+            goto fail;
+    if (PyUnicode_CopyCharacters(r, nb + ns, name, 0, nn) < 0)
+        goto fail;
+    return r;
+fail:
+    Py_DECREF(r);
+    return NULL;
 }
 
 /* The instance dict of `obj` (borrowed) with its GUARD_OBJ_DICT, NULL when it has none. */
@@ -624,10 +722,9 @@ static PyObject *instance_dict(tx *x, PyObject *obj, PyObject *what, int *err)
         *err = fail(x, true, "%U has a __dict__ that is not a dict", what);
         return NULL;
     }
-    for (int i = 0; i < x->nguards; i++)
-        if (guard_is_on(x, &x->guards[i], GUARD_OBJ_DICT, obj))
-            return dict;
-    guard *gd = guard_add(x, GUARD_OBJ_DICT);
+    if (guard_find(x, GUARD_OBJ_DICT, obj))
+        return dict;
+    guard *gd = guard_add_keyed(x, GUARD_OBJ_DICT, obj);
     if (!gd) {
         *err = -1;
         return NULL;
@@ -644,12 +741,11 @@ static PyObject *module_registered(tx *x, PyObject *obj, PyObject *dict, PyObjec
 {
     static const char *const tables[] = {"_parameters", "_buffers", "_modules"};
     for (int k = 0; k < 3; k++) {
-        PyObject *key = PyUnicode_InternFromString(tables[k]);
+        PyObject *key = tx_name(x, tables[k]);
         if (!key)
             return NULL;
         int err;
         PyObject *table = dict_read(x, dict, key, what, &err);
-        Py_DECREF(key);
         if (err < 0)
             return NULL;
         if (!table)
@@ -683,16 +779,36 @@ static PyObject *module_registered(tx *x, PyObject *obj, PyObject *dict, PyObjec
 }
 
 /* _PyType_Lookup by a C name (borrowed, or NULL). */
-static PyObject *type_lookup(PyTypeObject *tp, const char *name)
+/* The interned str of the C literal `literal`, borrowed from the translation's cache (made
+ * once per translation: interning on every lookup was 8% of a recompile), or NULL with an
+ * exception. A literal beyond the cache's room is interned into x->keep. */
+static PyObject *tx_name(tx *x, const char *literal)
 {
-    PyObject *key = PyUnicode_InternFromString(name);
+    for (int i = 0; i < x->nnames; i++)
+        if (x->names[i].literal == literal)
+            return x->names[i].name;
+    PyObject *key = PyUnicode_InternFromString(literal);
+    if (!key)
+        return NULL;
+    if (x->nnames < (int)(sizeof x->names / sizeof x->names[0])) {
+        x->names[x->nnames].literal = literal;
+        x->names[x->nnames++].name = key;
+        return key;
+    }
+    int rc = PyList_Append(x->keep, key);
+    Py_DECREF(key);
+    return rc < 0 ? NULL : key;
+}
+
+/* tp's attribute `name` (a C literal), borrowed, or NULL. */
+static PyObject *type_lookup(tx *x, PyTypeObject *tp, const char *name)
+{
+    PyObject *key = tx_name(x, name);
     if (!key) {
         PyErr_Clear();
         return NULL;
     }
-    PyObject *r = _PyType_Lookup(tp, key);
-    Py_DECREF(key);
-    return r;
+    return _PyType_Lookup(tp, key);
 }
 
 /* The frame argument slot that holds `obj`, or -1: guards on an argument read it from the
@@ -715,13 +831,6 @@ static void guard_subject(tx *x, guard *gd, PyObject *obj)
         gd->obj = Py_NewRef(obj);
 }
 
-static bool guard_is_on(const tx *x, const guard *gd, guard_kind kind, PyObject *obj)
-{
-    if (gd->kind != kind)
-        return false;
-    return gd->at.local < 0 ? gd->obj == obj : x->req->localsplus[gd->at.local] == obj;
-}
-
 /* obj.name by the rules of PyObject_GenericGetAttr, with guards, for a module or any
  * object whose type keeps the generic lookup: a new reference, or NULL with the failure. */
 static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject *what)
@@ -735,9 +844,9 @@ static PyObject *generic_getattr(tx *x, PyObject *obj, PyObject *name, PyObject 
     if (tp->tp_getattro != PyObject_GenericGetAttr) {
         /* A class that defines __getattr__ gets slot_tp_getattr_hook: generic lookup, then
          * __getattr__. Only pith.nn.Module's __getattr__, over object.__getattribute__. */
-        PyObject *ga = type_lookup(tp, "__getattribute__");
-        PyObject *gat = type_lookup(tp, "__getattr__");
-        if (ga != type_lookup(&PyBaseObject_Type, "__getattribute__") ||
+        PyObject *ga = type_lookup(x, tp, "__getattribute__");
+        PyObject *gat = type_lookup(x, tp, "__getattr__");
+        if (ga != type_lookup(x, &PyBaseObject_Type, "__getattribute__") ||
             gat != x->req->module_getattr) {
             fail(x, true, "%U: the type %s customises attribute lookup", label, tp->tp_name);
             goto done;
@@ -863,13 +972,10 @@ static PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
     PyTypeObject *tp = Py_TYPE(v);
     PyObject *descr = _PyType_Lookup(tp, name);
     /* Tensor's methods can be reassigned (pith.Tensor.relu = ...): its version tag too */
-    bool guarded = false;
-    for (int i = 0; i < x->nguards && !guarded; i++)
-        guarded = x->guards[i].kind == GUARD_TYPE_VERSION && x->guards[i].aux == (PyObject *)tp;
-    if (!guarded) {
+    if (!guard_find(x, GUARD_TYPE_VERSION, tp)) {
         if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) || tp->tp_version_tag == 0)
             return fail(x, false, "the type %s has no version tag", tp->tp_name), NULL;
-        guard *gd = guard_add(x, GUARD_TYPE_VERSION);
+        guard *gd = guard_add_keyed(x, GUARD_TYPE_VERSION, tp);
         if (!gd)
             return NULL;
         gd->aux = Py_NewRef((PyObject *)tp);
@@ -1181,7 +1287,7 @@ static PyObject *iterate(tx *x, PyObject *v)
     }
     if (is_module(x, v)) {
         /* ModuleList, Sequential: their __iter__, inlined */
-        PyObject *it = type_lookup(Py_TYPE(v), "__iter__");
+        PyObject *it = type_lookup(x, Py_TYPE(v), "__iter__");
         PyObject *what = PyUnicode_FromString("an iterated module");
         int rc = what ? type_guard(x, v, what) : -1;
         Py_XDECREF(what);
@@ -1420,10 +1526,9 @@ static int func_guard(tx *x, PyFunctionObject *fn)
 {
     if (is_fresh(x, (PyObject *)fn))
         return 0; /* made by this translation: nothing outside can change it */
-    for (int i = 0; i < x->nguards; i++)
-        if (x->guards[i].kind == GUARD_FUNC && x->guards[i].obj == (PyObject *)fn)
-            return 0;
-    guard *gd = guard_add(x, GUARD_FUNC);
+    if (guard_find(x, GUARD_FUNC, fn))
+        return 0;
+    guard *gd = guard_add_keyed(x, GUARD_FUNC, fn);
     if (!gd)
         return -1;
     gd->obj = Py_NewRef((PyObject *)fn);
@@ -1547,8 +1652,8 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
             PyObject *c = classes ? PyTuple_GET_ITEM(classes, i) : args[1];
             if (!PyType_Check(c) || (Py_TYPE(c) != &PyType_Type &&
                                      !PyType_IsSubtype(Py_TYPE(c), &PyType_Type)) ||
-                type_lookup(Py_TYPE(c), "__instancecheck__") !=
-                    type_lookup(&PyType_Type, "__instancecheck__"))
+                type_lookup(x, Py_TYPE(c), "__instancecheck__") !=
+                    type_lookup(x, &PyType_Type, "__instancecheck__"))
                 return fail(x, true, "isinstance() with a class argument of type %s",
                             Py_TYPE(c)->tp_name), NULL;
             rc = PyType_IsSubtype(value_type(x, args[0]), (PyTypeObject *)c);
@@ -1765,7 +1870,7 @@ static PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py
     }
     if (is_module(x, callable)) {
         /* m(x): type(m).__call__, inlined (pith.nn.Module.__call__ checks the hooks) */
-        PyObject *call = type_lookup(Py_TYPE(callable), "__call__");
+        PyObject *call = type_lookup(x, Py_TYPE(callable), "__call__");
         PyObject *what = PyUnicode_FromString("a called module");
         int rc = what ? type_guard(x, callable, what) : -1;
         Py_XDECREF(what);
@@ -2817,6 +2922,9 @@ done:
     for (int i = 0; i < x.nguards; i++)
         guard_clear(&x.guards[i]);
     PyMem_Free(x.guards);
+    PyMem_Free(x.guard_index);
+    for (int i = 0; i < x.nnames; i++)
+        Py_DECREF(x.names[i].name);
     for (int i = 0; i < x.ninputs; i++)
         Py_XDECREF(x.inputs[i].key);
     PyMem_Free(x.inputs);
