@@ -19,7 +19,9 @@
  * sigmoid and silu take e = exp(-|x|) so nothing overflows, and scale by 2^n last so that
  * denormal results round once; erf is a polynomial below 0.84375, else 1 - erfc, and the
  * erfc tail (erf's and gelu's) is t exp(-a^2 + R(t)) with a^2 exact as a double-float; gelu
- * is x/2 + x^2 Q(x^2) below 0.6745, else x Phi(x) from that tail; gelu's tanh form is x
+ * is x/2 + x^2 Q(x^2) below 0.6745, else x Phi(x) from that tail (float32: x Phi(x) with
+ * Phi(-|x|) = H(|x|) exp(-x^2/2), and on AVX2 and AVX-512 below 3 a piecewise polynomial
+ * for Phi(-|x|) read from a table per lane: Note [GELU by table]); gelu's tanh form is x
  * sigmoid(v) with v = x (A + B x^2) in double (double-double for float64); sin and cos of
  * float32 are computed in double (reduction by two parts of pi/2), of float64 with four parts
  * and two-sums; pow is exp(y log|x|) in double for float32 and with a double-double log for

@@ -25,6 +25,12 @@
 #define VM_NARROW(lo, hi)                                                                   \
     ((VF)_mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps((__m256d)(lo))),       \
                               _mm256_cvtpd_ps((__m256d)(hi)), 1))
+/* lane k takes t[i[k] & 15] of a 64-byte-aligned float t[16] (Note [GELU by table]): the
+ * two halves permuted by i's low 3 bits, and blended by bit 3, shifted into the sign bit */
+#define VM_LOOKUP16_F(t, i)                                                                  \
+    ((VF)_mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_load_ps(t), (__m256i)(i)),         \
+                          _mm256_permutevar8x32_ps(_mm256_load_ps((t) + 8), (__m256i)(i)),   \
+                          _mm256_castsi256_ps(_mm256_slli_epi32((__m256i)(i), 28))))
 #define VM_NAME "avx2"
 #define VM_TABLE vecmath_avx2
 #include "kernels/vecmath_impl.h"

@@ -25,6 +25,8 @@
 #define VM_NARROW(lo, hi)                                                                   \
     ((VF)_mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)(lo))),         \
                             _mm512_cvtpd_ps((__m512d)(hi)), 1))
+/* lane k takes t[i[k] & 15] of a 64-byte-aligned float t[16] (Note [GELU by table]) */
+#define VM_LOOKUP16_F(t, i) ((VF)_mm512_permutexvar_ps((__m512i)(i), _mm512_load_ps(t)))
 #define VM_NAME "avx512"
 #define VM_TABLE vecmath_avx512
 #include "kernels/vecmath_impl.h"

@@ -399,10 +399,48 @@ VM_INLINE VF gelu_core_f(VF x, int wide)
     /* PyTorch: -inf (1 + erf(-inf)) is NaN */
     return wide ? keep_nan_f(x, self(x == -INFINITY, vf(NAN), r)) : r;
 }
+#ifdef VM_LOOKUP16_F
+/* Note [GELU by table]
+ * On the tables with a lane permute (AVX2, AVX-512), gelu for |x| <= 3 is x Phi(x) from a
+ * piecewise polynomial instead of gelu_core_f's exp and degree-13 polynomial: a = |x| falls
+ * in piece i = floor(4a) (a = 3 takes piece 11 with u = 1), u = 4a - i is exact (4a is, and
+ * 4a - i is by Sterbenz's lemma for i >= 1), and Phi(-a) = P_i(u), a degree-5 minimax fit of
+ * relative error (VM_GELU_T_F, scripts/gen_vecmath_coefficients.py) whose coefficients each
+ * lane takes from a 16-entry table by a permute. x < 0 gives x P, else x (1 - P) (so -0
+ * gives -0). Half the arithmetic of gelu_core_f, and within the same bound
+ * (scripts/check_vecmath_ulp.c). Lanes beyond 3 take gelu_core_f's wide path; a lane's
+ * path depends on its own input only, never on its neighbours' (Note [Wide range on
+ * demand]), so both are computed when a vector holds both kinds. The two tables do the
+ * same operations in the same order, so their results are the same bits; SSE2, with no
+ * permute, keeps gelu_core_f for every lane. */
+static const float gelu_table_f[VM_GELU_T_F_DEGREE + 1][16] __attribute__((aligned(64))) =
+    VM_GELU_T_F;
+
+VM_INLINE VF gelu_by_table_f(VF x)
+{
+    VF a4 = absf(x) * 4.0f;
+    VI i = __builtin_convertvector(a4, VI); /* truncation; garbage beyond 3, never used */
+    VI over = i > VM_GELU_T_F_PIECES - 1;
+    i = (i & ~over) | ((VM_GELU_T_F_PIECES - 1) & over);
+    VF u = a4 - __builtin_convertvector(i, VF);
+    VF p = VM_LOOKUP16_F(gelu_table_f[VM_GELU_T_F_DEGREE], i);
+    for (int j = VM_GELU_T_F_DEGREE - 1; j >= 0; j--)
+        p = VM_FMA_F(p, u, VM_LOOKUP16_F(gelu_table_f[j], i));
+    return self(x < 0.0f, x * p, x * (1.0f - p));
+}
+
+VM_INLINE VF gelu_f(VF x)
+{
+    VI narrow = absf(x) <= 3.0f;
+    VF r = gelu_by_table_f(x);
+    return VM_ALL_I(narrow) ? r : self(narrow, r, gelu_core_f(x, 1));
+}
+#else
 VM_INLINE VF gelu_f(VF x)
 {
     return !VM_ALL_I(absf(x) <= 3.0f) ? gelu_core_f(x, 1) : gelu_core_f(x, 0);
 }
+#endif
 
 /* The halves of a float vector as double vectors, and back (the instruction set's own
  * conversions where it has them: through a union, GCC goes through memory). */
