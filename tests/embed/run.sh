@@ -42,7 +42,29 @@ embed_suite() {
     }
     cmake --build "$dir" -j "$jobs"
     echo "embedding programs ($name): pith from $path"
-    ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$jobs"
+    local log="$dir/ctest.log" rc=0
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$jobs" 2>&1 |
+        tee "$log" || rc=$?
+    [ "$rc" = 0 ] && return 0
+    # LeakSanitizer's stop-the-world tracer sometimes crashes at a process's exit, after the
+    # program has passed and before any leak is looked for ("Tracer caught signal 11",
+    # google/sanitizers#1353: seen once here, on Embed.disarm, in 1 of 30+ runs). When
+    # every failure is that crash, the failed programs run once more, whole, leak check
+    # included; any other failure, or the crash again, fails the suite.
+    local failed crashes
+    failed=$(grep -c -E '\*\*\*(Failed|Exception|Timeout)' "$log" || true)
+    crashes=$(grep -c 'LeakSanitizer has encountered a fatal error' "$log" || true)
+    if [ "$failed" -gt 0 ] && [ "$failed" = "$crashes" ] &&
+        [ "$(grep -c 'Tracer caught signal' "$log" || true)" = "$crashes" ]; then
+        echo "run.sh: $failed program(s) failed only by LeakSanitizer's tracer crash at exit;" \
+            "running them once more"
+        # (the rerun's "tests passed ... out of" line is left out: scripts/test.sh counts
+        # each program once, from the first run)
+        ctest --test-dir "$dir" --output-on-failure --rerun-failed -j "$jobs" 2>&1 |
+            grep -v -E 'tests passed.* out of' || return 1
+        return 0
+    fi
+    return "$rc"
 }
 
 embed_suite "installed package" "$build_root/embed" "$(realpath "$pkg_dir/libpith.so.0")" \
