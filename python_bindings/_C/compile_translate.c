@@ -206,7 +206,8 @@ static guard *guard_find(const tx *x, guard_kind kind, const void *key)
 {
     if (!x->index_cap)
         return NULL;
-    for (size_t i = guard_slot_of(key, kind, x->index_cap);; i = (i + 1) & (size_t)(x->index_cap - 1)) {
+    size_t mask = (size_t)x->index_cap - 1;
+    for (size_t i = guard_slot_of(key, kind, x->index_cap);; i = (i + 1) & mask) {
         const guard_slot *s = &x->guard_index[i];
         if (!s->key)
             return NULL;
@@ -215,13 +216,12 @@ static guard *guard_find(const tx *x, guard_kind kind, const void *key)
     }
 }
 
-static int guard_index_put(guard_slot *table, int cap, guard_slot s)
+static void guard_index_put(guard_slot *table, int cap, guard_slot s)
 {
     size_t i = guard_slot_of(s.key, s.kind, cap);
     while (table[i].key)
-        i = (i + 1) & (size_t)(cap - 1);
+        i = (i + 1) & ((size_t)cap - 1);
     table[i] = s;
-    return 0;
 }
 
 /* guard_add, and the new guard entered in the index under `key` (which guard_find must not
