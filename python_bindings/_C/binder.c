@@ -676,7 +676,7 @@ static PyObject *list_to_tuple(PyObject *v)
 }
 
 /* Note [Recording calls into a graph]
- * While pith.compile's translator (compile_translate.c) evaluates a frame, it calls the very
+ * While pith.compile's translator (compile/eval.c) evaluates a frame, it calls the very
  * Function, Method and OpOverload objects that eager code calls, with stand-in tensors (Meta
  * tensors of a pith_graph) as arguments, so that matching, defaults, numbers and results are
  * the binder's own. binder_record_into sets this thread's graph: every call that reaches

@@ -1,0 +1,1017 @@
+/* eval.c — the bytecode evaluator of pith.compile's translator: each 3.11 instruction of
+ * a frame evaluated symbolically over its frame state (frame_state.c), with the operators,
+ * truth, iteration and subscripts it needs. Calls go to calls.c, attributes to
+ * attributes.c. */
+#include <string.h>
+
+#include <opcode.h>
+
+#include "translate.h"
+
+#define POP() (f->stack[--f->sp])
+#define TOP() (f->stack[f->sp - 1])
+#define PEEK(n) (f->stack[f->sp - (n)])
+
+static PyObject *global_read(tx *x, sframe *f, PyObject *name)
+{
+    if (!PyDict_CheckExact(f->globals) || !PyDict_CheckExact(f->builtins))
+        return fail(x, true, "globals or builtins are not a dict"), NULL;
+    PyObject *what = PyUnicode_FromFormat("global %U", name);
+    if (!what)
+        return NULL;
+    int err;
+    PyObject *v = dict_read(x, f->globals, name, what, &err);
+    if (!v && err == 0) {
+        v = dict_read(x, f->builtins, name, what, &err);
+        if (!v && err == 0)
+            fail(x, false, "name '%U' is not defined", name);
+    }
+    PyObject *r = v ? outside_value(x, v, what) : NULL;
+    Py_DECREF(what);
+    return r;
+}
+
+/* Truth of a value without running user code. 1, 0, or -1 with the failure. */
+static int truth(tx *x, PyObject *v)
+{
+    if (is_tensor(x, v))
+        return fail(x, true, "bool() of a tensor (data-dependent control flow)");
+    if (is_scalar(v))
+        return PyObject_IsTrue(v);
+    if (PyTuple_Check(v) || PyList_CheckExact(v)) {
+        if (list_read_all(x, v) < 0)
+            return -1;
+        return PyTuple_Check(v) ? PyTuple_GET_SIZE(v) != 0 : PyList_GET_SIZE(v) != 0;
+    }
+    if (PyDict_Check(v)) {
+        PyObject *what = PyUnicode_FromString("a dict's truth");
+        if (!what || dict_read_all(x, v, what) < 0) {
+            Py_XDECREF(what);
+            return -1;
+        }
+        Py_DECREF(what);
+        return PyDict_GET_SIZE(v) != 0;
+    }
+    if (is_module(x, v))
+        return 1; /* Module defines neither __bool__ nor __len__ */
+    if (PyFunction_Check(v) || PyMethod_Check(v) || PyType_Check(v) || PyModule_Check(v) ||
+        Py_IS_TYPE(v, x->st->dtype_type))
+        return 1;
+    return fail(x, true, "the truth of a %s", Py_TYPE(v)->tp_name);
+}
+
+/* A snapshot of what iterating `v` gives, as a tuple (new reference). */
+PyObject *iterate(tx *x, PyObject *v)
+{
+    if (PyTuple_Check(v))
+        return PySequence_Tuple(v);
+    if (PyList_CheckExact(v)) {
+        if (list_read_all(x, v) < 0)
+            return NULL;
+        return PySequence_Tuple(v);
+    }
+    if (PyRange_Check(v))
+        return PySequence_Tuple(v);
+    if (PyDict_Check(v)) {
+        PyObject *what = PyUnicode_FromString("an iterated dict");
+        if (!what || dict_read_all(x, v, what) < 0) {
+            Py_XDECREF(what);
+            return NULL;
+        }
+        Py_DECREF(what);
+        return PySequence_Tuple(v);
+    }
+    if (is_module(x, v)) {
+        /* ModuleList, Sequential: their __iter__, inlined */
+        PyObject *it = type_lookup(x, Py_TYPE(v), "__iter__");
+        PyObject *what = PyUnicode_FromString("an iterated module");
+        int rc = what ? type_guard(x, v, what) : -1;
+        Py_XDECREF(what);
+        if (rc < 0)
+            return NULL;
+        if (!it || !PyFunction_Check(it))
+            return fail(x, true, "iteration over a %s", Py_TYPE(v)->tp_name), NULL;
+        PyObject *r = call_value(x, it, &v, 1, NULL);
+        if (!r)
+            return NULL;
+        PyObject *t = iterate(x, r);
+        Py_DECREF(r);
+        return t;
+    }
+    if (is_tensor(x, v))
+        return fail(x, true, "iteration over a tensor"), NULL;
+    return fail(x, true, "iteration over a %s", Py_TYPE(v)->tp_name), NULL;
+}
+
+/* Binary operators on tensors go to the op table's functions of the same names as the
+ * number slots (PITH_FORALL_PYTHON_BINARY_OPERATORS), with Python numbers as wrapped
+ * numbers, as tensor_number.c does: the same operator, so the same bits. */
+static const char *binary_function(int op, bool *inplace)
+{
+    *inplace = op >= NB_INPLACE_ADD;
+    switch (*inplace ? op - NB_INPLACE_ADD : op) {
+    case NB_ADD: return "add";
+    case NB_SUBTRACT: return "sub";
+    case NB_MULTIPLY: return "mul";
+    case NB_TRUE_DIVIDE: return "div";
+    case NB_FLOOR_DIVIDE: return "floor_divide";
+    case NB_REMAINDER: return "remainder";
+    case NB_AND: return "bitwise_and";
+    case NB_OR: return "bitwise_or";
+    case NB_XOR: return "bitwise_xor";
+    case NB_MATRIX_MULTIPLY: return "matmul";
+    case NB_POWER: return "pow";
+    default: return NULL;
+    }
+}
+
+static PyObject *as_operand(tx *x, PyObject *v)
+{
+    if (is_tensor(x, v))
+        return Py_NewRef(v);
+    int ni;
+    pith_tensor *t = operand_to_tensor(x->st, v, &ni);
+    if (!t) {
+        if (ni)
+            return fail(x, true, "an operand of type %s", Py_TYPE(v)->tp_name), NULL;
+        return fail_exception(x, "a Python number"), NULL;
+    }
+    return tensor_wrap(x->st, t);
+}
+
+static PyObject *pith_function(tx *x, const char *name)
+{
+    PyObject *pith = PyImport_ImportModule("pith._C");
+    if (!pith)
+        return NULL;
+    PyObject *fn = PyObject_GetAttrString(pith, name);
+    Py_DECREF(pith);
+    return fn;
+}
+
+/* pith.<name>(a, b), Python numbers as wrapped numbers, recorded. */
+static PyObject *tensor_operator(tx *x, const char *name, PyObject *a, PyObject *b)
+{
+    PyObject *fn = pith_function(x, name);
+    PyObject *ta = fn ? as_operand(x, a) : NULL;
+    PyObject *tb = ta ? as_operand(x, b) : NULL;
+    PyObject *r = NULL;
+    if (tb) {
+        PyObject *args[2] = {ta, tb};
+        r = call_value(x, fn, args, 2, NULL);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(ta);
+    Py_XDECREF(tb);
+    return r;
+}
+
+static PyObject *tensor_binary(tx *x, int op, PyObject *a, PyObject *b)
+{
+    bool inplace;
+    const char *name = binary_function(op, &inplace);
+    if (!name)
+        return fail(x, true, "the operator %d on tensors", op), NULL;
+    if (op == NB_MATRIX_MULTIPLY && !(is_tensor(x, a) && is_tensor(x, b)))
+        return fail(x, true, "@ with a Python number"), NULL;
+    if (inplace && is_tensor(x, a)) {
+        char method[32];
+        snprintf(method, sizeof method, "%s_", name);
+        PyObject *mname = PyUnicode_InternFromString(method);
+        PyObject *m = mname ? tensor_getattr(x, a, mname) : NULL;
+        Py_XDECREF(mname);
+        if (!m)
+            return NULL;
+        PyObject *r = call_value(x, m, &b, 1, NULL);
+        Py_DECREF(m);
+        return r;
+    }
+    return tensor_operator(x, name, a, b);
+}
+
+static PyObject *binary_op(tx *x, int op, PyObject *a, PyObject *b)
+{
+    if (is_tensor(x, a) || is_tensor(x, b))
+        return tensor_binary(x, op, a, b);
+    if (!is_plain(x, a, 0) || !is_plain(x, b, 0))
+        return fail(x, true, "an operator on %s and %s", Py_TYPE(a)->tp_name,
+                    Py_TYPE(b)->tp_name),
+               NULL;
+    PyObject *r;
+    switch (op >= NB_INPLACE_ADD ? op - NB_INPLACE_ADD : op) {
+    case NB_ADD: r = PyNumber_Add(a, b); break;
+    case NB_SUBTRACT: r = PyNumber_Subtract(a, b); break;
+    case NB_MULTIPLY: r = PyNumber_Multiply(a, b); break;
+    case NB_TRUE_DIVIDE: r = PyNumber_TrueDivide(a, b); break;
+    case NB_FLOOR_DIVIDE: r = PyNumber_FloorDivide(a, b); break;
+    case NB_REMAINDER: r = PyNumber_Remainder(a, b); break;
+    case NB_POWER: r = PyNumber_Power(a, b, Py_None); break;
+    case NB_AND: r = PyNumber_And(a, b); break;
+    case NB_OR: r = PyNumber_Or(a, b); break;
+    case NB_XOR: r = PyNumber_Xor(a, b); break;
+    case NB_LSHIFT: r = PyNumber_Lshift(a, b); break;
+    case NB_RSHIFT: r = PyNumber_Rshift(a, b); break;
+    default: return fail(x, true, "the operator %d", op), NULL;
+    }
+    if (!r)
+        return fail_exception(x, "an operator"), NULL;
+    if (PyList_CheckExact(r) || PyDict_CheckExact(r))
+        return make_fresh(x, r); /* [None] * 3: a new list, the frame's own */
+    return r;
+}
+
+static PyObject *compare_op(tx *x, int op, PyObject *a, PyObject *b)
+{
+    static const char *const names[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+    if (op < 0 || op > 5)
+        return fail(x, true, "the comparison %d", op), NULL;
+    if (is_tensor(x, a) || is_tensor(x, b))
+        return tensor_operator(x, names[op], a, b);
+    if (!is_plain(x, a, 0) || !is_plain(x, b, 0))
+        return fail(x, true, "a comparison of %s and %s", Py_TYPE(a)->tp_name,
+                    Py_TYPE(b)->tp_name),
+               NULL;
+    PyObject *r = PyObject_RichCompare(a, b, op);
+    if (!r)
+        return fail_exception(x, "a comparison"), NULL;
+    return r;
+}
+
+/* ---- bytecode ---- */
+
+static PyObject *opname(int op)
+{
+    PyObject *mod = PyImport_ImportModule("opcode");
+    PyObject *names = mod ? PyObject_GetAttrString(mod, "opname") : NULL;
+    Py_XDECREF(mod);
+    PyObject *r = names ? PySequence_GetItem(names, op) : NULL;
+    Py_XDECREF(names);
+    if (!r) {
+        PyErr_Clear();
+        r = PyUnicode_FromFormat("opcode %d", op);
+    }
+    return r;
+}
+
+static int unsupported_opcode(tx *x, int op)
+{
+    PyObject *name = opname(op);
+    if (!name)
+        return -1;
+    fail(x, true, "the bytecode %U is not supported by pith.compile", name);
+    Py_DECREF(name);
+    return -1;
+}
+
+static PyObject *record_view(tx *x, const char *name, PyObject *t, Py_ssize_t dim,
+                             const Py_ssize_t *ints, int nints)
+{
+    PyObject *args[5] = {t, NULL, NULL, NULL, NULL};
+    int n = 1;
+    if (strcmp(name, "alias") != 0) {
+        args[n++] = PyLong_FromSsize_t(dim);
+        for (int i = 0; i < nints; i++)
+            args[n++] = PyLong_FromSsize_t(ints[i]);
+    }
+    PyObject *r = NULL;
+    bool ok = true;
+    for (int i = 1; i < n; i++)
+        ok = ok && args[i];
+    if (ok)
+        r = record_op(x, name, args, n);
+    for (int i = 1; i < n; i++)
+        Py_XDECREF(args[i]);
+    return r;
+}
+
+/* t[key] for a stand-in `t` and a key of ints, slices, None and Ellipsis: the chain of
+ * views that indexing.c makes (Note [Basic indexing is a chain of views]), recorded
+ * op by op: select.int, slice.Tensor and unsqueeze over an alias, or select.int alone
+ * for a lone int in range, as its fast path does. Errors (an int out of range, too many
+ * indices, a step <= 0) and advanced indexing run eagerly. */
+static PyObject *tensor_subscript(tx *x, PyObject *t, PyObject *key)
+{
+    int64_t sizes[PITH_MAX_DIMS];
+    int ndim = pith_sizes(tensor_of(t), sizes), orig_ndim = ndim;
+    bool is_tuple = PyTuple_CheckExact(key);
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(key) : 1;
+    int named = 0;
+    bool ellipsis = false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = is_tuple ? PyTuple_GET_ITEM(key, i) : key;
+        if (PyLong_CheckExact(item) || PySlice_Check(item))
+            named++;
+        else if (item == Py_Ellipsis) {
+            if (ellipsis)
+                return fail(x, false, "an index with two ellipses"), NULL;
+            ellipsis = true;
+        } else if (item != Py_None)
+            return fail(x, true, "indexing a tensor with a %s (advanced indexing)",
+                        Py_TYPE(item)->tp_name), NULL;
+    }
+    if (!is_tuple && PyLong_CheckExact(key) && ndim > 0) {
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        if (i == -1 && PyErr_Occurred())
+            return fail_exception(x, "an index"), NULL;
+        if (i >= -sizes[0] && i < sizes[0])
+            return record_view(x, "select.int", t, 0, &i, 1);
+    }
+    if (named > ndim || (ndim == 0 && !is_tuple && PyLong_CheckExact(key)))
+        return fail(x, false, "an index the tensor cannot take"), NULL;
+    PyObject *cur = record_view(x, "alias", t, 0, NULL, 0);
+    Py_ssize_t dim = 0;
+    for (Py_ssize_t i = 0; cur && i < n; i++) {
+        PyObject *item = is_tuple ? PyTuple_GET_ITEM(key, i) : key;
+        PyObject *next = NULL;
+        if (PyLong_CheckExact(item)) {
+            Py_ssize_t v = PyLong_AsSsize_t(item);
+            if (v == -1 && PyErr_Occurred()) {
+                fail_exception(x, "an index");
+            } else if (v < -sizes[dim] || v >= sizes[dim]) {
+                fail(x, false, "index %zd is out of range", v);
+            } else {
+                next = record_view(x, "select.int", cur, dim, &v, 1);
+                /* a select removes the dim: the next item indexes the one after it */
+                for (int d = (int)dim; next && d + 1 < ndim; d++)
+                    sizes[d] = sizes[d + 1];
+                ndim--;
+            }
+        } else if (PySlice_Check(item)) {
+            Py_ssize_t bounds[3]; /* start, stop, step, as indexing.c reads them */
+            PyObject *step = ((PySliceObject *)item)->step;
+            bounds[2] = step == Py_None ? 1 : PyNumber_AsSsize_t(step, NULL);
+            if (bounds[2] == -1 && PyErr_Occurred())
+                fail_exception(x, "a slice");
+            else if (bounds[2] <= 0)
+                fail(x, false, "a slice step <= 0");
+            else if (PySlice_Unpack(item, &bounds[0], &bounds[1], &bounds[2]) < 0)
+                fail_exception(x, "a slice");
+            else
+                next = record_view(x, "slice.Tensor", cur, dim++, bounds, 3);
+        } else if (item == Py_None) {
+            next = record_view(x, "unsqueeze", cur, dim, NULL, 0);
+            for (int d = ndim; next && d > (int)dim; d--)
+                sizes[d] = sizes[d - 1];
+            sizes[dim++] = 1;
+            ndim++;
+        } else { /* Ellipsis: the dims that no int or slice names, as indexing.c */
+            dim += orig_ndim - named;
+            next = Py_NewRef(cur);
+        }
+        Py_DECREF(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+static PyObject *subscript(tx *x, PyObject *c, PyObject *k)
+{
+    if (is_tensor(x, c))
+        return tensor_subscript(x, c, k);
+    if ((PyTuple_Check(c) || PyList_CheckExact(c)) && is_plain(x, k, 0)) {
+        if (list_read_all(x, c) < 0)
+            return NULL;
+        PyObject *r = PyObject_GetItem(c, k);
+        if (!r)
+            return fail_exception(x, "a subscript"), NULL;
+        if (PyList_CheckExact(r) || PyTuple_CheckExact(r))
+            return make_fresh(x, r);
+        return r;
+    }
+    if (PyDict_CheckExact(c) && is_scalar(k)) {
+        if (!is_fresh(x, c)) {
+            PyObject *what = PyUnicode_FromString("a dict item");
+            if (!what)
+                return NULL;
+            int err;
+            PyObject *v = dict_read(x, c, k, what, &err);
+            PyObject *r = v ? outside_value(x, v, what)
+                          : err == 0 ? (fail(x, false, "a missing dict key"), NULL) : NULL;
+            Py_DECREF(what);
+            return r;
+        }
+        PyObject *r = PyObject_GetItem(c, k);
+        if (!r)
+            return fail_exception(x, "a subscript"), NULL;
+        return r;
+    }
+    return fail(x, true, "subscript of a %s", Py_TYPE(c)->tp_name), NULL;
+}
+
+PyObject *eval_frame(tx *x, sframe *f)
+{
+    PyCodeObject *co = f->code;
+    x->code = co;
+    x->pc = 0;
+    if (PyBytes_GET_SIZE(co->co_exceptiontable) > 0) {
+        /* A handler would catch what the compiled graph raises at run time (an index out
+         * of range), which the graph cannot do: the frame runs eagerly. */
+        fail(x, true, "%U has try/except or with blocks", co->co_qualname);
+        return NULL;
+    }
+    PyObject *bytes = PyCode_GetCode(co);
+    if (!bytes)
+        return NULL;
+    const _Py_CODEUNIT *code = (const _Py_CODEUNIT *)PyBytes_AS_STRING(bytes);
+    int n = (int)(PyBytes_GET_SIZE(bytes) / (Py_ssize_t)sizeof(_Py_CODEUNIT));
+    PyObject *kwnames = NULL, *result = NULL;
+    int extended = 0;
+    x->code = co;
+    for (int pc = 0; pc < n;) {
+        int op = _Py_OPCODE(code[pc]);
+        int arg = _Py_OPARG(code[pc]) | extended;
+        extended = 0;
+        x->pc = pc;
+        x->code = co;
+        int next = pc + 1;
+        if (++x->steps > TRANSLATE_MAX_STEPS) {
+            fail(x, true, "the frame takes more than %d steps to translate",
+                 TRANSLATE_MAX_STEPS);
+            goto error;
+        }
+        switch (op) {
+        case CACHE:
+        case NOP:
+        case RESUME:
+        case PRECALL:
+            break;
+        case MAKE_CELL: {
+            /* a cell of this frame: the translation's own, which inner functions share */
+            PyObject *cell = make_fresh(x, PyCell_New(f->locals[arg]));
+            if (!cell)
+                goto error;
+            Py_XSETREF(f->locals[arg], cell);
+            break;
+        }
+        case EXTENDED_ARG:
+            extended = arg << 8;
+            break;
+        case COPY_FREE_VARS: {
+            PyObject *closure = f->func->func_closure;
+            if (!closure || PyTuple_GET_SIZE(closure) != arg) {
+                fail(x, true, "the closure does not match the code");
+                goto error;
+            }
+            for (int i = 0; i < arg; i++) {
+                PyObject *cell = PyTuple_GET_ITEM(closure, i);
+                int slot = f->nlocals - arg + i;
+                if (is_fresh(x, cell)) {
+                    /* a cell of a translated frame, shared with this inner function */
+                    Py_XSETREF(f->locals[slot], Py_NewRef(cell));
+                    continue;
+                }
+                PyObject *v = PyCell_GET(cell);
+                if (!v) {
+                    fail(x, false, "a free variable is unbound");
+                    goto error;
+                }
+                guard *gd = guard_add(x, GUARD_CELL);
+                if (!gd)
+                    goto error;
+                gd->obj = Py_NewRef(cell);
+                gd->aux = Py_NewRef(v);
+                gd->name = PyUnicode_FromFormat(
+                    "free variable %U", PyTuple_GET_ITEM(co->co_localsplusnames,
+                                                         f->nlocals - arg + i));
+                if (!gd->name)
+                    goto error;
+                /* a shadow of the outside cell, holding what the translation reads from it;
+                 * writing it would be a nonlocal write, which STORE_DEREF refuses */
+                PyObject *sv = outside_value(x, v, gd->name);
+                PyObject *shadow = sv ? make_fresh(x, PyCell_New(sv)) : NULL;
+                Py_XDECREF(sv);
+                PyObject *sid = shadow ? PyLong_FromVoidPtr(shadow) : NULL;
+                if (!sid || PySet_Add(x->shadow_cells, sid) < 0) {
+                    Py_XDECREF(sid);
+                    Py_XDECREF(shadow);
+                    goto error;
+                }
+                Py_DECREF(sid);
+                Py_XSETREF(f->locals[slot], shadow);
+            }
+            break;
+        }
+        case LOAD_DEREF: {
+            PyObject *cell = f->locals[arg];
+            PyObject *v = cell && PyCell_Check(cell) ? PyCell_GET(cell) : NULL;
+            if (!v) {
+                fail(x, false, "a free or cell variable is unbound");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(v)) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_CLOSURE:
+            if (!f->locals[arg] || !PyCell_Check(f->locals[arg])) {
+                fail(x, true, "a closure of a variable without a cell");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(f->locals[arg])) < 0)
+                goto error;
+            break;
+        case STORE_DEREF: {
+            PyObject *cell = f->locals[arg], *v = POP();
+            PyObject *sid = cell ? PyLong_FromVoidPtr(cell) : NULL;
+            int shadow = sid ? PySet_Contains(x->shadow_cells, sid) : -1;
+            Py_XDECREF(sid);
+            if (!cell || !PyCell_Check(cell) || shadow != 0) {
+                Py_DECREF(v);
+                if (shadow > 0 || !cell)
+                    fail(x, true, "a write to a variable of an enclosing function (nonlocal)");
+                goto error;
+            }
+            int rc = PyCell_Set(cell, v);
+            Py_DECREF(v);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case MAKE_FUNCTION: {
+            /* a nested function or lambda: a function of the translation's own, whose
+             * calls are inlined like any other */
+            PyObject *code = POP();
+            PyObject *closure = arg & 0x08 ? POP() : NULL;
+            PyObject *annotations = arg & 0x04 ? POP() : NULL;
+            PyObject *kwdefaults = arg & 0x02 ? POP() : NULL;
+            PyObject *defaults = arg & 0x01 ? POP() : NULL;
+            PyObject *fn = PyCode_Check(code) ? PyFunction_New(code, f->globals) : NULL;
+            int rc = fn ? 0 : -1;
+            if (fn && closure)
+                rc = PyFunction_SetClosure(fn, closure);
+            if (fn && rc == 0 && defaults)
+                rc = PyFunction_SetDefaults(fn, defaults);
+            if (fn && rc == 0 && kwdefaults)
+                rc = PyFunction_SetKwDefaults(fn, kwdefaults);
+            Py_DECREF(code);
+            Py_XDECREF(closure);
+            Py_XDECREF(annotations);
+            Py_XDECREF(kwdefaults);
+            Py_XDECREF(defaults);
+            if (rc < 0) {
+                Py_XDECREF(fn);
+                goto error;
+            }
+            if (push(x, f, make_fresh(x, fn)) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_FAST: {
+            PyObject *v = f->locals[arg];
+            if (!v) {
+                fail(x, false, "a local is unbound");
+                goto error;
+            }
+            if (push(x, f, Py_NewRef(v)) < 0)
+                goto error;
+            break;
+        }
+        case STORE_FAST:
+            Py_XSETREF(f->locals[arg], POP());
+            break;
+        case DELETE_FAST:
+            Py_CLEAR(f->locals[arg]);
+            break;
+        case LOAD_CONST:
+            if (push(x, f, Py_NewRef(PyTuple_GET_ITEM(co->co_consts, arg))) < 0)
+                goto error;
+            break;
+        case LOAD_GLOBAL: {
+            PyObject *name = PyTuple_GET_ITEM(co->co_names, arg >> 1);
+            PyObject *v = global_read(x, f, name);
+            if (!v)
+                goto error;
+            if (arg & 1) {
+                if (f->sp >= f->cap) {
+                    Py_DECREF(v);
+                    fail(x, true, "the value stack overflowed");
+                    goto error;
+                }
+                f->stack[f->sp++] = NULL;
+            }
+            if (push(x, f, v) < 0)
+                goto error;
+            break;
+        }
+        case PUSH_NULL:
+            if (f->sp >= f->cap) {
+                fail(x, true, "the value stack overflowed");
+                goto error;
+            }
+            f->stack[f->sp++] = NULL;
+            break;
+        case LOAD_ATTR: {
+            PyObject *obj = POP();
+            PyObject *v = load_attr(x, obj, PyTuple_GET_ITEM(co->co_names, arg));
+            Py_DECREF(obj);
+            if (push(x, f, v) < 0)
+                goto error;
+            break;
+        }
+        case LOAD_METHOD: {
+            PyObject *obj = POP();
+            PyObject *v = load_attr(x, obj, PyTuple_GET_ITEM(co->co_names, arg));
+            Py_DECREF(obj);
+            if (!v)
+                goto error;
+            if (PyMethod_Check(v)) {
+                PyObject *fn = Py_NewRef(PyMethod_GET_FUNCTION(v));
+                PyObject *self = Py_NewRef(PyMethod_GET_SELF(v));
+                Py_DECREF(v);
+                if (push(x, f, fn) < 0) {
+                    Py_DECREF(self);
+                    goto error;
+                }
+                if (push(x, f, self) < 0)
+                    goto error;
+            } else {
+                f->stack[f->sp++] = NULL;
+                if (push(x, f, v) < 0)
+                    goto error;
+            }
+            break;
+        }
+        case KW_NAMES:
+            kwnames = PyTuple_GET_ITEM(co->co_consts, arg);
+            break;
+        case CALL: {
+            PyObject **base = &f->stack[f->sp - arg - 2];
+            PyObject *callable;
+            PyObject *const *args;
+            Py_ssize_t nargs;
+            if (base[0]) {
+                callable = base[0];
+                args = base + 1;
+                nargs = arg + 1;
+            } else {
+                callable = base[1];
+                args = base + 2;
+                nargs = arg;
+            }
+            Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+            PyObject *r = call_value(x, callable, args, nargs - nkw, kwnames);
+            kwnames = NULL;
+            for (int i = 0; i < arg + 2; i++)
+                Py_XDECREF(POP());
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case CALL_FUNCTION_EX: {
+            PyObject *kw = (arg & 1) ? POP() : NULL;
+            PyObject *pos = POP();
+            PyObject *callable = POP();
+            PyObject *null = POP();
+            Py_XDECREF(null);
+            PyObject *r = NULL;
+            PyObject *posargs = PyTuple_Check(pos) ? Py_NewRef(pos) : iterate(x, pos);
+            if (posargs && kw && !PyDict_Check(kw)) {
+                fail(x, true, "** of a %s", Py_TYPE(kw)->tp_name);
+            } else if (posargs) {
+                Py_ssize_t np = PyTuple_GET_SIZE(posargs), nk = kw ? PyDict_GET_SIZE(kw) : 0;
+                PyObject **all = PyMem_Malloc((size_t)(np + nk + 1) * sizeof *all);
+                PyObject *names = nk ? PyTuple_New(nk) : NULL;
+                if (!all || (nk && !names)) {
+                    PyErr_NoMemory();
+                } else {
+                    for (Py_ssize_t i = 0; i < np; i++)
+                        all[i] = PyTuple_GET_ITEM(posargs, i);
+                    Py_ssize_t pos_i = 0, k = 0;
+                    PyObject *key, *value;
+                    while (kw && PyDict_Next(kw, &pos_i, &key, &value)) {
+                        PyTuple_SET_ITEM(names, k, Py_NewRef(key));
+                        all[np + k++] = value;
+                    }
+                    r = call_value(x, callable, all, np, names);
+                }
+                PyMem_Free(all);
+                Py_XDECREF(names);
+            }
+            Py_XDECREF(posargs);
+            Py_XDECREF(kw);
+            Py_DECREF(pos);
+            Py_DECREF(callable);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case POP_TOP:
+            Py_XDECREF(POP());
+            break;
+        case COPY:
+            if (push(x, f, Py_XNewRef(PEEK(arg))) < 0)
+                goto error;
+            break;
+        case SWAP: {
+            PyObject *t = TOP();
+            TOP() = PEEK(arg);
+            PEEK(arg) = t;
+            break;
+        }
+        case BUILD_TUPLE:
+        case BUILD_LIST: {
+            PyObject *t = op == BUILD_TUPLE ? PyTuple_New(arg) : PyList_New(arg);
+            if (!t)
+                goto error;
+            for (int i = arg - 1; i >= 0; i--) {
+                PyObject *v = POP();
+                if (op == BUILD_TUPLE)
+                    PyTuple_SET_ITEM(t, i, v);
+                else
+                    PyList_SET_ITEM(t, i, v);
+            }
+            if (push(x, f, make_fresh(x, t)) < 0)
+                goto error;
+            break;
+        }
+        case LIST_EXTEND: {
+            PyObject *seq = POP();
+            PyObject *items = iterate(x, seq);
+            Py_DECREF(seq);
+            if (!items)
+                goto error;
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+                if (PyList_Append(PEEK(arg), PyTuple_GET_ITEM(items, i)) < 0) {
+                    Py_DECREF(items);
+                    goto error;
+                }
+            Py_DECREF(items);
+            break;
+        }
+        case LIST_APPEND: {
+            PyObject *v = POP();
+            int rc = PyList_Append(PEEK(arg), v);
+            Py_DECREF(v);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case LIST_TO_TUPLE: {
+            PyObject *l = POP();
+            PyObject *t = PyList_AsTuple(l);
+            Py_DECREF(l);
+            if (push(x, f, make_fresh(x, t)) < 0)
+                goto error;
+            break;
+        }
+        case BUILD_MAP: {
+            PyObject *d = PyDict_New();
+            if (!d)
+                goto error;
+            for (int i = arg; i > 0; i--) {
+                if (!is_scalar(PEEK(2 * i))) {
+                    Py_DECREF(d);
+                    fail(x, true, "a dict key of type %s", Py_TYPE(PEEK(2 * i))->tp_name);
+                    goto error;
+                }
+                if (PyDict_SetItem(d, PEEK(2 * i), PEEK(2 * i - 1)) < 0) {
+                    Py_DECREF(d);
+                    goto error;
+                }
+            }
+            for (int i = 0; i < 2 * arg; i++)
+                Py_DECREF(POP());
+            if (push(x, f, make_fresh(x, d)) < 0)
+                goto error;
+            break;
+        }
+        case BUILD_CONST_KEY_MAP: {
+            PyObject *keys = POP();
+            PyObject *d = PyDict_New();
+            for (int i = 0; d && i < arg; i++)
+                if (PyDict_SetItem(d, PyTuple_GET_ITEM(keys, i), PEEK(arg - i)) < 0)
+                    Py_CLEAR(d);
+            Py_DECREF(keys);
+            for (int i = 0; i < arg; i++)
+                Py_DECREF(POP());
+            if (push(x, f, make_fresh(x, d)) < 0)
+                goto error;
+            break;
+        }
+        case DICT_MERGE:
+        case DICT_UPDATE: {
+            PyObject *other = POP();
+            int rc = -1;
+            if (!PyDict_Check(other))
+                fail(x, true, "** of a %s", Py_TYPE(other)->tp_name);
+            else
+                rc = PyDict_Update(PEEK(arg), other);
+            Py_DECREF(other);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case STORE_SUBSCR: {
+            /* container[key] = value, on the frame's own dict or list only */
+            PyObject *key = POP(), *container = POP(), *value = POP();
+            int rc = -1;
+            if (!is_fresh(x, container) ||
+                !(PyDict_CheckExact(container) || PyList_CheckExact(container)))
+                fail(x, true, "an item assignment to a %s%s", Py_TYPE(container)->tp_name,
+                     is_tensor(x, container) ? "" : " the frame did not build");
+            else if (!is_plain(x, key, 0))
+                fail(x, true, "an item assignment with a key of type %s", Py_TYPE(key)->tp_name);
+            else if ((rc = PyObject_SetItem(container, key, value)) < 0)
+                fail_exception(x, "an item assignment");
+            Py_DECREF(key);
+            Py_DECREF(container);
+            Py_DECREF(value);
+            if (rc < 0)
+                goto error;
+            break;
+        }
+        case BUILD_SLICE: {
+            PyObject *step = arg == 3 ? POP() : NULL;
+            PyObject *stop = POP(), *start = POP();
+            PyObject *r = NULL;
+            if (!is_scalar(start) || !is_scalar(stop) || (step && !is_scalar(step)))
+                fail(x, true, "a slice of a %s", Py_TYPE(is_scalar(start) ? stop : start)->tp_name);
+            else
+                r = PySlice_New(start, stop, step);
+            Py_DECREF(start);
+            Py_DECREF(stop);
+            Py_XDECREF(step);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case UNPACK_SEQUENCE: {
+            PyObject *seq = POP();
+            PyObject *items = iterate(x, seq);
+            Py_DECREF(seq);
+            if (!items)
+                goto error;
+            if (PyTuple_GET_SIZE(items) != arg) {
+                Py_DECREF(items);
+                fail(x, false, "unpacking %d values from a sequence of another length", arg);
+                goto error;
+            }
+            for (int i = arg - 1; i >= 0; i--)
+                if (push(x, f, Py_NewRef(PyTuple_GET_ITEM(items, i))) < 0) {
+                    Py_DECREF(items);
+                    goto error;
+                }
+            Py_DECREF(items);
+            break;
+        }
+        case BINARY_OP:
+        case BINARY_SUBSCR:
+        case COMPARE_OP:
+        case IS_OP: {
+            PyObject *b = POP(), *a = POP();
+            PyObject *r = op == BINARY_OP       ? binary_op(x, arg, a, b)
+                          : op == BINARY_SUBSCR ? subscript(x, a, b)
+                          : op == COMPARE_OP    ? compare_op(x, arg, a, b)
+                                                : PyBool_FromLong((a == b) ^ arg);
+            Py_DECREF(a);
+            Py_DECREF(b);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case CONTAINS_OP: {
+            PyObject *c = POP(), *v = POP();
+            int rc = -1;
+            if (!is_plain(x, v, 0))
+                fail(x, true, "'in' with a %s", Py_TYPE(v)->tp_name);
+            else if (PyDict_Check(c)) {
+                PyObject *what = PyUnicode_FromString("a dict membership");
+                int err;
+                if (is_fresh(x, c))
+                    rc = PyDict_Contains(c, v);
+                else if (what) {
+                    PyObject *item = dict_read(x, c, v, what, &err);
+                    rc = err < 0 ? -1 : item != NULL;
+                }
+                Py_XDECREF(what);
+            } else if (is_plain(x, c, 0))
+                rc = PySequence_Contains(c, v);
+            else
+                fail(x, true, "'in' of a %s", Py_TYPE(c)->tp_name);
+            Py_DECREF(c);
+            Py_DECREF(v);
+            if (rc < 0 || push(x, f, PyBool_FromLong(rc ^ arg)) < 0)
+                goto error;
+            break;
+        }
+        case UNARY_NEGATIVE:
+        case UNARY_POSITIVE:
+        case UNARY_INVERT: {
+            PyObject *v = POP();
+            PyObject *r = NULL;
+            if (is_tensor(x, v)) {
+                const char *name = op == UNARY_NEGATIVE ? "neg"
+                                   : op == UNARY_INVERT ? "bitwise_not"
+                                                        : "positive";
+                PyObject *fn = pith_function(x, name);
+                if (fn)
+                    r = call_value(x, fn, &v, 1, NULL);
+                Py_XDECREF(fn);
+            } else if (is_scalar(v)) {
+                r = op == UNARY_NEGATIVE ? PyNumber_Negative(v)
+                    : op == UNARY_INVERT ? PyNumber_Invert(v)
+                                         : PyNumber_Positive(v);
+                if (!r)
+                    fail_exception(x, "a unary operator");
+            } else {
+                fail(x, true, "a unary operator on a %s", Py_TYPE(v)->tp_name);
+            }
+            Py_DECREF(v);
+            if (push(x, f, r) < 0)
+                goto error;
+            break;
+        }
+        case UNARY_NOT: {
+            PyObject *v = POP();
+            int t = truth(x, v);
+            Py_DECREF(v);
+            if (t < 0 || push(x, f, PyBool_FromLong(!t)) < 0)
+                goto error;
+            break;
+        }
+        case GET_ITER: {
+            PyObject *v = POP();
+            PyObject *items = iterate(x, v);
+            Py_DECREF(v);
+            PyObject *it = items ? PyObject_GetIter(items) : NULL;
+            Py_XDECREF(items);
+            if (push(x, f, it) < 0)
+                goto error;
+            break;
+        }
+        case FOR_ITER: {
+            PyObject *v = PyIter_Next(TOP());
+            if (v) {
+                if (push(x, f, v) < 0)
+                    goto error;
+            } else {
+                if (PyErr_Occurred())
+                    goto error;
+                Py_DECREF(POP());
+                next = pc + 1 + arg;
+            }
+            break;
+        }
+        case JUMP_FORWARD:
+            next = pc + 1 + arg;
+            break;
+        case JUMP_BACKWARD:
+        case JUMP_BACKWARD_NO_INTERRUPT:
+            next = pc + 1 - arg;
+            break;
+        case POP_JUMP_FORWARD_IF_FALSE:
+        case POP_JUMP_FORWARD_IF_TRUE:
+        case POP_JUMP_BACKWARD_IF_FALSE:
+        case POP_JUMP_BACKWARD_IF_TRUE: {
+            PyObject *v = POP();
+            int t = truth(x, v);
+            Py_DECREF(v);
+            if (t < 0)
+                goto error;
+            bool want = op == POP_JUMP_FORWARD_IF_TRUE || op == POP_JUMP_BACKWARD_IF_TRUE;
+            bool back = op == POP_JUMP_BACKWARD_IF_FALSE || op == POP_JUMP_BACKWARD_IF_TRUE;
+            if ((t != 0) == want)
+                next = back ? pc + 1 - arg : pc + 1 + arg;
+            break;
+        }
+        case POP_JUMP_FORWARD_IF_NONE:
+        case POP_JUMP_FORWARD_IF_NOT_NONE:
+        case POP_JUMP_BACKWARD_IF_NONE:
+        case POP_JUMP_BACKWARD_IF_NOT_NONE: {
+            PyObject *v = POP();
+            bool none = v == Py_None;
+            Py_DECREF(v);
+            bool want = op == POP_JUMP_FORWARD_IF_NONE || op == POP_JUMP_BACKWARD_IF_NONE;
+            bool back = op == POP_JUMP_BACKWARD_IF_NONE || op == POP_JUMP_BACKWARD_IF_NOT_NONE;
+            if (none == want)
+                next = back ? pc + 1 - arg : pc + 1 + arg;
+            break;
+        }
+        case JUMP_IF_FALSE_OR_POP:
+        case JUMP_IF_TRUE_OR_POP: {
+            int t = truth(x, TOP());
+            if (t < 0)
+                goto error;
+            if ((t != 0) == (op == JUMP_IF_TRUE_OR_POP))
+                next = pc + 1 + arg;
+            else
+                Py_DECREF(POP());
+            break;
+        }
+        case RETURN_VALUE:
+            result = POP();
+            goto done;
+        default:
+            unsupported_opcode(x, op);
+            goto error;
+        }
+        pc = next;
+    }
+    fail(x, true, "the bytecode ended without a return");
+error:
+    result = NULL;
+done:
+    Py_DECREF(bytes);
+    return result;
+}
+
