@@ -63,6 +63,11 @@ typedef struct {
     PyObject *globals, *builtins;
     PyFunctionObject *func;
     PyCodeObject *code;
+    /* where eval_frame is: the instruction, the one after it (a jump changes it), the
+     * EXTENDED_ARG prefix of the next one, and KW_NAMES's names for the next CALL
+     * (borrowed from co_consts) */
+    int pc, next, extended;
+    PyObject *kwnames;
 } sframe;
 
 /* ---- values (translate.c) ---- */
