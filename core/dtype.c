@@ -1,8 +1,8 @@
 /* dtype.c — dtype and device names, sizes, categories, PyTorch's promote_types, and the
  * generic element load/store used by slow paths (item, fill, conversions).
  *
- * The fast paths live in kernels/, specialised per dtype by their own tables (See Note
- * [Bool bytes] in dtype.h for how all of them read bool). */
+ * The fast paths live in kernels/, specialised per dtype from the dtype table (See Notes
+ * [The dtype table] and [Bool bytes] in dtype.h). */
 #include <stdatomic.h>
 #include <math.h>
 #include <string.h>
@@ -10,22 +10,22 @@
 #include "core/dtype.h"
 #include "core/error.h"
 
-/* The one table of per-dtype facts: name, bytes, signedness, and for the floating dtypes
- * their binary format as <float.h> states it (mantissa digits with the implicit bit, as
- * FLT_MANT_DIG, and the largest exponent, as FLT_MAX_EXP). finfo and iinfo in Python and
- * the float ranges of the kernels derive from it (pith_dtype_float_format). */
+/* The facts that functions look up at run time, from the dtype table (See Note [The dtype
+ * table] in dtype.h): name, bytes, signedness, and for the floating dtypes their binary
+ * format. finfo and iinfo in Python and the float ranges of the kernels derive from it
+ * (pith_dtype_float_format). */
+#define DTYPE_INFO_(x, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, NAME, SIGNED, DIGITS,     \
+                    MAX_EXP, ...)                                                           \
+    [E] = {NAME, sizeof(T), SIGNED, DIGITS, MAX_EXP},
+#define DTYPE_INFO_ROW_(tag, x) PITH_DTYPE_COLUMNS(DTYPE_INFO_, tag, x)
 static const struct {
     const char *name;
     size_t size;
     bool is_signed;
     int digits, max_exponent;
-} dtype_info[PITH_NUM_DTYPES] = {
-    [PITH_BOOL] = {"bool", 1, false, 0, 0},         [PITH_UINT8] = {"uint8", 1, false, 0, 0},
-    [PITH_INT8] = {"int8", 1, true, 0, 0},          [PITH_INT16] = {"int16", 2, true, 0, 0},
-    [PITH_INT32] = {"int32", 4, true, 0, 0},        [PITH_INT64] = {"int64", 8, true, 0, 0},
-    [PITH_FLOAT16] = {"float16", 2, true, 11, 16},  [PITH_BFLOAT16] = {"bfloat16", 2, true, 8, 128},
-    [PITH_FLOAT32] = {"float32", 4, true, 24, 128}, [PITH_FLOAT64] = {"float64", 8, true, 53, 1024},
-};
+} dtype_info[PITH_NUM_DTYPES] = {PITH_FORALL_DTYPES(DTYPE_INFO_ROW_, 0)};
+#undef DTYPE_INFO_ROW_
+#undef DTYPE_INFO_
 
 /* PyTorch's other spellings (torch.float, torch.long, ...). */
 static const struct {

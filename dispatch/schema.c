@@ -447,17 +447,18 @@ static pith_status string_parse(parser *ps, pith_value *out)
     return PITH_OK;
 }
 
-static const struct {
-    const char *name;
-    pith_dtype dtype;
-} dtype_names[] = {
-    {"bool", PITH_BOOL},       {"uint8", PITH_UINT8},     {"int8", PITH_INT8},
-    {"int16", PITH_INT16},     {"short", PITH_INT16},     {"int32", PITH_INT32},
-    {"int", PITH_INT32},       {"int64", PITH_INT64},     {"long", PITH_INT64},
-    {"float16", PITH_FLOAT16}, {"half", PITH_FLOAT16},    {"bfloat16", PITH_BFLOAT16},
-    {"float32", PITH_FLOAT32}, {"float", PITH_FLOAT32},   {"float64", PITH_FLOAT64},
-    {"double", PITH_FLOAT64},
-};
+/* A dtype default names its dtype as core spells it (pith_dtype_from_name: "float32",
+ * "float", "long", ...); the identifier is at most a few letters, so a longer one is no
+ * dtype. */
+static bool dtype_ident_parse(const char *s, size_t n, pith_dtype *out)
+{
+    char name[16];
+    if (n == 0 || n >= sizeof name)
+        return false;
+    memcpy(name, s, n);
+    name[n] = 0;
+    return pith_dtype_from_name(name, out);
+}
 
 /* Parses the default of an argument of type `info->type` into `out`. */
 static pith_status default_parse(parser *ps, const type_info *info, pith_value *out)
@@ -518,12 +519,10 @@ static pith_status default_parse(parser *ps, const type_info *info, pith_value *
     case PITH_TYPE_DTYPE:
     case PITH_TYPE_OPT_DTYPE: {
         size_t n = ident_scan(ps);
-        for (size_t i = 0; n && i < sizeof dtype_names / sizeof *dtype_names; i++)
-            if (ident_is(start, n, dtype_names[i].name)) {
-                out->kind = PITH_VALUE_DTYPE;
-                out->u.dtype = dtype_names[i].dtype;
-                return PITH_OK;
-            }
+        if (dtype_ident_parse(start, n, &out->u.dtype)) {
+            out->kind = PITH_VALUE_DTYPE;
+            return PITH_OK;
+        }
         return parser_fail(ps, start, "expected a dtype name or None");
     }
     case PITH_TYPE_OPT_DEVICE: {

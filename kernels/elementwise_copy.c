@@ -15,31 +15,20 @@
  * uint8 is 255); the rest, which PyTorch leaves to the hardware, is defined here as above.
  * Conversion to bool is `x != 0`, so NaN is true. Integers convert to each other by
  * wrapping (computed in unsigned types). */
-#define INT_MIN_u8 0
-#define INT_MAX_u8 UINT8_MAX
-#define INT_MIN_i8 INT8_MIN
-#define INT_MAX_i8 INT8_MAX
-#define INT_MIN_i16 INT16_MIN
-#define INT_MAX_i16 INT16_MAX
-#define INT_MIN_i32 INT32_MIN
-#define INT_MAX_i32 INT32_MAX
-#define INT_MIN_i64 INT64_MIN
-#define INT_MAX_i64 INT64_MAX
-/* Unused, but the macros below name them for every destination tag. */
-#define INT_MIN_b 0
-#define INT_MAX_b 1
-#define INT_MIN_f16 0
-#define INT_MAX_f16 0
-#define INT_MIN_bf16 0
-#define INT_MAX_bf16 0
-#define INT_MIN_f32 0
-#define INT_MAX_f32 0
-#define INT_MIN_f64 0
-#define INT_MAX_f64 0
+/* The integer limits of a destination (its lowest and highest in the dtype table, See
+ * Note [The dtype table] in core/dtype.h); CONVERT_I_F names them for integer tags only. */
+#define INT_MIN_(x, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, NAME, SIGNED, DIGITS, MAX_EXP, \
+                 LOWEST, HIGHEST)                                                           \
+    LOWEST
+#define INT_MAX_(x, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, NAME, SIGNED, DIGITS, MAX_EXP, \
+                 LOWEST, HIGHEST)                                                           \
+    HIGHEST
+#define INT_MIN(tag) PITH_DTYPE_COLUMNS(INT_MIN_, tag, 0)
+#define INT_MAX(tag) PITH_DTYPE_COLUMNS(INT_MAX_, tag, 0)
 
 /* The conversion expression from the kind of the source to the kind of the destination
- * (see EW_KIND_* in elementwise_loops.h); `a` is the source value in its compute type. */
-#define CONVERT_EXPR(dtag, stag) CONVERT_EXPR_(EW_KIND_##dtag, EW_KIND_##stag, dtag)
+ * (see EW_KIND in elementwise_loops.h); `a` is the source value in its compute type. */
+#define CONVERT_EXPR(dtag, stag) CONVERT_EXPR_(EW_KIND(dtag), EW_KIND(stag), dtag)
 #define CONVERT_EXPR_(kd, ks, dtag) CONVERT_EXPR__(kd, ks, dtag)
 #define CONVERT_EXPR__(kd, ks, dtag) CONVERT_##kd##_##ks(dtag)
 #define CONVERT_B_B(dtag) (a)
@@ -49,26 +38,22 @@
 #define CONVERT_I_I(dtag) ((TO)(UO)(a))
 #define CONVERT_I_F(dtag)                                                                   \
     (a != a                              ? (TO)0                                            \
-     : a >= (T)9223372036854775808.0     ? (TO)INT_MAX_##dtag                               \
-     : a < (T)-9223372036854775808.0     ? (TO)INT_MIN_##dtag                               \
+     : a >= (T)9223372036854775808.0     ? (TO)INT_MAX(dtag)                                \
+     : a < (T)-9223372036854775808.0     ? (TO)INT_MIN(dtag)                                \
                                          : (TO)(UO)(int64_t)a)
 #define CONVERT_F_B(dtag) ((TO)(a))
 #define CONVERT_F_I(dtag) ((TO)(a))
 #define CONVERT_F_F(dtag) ((TO)(a))
 
-/* cast_<dst>_<src> for every pair; a second copy of the tag list, because a macro cannot
- * expand itself. */
-#define CAST_TAGS_ALL(M, ...)                                                               \
-    M(b, __VA_ARGS__) M(u8, __VA_ARGS__) M(i8, __VA_ARGS__) M(i16, __VA_ARGS__)             \
-    M(i32, __VA_ARGS__) M(i64, __VA_ARGS__) M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__)        \
-    M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
+/* cast_<dst>_<src> for every pair: the inner list is PITH_FORALL_DTYPES_NESTED, because a
+ * macro cannot expand inside itself. */
 #define CAST_DEFINE(stag, dtag)                                                             \
     EW_UNARY_LOOP(cast_##dtag##_##stag, stag, dtag, , CONVERT_EXPR(dtag, stag))
-#define CAST_DEFINE_ROW(dtag, unused) CAST_TAGS_ALL(CAST_DEFINE, dtag)
+#define CAST_DEFINE_ROW(dtag, unused) PITH_FORALL_DTYPES_NESTED(CAST_DEFINE, dtag)
 EW_TAGS_ALL(CAST_DEFINE_ROW, 0)
 
-#define CAST_ENTRY(stag, dtag) [EW_DTYPE_##stag] = cast_##dtag##_##stag,
-#define CAST_ROW(dtag, unused) [EW_DTYPE_##dtag] = {CAST_TAGS_ALL(CAST_ENTRY, dtag)},
+#define CAST_ENTRY(stag, dtag) [EW_DTYPE(stag)] = cast_##dtag##_##stag,
+#define CAST_ROW(dtag, unused) [EW_DTYPE(dtag)] = {PITH_FORALL_DTYPES_NESTED(CAST_ENTRY, dtag)},
 static const elementwise_loop cast_loops[PITH_NUM_DTYPES][PITH_NUM_DTYPES] = {
     EW_TAGS_ALL(CAST_ROW, 0)};
 

@@ -28,99 +28,45 @@
 #endif
 #define EW_UNUSED __attribute__((unused))
 
-/* ---- per-tag facts ---- */
-#define EW_DTYPE_b PITH_BOOL
-#define EW_DTYPE_u8 PITH_UINT8
-#define EW_DTYPE_i8 PITH_INT8
-#define EW_DTYPE_i16 PITH_INT16
-#define EW_DTYPE_i32 PITH_INT32
-#define EW_DTYPE_i64 PITH_INT64
-#define EW_DTYPE_f16 PITH_FLOAT16
-#define EW_DTYPE_bf16 PITH_BFLOAT16
-#define EW_DTYPE_f32 PITH_FLOAT32
-#define EW_DTYPE_f64 PITH_FLOAT64
+/* ---- per-tag facts, from the dtype table (See Note [The dtype table], core/dtype.h) ---- */
+#define EW_DTYPE_(x, E, ...) E
+#define EW_STORE_T_(x, E, tag, T, ...) T
+#define EW_COMPUTE_T_(x, E, tag, T, CT, ...) CT
+#define EW_UNSIGNED_T_(x, E, tag, T, CT, UT, ...) UT
+#define EW_LOAD_(x, E, tag, T, CT, UT, ACC, LOAD, ...) LOAD(x)
+#define EW_SAVE_(x, E, tag, T, CT, UT, ACC, LOAD, STORE, ...) STORE((CT)(x))
+#define EW_KIND_(x, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, ...) EW_KIND_##KIND
+#define EW_KIND_boolean B
+#define EW_KIND_integral I
+#define EW_KIND_reduced F /* the loops treat the 16-bit floats as the floats they compute in */
+#define EW_KIND_floating F
 
+#define EW_DTYPE(tag) PITH_DTYPE_COLUMNS(EW_DTYPE_, tag, 0)
+#define EW_STORE_T(tag) PITH_DTYPE_COLUMNS(EW_STORE_T_, tag, 0)
+#define EW_COMPUTE_T(tag) PITH_DTYPE_COLUMNS(EW_COMPUTE_T_, tag, 0)
+#define EW_UNSIGNED_T(tag) PITH_DTYPE_COLUMNS(EW_UNSIGNED_T_, tag, 0)
 /* bool is stored as a byte and loaded as `byte != 0`, so that a bool tensor filled from
  * raw bytes other than 0 and 1 never makes a load undefined: See Note [Bool bytes]
  * (core/dtype.h). */
-#define EW_STORE_T_b uint8_t
-#define EW_STORE_T_u8 uint8_t
-#define EW_STORE_T_i8 int8_t
-#define EW_STORE_T_i16 int16_t
-#define EW_STORE_T_i32 int32_t
-#define EW_STORE_T_i64 int64_t
-#define EW_STORE_T_f16 pith_half
-#define EW_STORE_T_bf16 pith_bfloat16
-#define EW_STORE_T_f32 float
-#define EW_STORE_T_f64 double
-
-#define EW_COMPUTE_T_b bool
-#define EW_COMPUTE_T_u8 uint8_t
-#define EW_COMPUTE_T_i8 int8_t
-#define EW_COMPUTE_T_i16 int16_t
-#define EW_COMPUTE_T_i32 int32_t
-#define EW_COMPUTE_T_i64 int64_t
-#define EW_COMPUTE_T_f16 float
-#define EW_COMPUTE_T_bf16 float
-#define EW_COMPUTE_T_f32 float
-#define EW_COMPUTE_T_f64 double
-
-/* uint32_t for the narrow types: uint8_t/uint16_t would promote to (signed) int. */
-#define EW_UNSIGNED_T_b uint32_t
-#define EW_UNSIGNED_T_u8 uint32_t
-#define EW_UNSIGNED_T_i8 uint32_t
-#define EW_UNSIGNED_T_i16 uint32_t
-#define EW_UNSIGNED_T_i32 uint32_t
-#define EW_UNSIGNED_T_i64 uint64_t
-#define EW_UNSIGNED_T_f16 uint32_t
-#define EW_UNSIGNED_T_bf16 uint32_t
-#define EW_UNSIGNED_T_f32 uint32_t
-#define EW_UNSIGNED_T_f64 uint64_t
-
-#define EW_LOAD_b(x) ((x) != 0)
-#define EW_LOAD_u8(x) (x)
-#define EW_LOAD_i8(x) (x)
-#define EW_LOAD_i16(x) (x)
-#define EW_LOAD_i32(x) (x)
-#define EW_LOAD_i64(x) (x)
-#define EW_LOAD_f16(x) half_to_float(x)
-#define EW_LOAD_bf16(x) bfloat16_to_float(x)
-#define EW_LOAD_f32(x) (x)
-#define EW_LOAD_f64(x) (x)
-
-#define EW_SAVE_b(x) ((bool)(x))
-#define EW_SAVE_u8(x) ((uint8_t)(x))
-#define EW_SAVE_i8(x) ((int8_t)(x))
-#define EW_SAVE_i16(x) ((int16_t)(x))
-#define EW_SAVE_i32(x) ((int32_t)(x))
-#define EW_SAVE_i64(x) ((int64_t)(x))
-#define EW_SAVE_f16(x) float_to_half((float)(x))
-#define EW_SAVE_bf16(x) float_to_bfloat16((float)(x))
-#define EW_SAVE_f32(x) ((float)(x))
-#define EW_SAVE_f64(x) ((double)(x))
-
+#define EW_LOAD(tag, x) PITH_DTYPE_COLUMNS(EW_LOAD_, tag, x)
+#define EW_SAVE(tag, x) PITH_DTYPE_COLUMNS(EW_SAVE_, tag, x)
 /* Kind of a tag: B(ool), I(nteger) or F(loat). */
-#define EW_KIND_b B
-#define EW_KIND_u8 I
-#define EW_KIND_i8 I
-#define EW_KIND_i16 I
-#define EW_KIND_i32 I
-#define EW_KIND_i64 I
-#define EW_KIND_f16 F
-#define EW_KIND_bf16 F
-#define EW_KIND_f32 F
-#define EW_KIND_f64 F
+#define EW_KIND(tag) PITH_DTYPE_COLUMNS(EW_KIND_, tag, 0)
+
+/* The element type by tag, for loops written outside these generators (has_zero in
+ * elementwise_ops.c pastes EW_STORE_T(tag)). */
+#define EW_STORE_T_b EW_STORE_T(b)
+#define EW_STORE_T_u8 EW_STORE_T(u8)
+#define EW_STORE_T_i8 EW_STORE_T(i8)
+#define EW_STORE_T_i16 EW_STORE_T(i16)
+#define EW_STORE_T_i32 EW_STORE_T(i32)
+#define EW_STORE_T_i64 EW_STORE_T(i64)
 
 /* ---- tag lists: M(tag, extra...) for each tag ---- */
-#define EW_TAGS_INT(M, ...)                                                                 \
-    M(u8, __VA_ARGS__) M(i8, __VA_ARGS__) M(i16, __VA_ARGS__) M(i32, __VA_ARGS__)           \
-    M(i64, __VA_ARGS__)
-#define EW_TAGS_SIGNED(M, ...)                                                              \
-    M(i8, __VA_ARGS__) M(i16, __VA_ARGS__) M(i32, __VA_ARGS__) M(i64, __VA_ARGS__)
-#define EW_TAGS_FLOAT(M, ...)                                                               \
-    M(f16, __VA_ARGS__) M(bf16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
-#define EW_TAGS_ALL(M, ...)                                                                 \
-    M(b, __VA_ARGS__) EW_TAGS_INT(M, __VA_ARGS__) EW_TAGS_FLOAT(M, __VA_ARGS__)
+#define EW_TAGS_INT(M, ...) PITH_FORALL_INTEGRAL_DTYPES(M, __VA_ARGS__)
+#define EW_TAGS_SIGNED(M, ...) PITH_FORALL_SIGNED_INTEGRAL_DTYPES(M, __VA_ARGS__)
+#define EW_TAGS_FLOAT(M, ...) PITH_FORALL_FLOATING_DTYPES(M, __VA_ARGS__)
+#define EW_TAGS_ALL(M, ...) PITH_FORALL_DTYPES(M, __VA_ARGS__)
 
 /* A float math function at the precision of its argument: expf for float, exp for double. */
 #define EW_MATH(fn, x) _Generic((x), float: fn##f, default: fn)(x)
@@ -133,12 +79,12 @@
 #define EW_UNARY_LOOP(fn, tin, tout, prologue, expr)                                        \
     static int fn(char **args, const int64_t *n, const int64_t *s, void *ctx)               \
     {                                                                                       \
-        typedef EW_COMPUTE_T_##tin T EW_UNUSED;                                             \
-        typedef EW_UNSIGNED_T_##tin U EW_UNUSED;                                            \
-        typedef EW_COMPUTE_T_##tout TO EW_UNUSED;                                           \
-        typedef EW_UNSIGNED_T_##tout UO EW_UNUSED;                                          \
-        typedef EW_STORE_T_##tin SI;                                                        \
-        typedef EW_STORE_T_##tout SO;                                                       \
+        typedef EW_COMPUTE_T(tin) T EW_UNUSED;                                              \
+        typedef EW_UNSIGNED_T(tin) U EW_UNUSED;                                             \
+        typedef EW_COMPUTE_T(tout) TO EW_UNUSED;                                            \
+        typedef EW_UNSIGNED_T(tout) UO EW_UNUSED;                                           \
+        typedef EW_STORE_T(tin) SI;                                                         \
+        typedef EW_STORE_T(tout) SO;                                                        \
         (void)ctx;                                                                          \
         prologue;                                                                           \
         const int64_t len = n[0];                                                           \
@@ -147,13 +93,13 @@
         if (s[0] == (int64_t)sizeof(SO) && s[1] == (int64_t)sizeof(SI)) {                   \
             EW_IVDEP for (int64_t i = 0; i < len; i++)                                      \
             {                                                                               \
-                const T a = EW_LOAD_##tin(pa[i]);                                           \
-                o[i] = EW_SAVE_##tout(expr);                                                \
+                const T a = EW_LOAD(tin, pa[i]);                                            \
+                o[i] = EW_SAVE(tout, expr);                                                 \
             }                                                                               \
         } else {                                                                            \
             for (int64_t i = 0; i < len; i++) {                                             \
-                const T a = EW_LOAD_##tin(*(const SI *)((const char *)pa + i * s[1]));      \
-                *(SO *)((char *)o + i * s[0]) = EW_SAVE_##tout(expr);                       \
+                const T a = EW_LOAD(tin, *(const SI *)((const char *)pa + i * s[1]));       \
+                *(SO *)((char *)o + i * s[0]) = EW_SAVE(tout, expr);                        \
             }                                                                               \
         }                                                                                   \
         return 0;                                                                           \
@@ -163,10 +109,10 @@
 #define EW_BINARY_LOOP(fn, tin, tout, prologue, expr)                                       \
     static int fn(char **args, const int64_t *n, const int64_t *s, void *ctx)               \
     {                                                                                       \
-        typedef EW_COMPUTE_T_##tin T EW_UNUSED;                                             \
-        typedef EW_UNSIGNED_T_##tin U EW_UNUSED;                                            \
-        typedef EW_STORE_T_##tin SI;                                                        \
-        typedef EW_STORE_T_##tout SO;                                                       \
+        typedef EW_COMPUTE_T(tin) T EW_UNUSED;                                              \
+        typedef EW_UNSIGNED_T(tin) U EW_UNUSED;                                             \
+        typedef EW_STORE_T(tin) SI;                                                         \
+        typedef EW_STORE_T(tout) SO;                                                        \
         (void)ctx;                                                                          \
         prologue;                                                                           \
         const int64_t len = n[0];                                                           \
@@ -176,28 +122,28 @@
         if (s[0] == osz && s[1] == isz && s[2] == isz) {                                    \
             EW_IVDEP for (int64_t i = 0; i < len; i++)                                      \
             {                                                                               \
-                const T a = EW_LOAD_##tin(pa[i]), b = EW_LOAD_##tin(pb[i]);                 \
-                o[i] = EW_SAVE_##tout(expr);                                                \
+                const T a = EW_LOAD(tin, pa[i]), b = EW_LOAD(tin, pb[i]);                   \
+                o[i] = EW_SAVE(tout, expr);                                                 \
             }                                                                               \
         } else if (s[0] == osz && s[1] == isz && s[2] == 0) {                               \
-            const T b = EW_LOAD_##tin(pb[0]);                                               \
+            const T b = EW_LOAD(tin, pb[0]);                                                \
             EW_IVDEP for (int64_t i = 0; i < len; i++)                                      \
             {                                                                               \
-                const T a = EW_LOAD_##tin(pa[i]);                                           \
-                o[i] = EW_SAVE_##tout(expr);                                                \
+                const T a = EW_LOAD(tin, pa[i]);                                            \
+                o[i] = EW_SAVE(tout, expr);                                                 \
             }                                                                               \
         } else if (s[0] == osz && s[1] == 0 && s[2] == isz) {                               \
-            const T a = EW_LOAD_##tin(pa[0]);                                               \
+            const T a = EW_LOAD(tin, pa[0]);                                                \
             EW_IVDEP for (int64_t i = 0; i < len; i++)                                      \
             {                                                                               \
-                const T b = EW_LOAD_##tin(pb[i]);                                           \
-                o[i] = EW_SAVE_##tout(expr);                                                \
+                const T b = EW_LOAD(tin, pb[i]);                                            \
+                o[i] = EW_SAVE(tout, expr);                                                 \
             }                                                                               \
         } else {                                                                            \
             for (int64_t i = 0; i < len; i++) {                                             \
-                const T a = EW_LOAD_##tin(*(const SI *)((const char *)pa + i * s[1]));      \
-                const T b = EW_LOAD_##tin(*(const SI *)((const char *)pb + i * s[2]));      \
-                *(SO *)((char *)o + i * s[0]) = EW_SAVE_##tout(expr);                       \
+                const T a = EW_LOAD(tin, *(const SI *)((const char *)pa + i * s[1]));       \
+                const T b = EW_LOAD(tin, *(const SI *)((const char *)pb + i * s[2]));       \
+                *(SO *)((char *)o + i * s[0]) = EW_SAVE(tout, expr);                        \
             }                                                                               \
         }                                                                                   \
         return 0;                                                                           \
@@ -225,6 +171,6 @@
     EW_VECMATH_LOOP_(name, f64, field##_f64, vecmath_loop_f64)
 
 /* A table entry of the per-dtype loop table `name`_loops: [PITH_FLOAT32] = name_f32. */
-#define EW_LOOP_ENTRY(tag, name) [EW_DTYPE_##tag] = name##_##tag,
+#define EW_LOOP_ENTRY(tag, name) [EW_DTYPE(tag)] = name##_##tag,
 
 #endif /* PITH_KERNELS_ELEMENTWISE_LOOPS_H */

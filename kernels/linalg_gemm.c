@@ -51,36 +51,30 @@ static int64_t batch_count(const matmul_plan *p)
 
 /* ---- our own loop ---- */
 
-#define LG_PLAIN(x) (x)
-#define LG_LOAD_BOOL(x) ((x) != 0) /* See Note [Bool bytes] (core/dtype.h) */
 /* C = alpha * acc + beta * C, wrapping for integers; C is not read when beta is 0. */
-#define LG_FINISH_INT(T, acc, cold, s)                                                      \
+#define LG_FINISH_integral(T, LOAD, STORE, acc, cold, s)                                    \
     ((T)((s).alpha_int * (acc) +                                                            \
          ((s).beta_zero ? 0 : (s).beta_int * (uint64_t)(int64_t)(cold))))
-#define LG_FINISH_BOOL(T, acc, cold, s)                                                     \
+#define LG_FINISH_boolean(T, LOAD, STORE, acc, cold, s)                                     \
     ((T)(((s).alpha_int * (acc) + ((s).beta_zero ? 0 : (s).beta_int * (uint64_t)((cold) != 0))) != 0))
-#define LG_FINISH_FLOAT_(STORE, LOAD, acc, cold, s)                                         \
-    STORE((__typeof__(acc))((s).alpha * (acc) + ((s).beta_zero ? 0 : (s).beta * LOAD(cold))))
-#define LG_FINISH_F16(T, acc, cold, s) LG_FINISH_FLOAT_(float_to_half, half_to_float, acc, cold, s)
-#define LG_FINISH_BF16(T, acc, cold, s)                                                     \
-    LG_FINISH_FLOAT_(float_to_bfloat16, bfloat16_to_float, acc, cold, s)
-#define LG_FINISH_F(T, acc, cold, s) ((T)LG_FINISH_FLOAT_(LG_PLAIN, LG_PLAIN, acc, cold, s))
+#define LG_FINISH_floating(T, LOAD, STORE, acc, cold, s)                                    \
+    ((T)STORE((__typeof__(acc))((s).alpha * (acc) + ((s).beta_zero ? 0 : (s).beta * LOAD(cold)))))
+#define LG_FINISH_reduced LG_FINISH_floating
 
-/* Columns: dtype, element type, accumulator, load, finish. */
-#define LG_FORALL_DTYPES(M)                                                                 \
-    M(PITH_BOOL, uint8_t, uint64_t, LG_LOAD_BOOL, LG_FINISH_BOOL)                           \
-    M(PITH_UINT8, uint8_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
-    M(PITH_INT8, int8_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                                 \
-    M(PITH_INT16, int16_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
-    M(PITH_INT32, int32_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
-    M(PITH_INT64, int64_t, uint64_t, LG_PLAIN, LG_FINISH_INT)                               \
-    M(PITH_FLOAT16, uint16_t, float, half_to_float, LG_FINISH_F16)                          \
-    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, LG_FINISH_BF16)                    \
-    M(PITH_FLOAT32, float, float, LG_PLAIN, LG_FINISH_F)                                    \
-    M(PITH_FLOAT64, double, double, LG_PLAIN, LG_FINISH_F)
+/* Columns: dtype, element type, accumulator, load, store, finish. From the dtype table (See
+ * Note [The dtype table] in core/dtype.h): bool and the integers accumulate in its ACC
+ * (uint64_t, which wraps), the floats in their compute type. */
+#define LG_ACC_boolean(ACC, CT) ACC
+#define LG_ACC_integral(ACC, CT) ACC
+#define LG_ACC_reduced(ACC, CT) CT
+#define LG_ACC_floating(ACC, CT) CT
+#define LG_COLUMNS_(M, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, ...)                      \
+    M(E, T, LG_ACC_##KIND(ACC, CT), LOAD, STORE, LG_FINISH_##KIND)
+#define LG_ROW_(tag, M) PITH_DTYPE_COLUMNS(LG_COLUMNS_, tag, M)
+#define LG_FORALL_DTYPES(M) PITH_FORALL_DTYPES(LG_ROW_, M)
 
 /* One output row per call: row r of the stacked [batch * n, m] output. */
-#define LG_ROW_FN_(E, T, ACC, LOAD, FINISH)                                                 \
+#define LG_ROW_FN_(E, T, ACC, LOAD, STORE, FINISH)                                          \
     static void gemm_row_##E(const gemm_job *job, int64_t r)                                \
     {                                                                                       \
         const matmul_plan *p = job->plan;                                                   \
@@ -106,7 +100,7 @@ static int64_t batch_count(const matmul_plan *p)
                 }                                                                           \
             }                                                                               \
             for (int64_t j = 0; j < w; j++)                                                 \
-                c[j0 + j] = FINISH(T, acc[j], c[j0 + j], job->s);                           \
+                c[j0 + j] = FINISH(T, LOAD, STORE, acc[j], c[j0 + j], job->s);              \
         }                                                                                   \
     }
 LG_FORALL_DTYPES(LG_ROW_FN_)
@@ -115,7 +109,7 @@ typedef void (*gemm_row_fn)(const gemm_job *job, int64_t r);
 
 static gemm_row_fn gemm_row_for(pith_dtype dtype)
 {
-#define LG_ROW_CASE_(E, T, ACC, LOAD, FINISH)                                               \
+#define LG_ROW_CASE_(E, T, ACC, LOAD, STORE, FINISH)                                        \
     case E:                                                                                 \
         return gemm_row_##E;
     switch (dtype) {

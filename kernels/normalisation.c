@@ -17,16 +17,18 @@
 #include "kernels/reduce.h"
 #include "kernels/vecmath.h"
 
-#define NM_PLAIN(x) (x)
-
-/* Columns: dtype, element type, compute type, load, store, exp, log. */
-#define NM_FORALL_HALF_DTYPES(M)                                                            \
-    M(PITH_FLOAT16, uint16_t, float, half_to_float, float_to_half, expf, logf)              \
-    M(PITH_BFLOAT16, uint16_t, float, bfloat16_to_float, float_to_bfloat16, expf, logf)
-#define NM_FORALL_FLOAT_DTYPES(M)                                                           \
-    NM_FORALL_HALF_DTYPES(M)                                                                \
-    M(PITH_FLOAT32, float, float, NM_PLAIN, NM_PLAIN, expf, logf)                           \
-    M(PITH_FLOAT64, double, double, NM_PLAIN, NM_PLAIN, exp, log)
+/* Columns: dtype, element type, compute type, load, store, exp, log. From the dtype table
+ * (See Note [The dtype table] in core/dtype.h), with exp and log at the compute type's
+ * precision. */
+#define NM_EXP_float expf
+#define NM_EXP_double exp
+#define NM_LOG_float logf
+#define NM_LOG_double log
+#define NM_COLUMNS_(M, E, tag, T, CT, UT, ACC, LOAD, STORE, ...)                            \
+    M(E, T, CT, LOAD, STORE, NM_EXP_##CT, NM_LOG_##CT)
+#define NM_ROW_(tag, M) PITH_DTYPE_COLUMNS(NM_COLUMNS_, tag, M)
+#define NM_FORALL_HALF_DTYPES(M) PITH_FORALL_REDUCED_FLOATING_DTYPES(NM_ROW_, M)
+#define NM_FORALL_FLOAT_DTYPES(M) PITH_FORALL_FLOATING_DTYPES(NM_ROW_, M)
 
 /* ---- softmax / log_softmax ---- */
 

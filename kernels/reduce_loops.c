@@ -14,35 +14,44 @@
  * several vector registers busy without reassociating one sum (which it may not do). */
 #define RD_LANES 16
 
-#define RD_PLAIN(x) (x)
 #define RD_LOAD_BOOL(x) ((uint8_t)((x) != 0)) /* See Note [Bool bytes] (core/dtype.h) */
 #define RD_STORE_BOOL(x) ((uint8_t)((x) != 0))
 #define RD_TRUTH_PLAIN(x) ((uint8_t)((x) != 0))
 #define RD_TRUTH_HALF(x) ((uint8_t)(((x) & 0x7fffu) != 0)) /* nan is true, -0 false */
 
 /* Columns: dtype, element type, load (to compute type), store (from compute type),
- * truthiness, sum accumulator, compute type, family (I: no nan, F: nan), lowest, highest. */
-#define RD_FORALL_DTYPES(M)                                                                 \
-    M(PITH_BOOL, uint8_t, RD_LOAD_BOOL, RD_STORE_BOOL, RD_TRUTH_PLAIN, uint64_t, uint8_t, I, \
-      0, 1)                                                                                 \
-    M(PITH_UINT8, uint8_t, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, uint64_t, uint8_t, I, 0,     \
-      UINT8_MAX)                                                                            \
-    M(PITH_INT8, int8_t, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, uint64_t, int8_t, I, INT8_MIN, \
-      INT8_MAX)                                                                             \
-    M(PITH_INT16, int16_t, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, uint64_t, int16_t, I,        \
-      INT16_MIN, INT16_MAX)                                                                 \
-    M(PITH_INT32, int32_t, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, uint64_t, int32_t, I,        \
-      INT32_MIN, INT32_MAX)                                                                 \
-    M(PITH_INT64, int64_t, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, uint64_t, int64_t, I,        \
-      INT64_MIN, INT64_MAX)                                                                 \
-    M(PITH_FLOAT16, uint16_t, half_to_float, float_to_half, RD_TRUTH_HALF, float, float, F, \
-      -INFINITY, INFINITY)                                                                  \
-    M(PITH_BFLOAT16, uint16_t, bfloat16_to_float, float_to_bfloat16, RD_TRUTH_HALF, float,  \
-      float, F, -INFINITY, INFINITY)                                                        \
-    M(PITH_FLOAT32, float, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, double, float, F, -INFINITY, \
-      INFINITY)                                                                             \
-    M(PITH_FLOAT64, double, RD_PLAIN, RD_PLAIN, RD_TRUTH_PLAIN, double, double, F,          \
-      -INFINITY, INFINITY)
+ * truthiness, sum accumulator, compute type, family (I: no nan, F: nan), lowest, highest.
+ * From the dtype table (See Note [The dtype table] in core/dtype.h): bool is computed as
+ * its byte, the sums accumulate in its ACC, and the 16-bit floats test truth on their
+ * bits. */
+#define RD_LOAD_boolean(LOAD) RD_LOAD_BOOL
+#define RD_LOAD_integral(LOAD) LOAD
+#define RD_LOAD_reduced(LOAD) LOAD
+#define RD_LOAD_floating(LOAD) LOAD
+#define RD_STORE_boolean(STORE) RD_STORE_BOOL
+#define RD_STORE_integral(STORE) STORE
+#define RD_STORE_reduced(STORE) STORE
+#define RD_STORE_floating(STORE) STORE
+#define RD_TRUTH_boolean RD_TRUTH_PLAIN
+#define RD_TRUTH_integral RD_TRUTH_PLAIN
+#define RD_TRUTH_reduced RD_TRUTH_HALF
+#define RD_TRUTH_floating RD_TRUTH_PLAIN
+#define RD_COMPUTE_T_boolean(T, CT) T
+#define RD_COMPUTE_T_integral(T, CT) CT
+#define RD_COMPUTE_T_reduced(T, CT) CT
+#define RD_COMPUTE_T_floating(T, CT) CT
+#define RD_FAMILY_boolean I
+#define RD_FAMILY_integral I
+#define RD_FAMILY_reduced F
+#define RD_FAMILY_floating F
+#define RD_COLUMNS_(M, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, NAME, SIGNED, DIGITS, MAX_EXP, \
+                    LOWEST, HIGHEST)                                                        \
+    RD_CALL_(M, E, T, RD_LOAD_##KIND(LOAD), RD_STORE_##KIND(STORE), RD_TRUTH_##KIND, ACC,   \
+             RD_COMPUTE_T_##KIND(T, CT), RD_FAMILY_##KIND, LOWEST, HIGHEST)
+/* The columns are expanded before M pastes the family into its steps' names. */
+#define RD_CALL_(M, ...) M(__VA_ARGS__)
+#define RD_ROW_(tag, M) PITH_DTYPE_COLUMNS(RD_COLUMNS_, tag, M)
+#define RD_FORALL_DTYPES(M) PITH_FORALL_DTYPES(RD_ROW_, M)
 
 /* Folding steps. max/min propagate nan: once the accumulator is nan it stays nan. */
 #define RD_SUM_STEP(a, v) ((a) + (v))
@@ -248,10 +257,9 @@ static void welford_combine(void *acc, const void *later)
             a[j].m2 += d * (v - a[j].mean);                                                 \
         }                                                                                   \
     }
-RD_VAR_LOOPS(var_PITH_FLOAT16, uint16_t, half_to_float)
-RD_VAR_LOOPS(var_PITH_BFLOAT16, uint16_t, bfloat16_to_float)
-RD_VAR_LOOPS(var_PITH_FLOAT32, float, RD_PLAIN)
-RD_VAR_LOOPS(var_PITH_FLOAT64, double, RD_PLAIN)
+#define RD_VAR_LOOPS_ROW_(x, E, tag, T, CT, UT, ACC, LOAD, ...) RD_VAR_LOOPS(var_##E, T, LOAD)
+#define RD_VAR_LOOPS_FOR_DTYPE_(tag, x) PITH_DTYPE_COLUMNS(RD_VAR_LOOPS_ROW_, tag, x)
+PITH_FORALL_FLOATING_DTYPES(RD_VAR_LOOPS_FOR_DTYPE_, 0)
 
 /* ---- finishing: accumulators to outputs ---- */
 
@@ -449,22 +457,20 @@ RD_FORALL_DTYPES(RD_FINISHES_FOR_DTYPE_)
         }                                                                                   \
         break;
 
-#define RD_VAR_CASE_(E)                                                                     \
+#define RD_VAR_CASE_(x, E, ...)                                                             \
     case E:                                                                                 \
         *out = (reduce_kernel){sizeof(rd_welford), false,        welford_init,              \
                                var_##E##_inner,    var_##E##_outer, welford_combine,        \
                                op == REDUCE_STD ? finish_std : finish_var};                 \
         return true;
+#define RD_VAR_CASE_FOR_DTYPE_(tag, x) PITH_DTYPE_COLUMNS(RD_VAR_CASE_, tag, x)
 
 bool reduce_kernel_get(reduce_op op, pith_dtype dtype, reduce_kernel *out)
 {
     _Static_assert(sizeof(rd_welford) <= REDUCE_MAX_ACC, "accumulator too large");
     if (op == REDUCE_VAR || op == REDUCE_STD) {
         switch (dtype) {
-            RD_VAR_CASE_(PITH_FLOAT16)
-            RD_VAR_CASE_(PITH_BFLOAT16)
-            RD_VAR_CASE_(PITH_FLOAT32)
-            RD_VAR_CASE_(PITH_FLOAT64)
+            PITH_FORALL_FLOATING_DTYPES(RD_VAR_CASE_FOR_DTYPE_, 0)
         default:
             return false;
         }

@@ -21,20 +21,22 @@
 #include "kernels/out_target.h"
 #include "kernels/reduce.h"
 
-#define SC_PLAIN(x) (x)
 #define SC_TO_U64(x) ((uint64_t)(int64_t)(x))
 
-/* Columns: dtype, element type, accumulator type, load into it, store from it. */
+/* Columns: dtype, element type, accumulator type, load into it, store from it. From the
+ * dtype table (See Note [The dtype table] in core/dtype.h): the accumulator is its ACC;
+ * integers load through int64_t, and everything but the 16-bit floats stores by a cast. */
+#define SC_LOAD_integral(LOAD) SC_TO_U64
+#define SC_LOAD_reduced(LOAD) LOAD
+#define SC_LOAD_floating(LOAD) LOAD
+#define SC_STORE_integral(T, STORE) (T)
+#define SC_STORE_reduced(T, STORE) STORE
+#define SC_STORE_floating(T, STORE) (T)
+#define SC_COLUMNS_(M, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, ...)                      \
+    M(E, T, ACC, SC_LOAD_##KIND(LOAD), SC_STORE_##KIND(T, STORE))
+#define SC_ROW_(tag, M) PITH_DTYPE_COLUMNS(SC_COLUMNS_, tag, M)
 #define SC_FORALL_DTYPES(M)                                                                 \
-    M(PITH_UINT8, uint8_t, uint64_t, SC_TO_U64, (uint8_t))                                  \
-    M(PITH_INT8, int8_t, uint64_t, SC_TO_U64, (int8_t))                                     \
-    M(PITH_INT16, int16_t, uint64_t, SC_TO_U64, (int16_t))                                  \
-    M(PITH_INT32, int32_t, uint64_t, SC_TO_U64, (int32_t))                                  \
-    M(PITH_INT64, int64_t, uint64_t, SC_TO_U64, (int64_t))                                  \
-    M(PITH_FLOAT16, pith_half, float, half_to_float, float_to_half)                         \
-    M(PITH_BFLOAT16, pith_bfloat16, float, bfloat16_to_float, float_to_bfloat16)            \
-    M(PITH_FLOAT32, float, double, SC_PLAIN, (float))                                       \
-    M(PITH_FLOAT64, double, double, SC_PLAIN, SC_PLAIN)
+    PITH_FORALL_INTEGRAL_DTYPES(SC_ROW_, M) PITH_FORALL_FLOATING_DTYPES(SC_ROW_, M)
 
 /* The lines run along the middle dim of a contiguous [outer, len, inner]; a block of up to
  * SC_BLOCK neighbouring lines is scanned together, so the inner loop reads memory in

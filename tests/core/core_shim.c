@@ -119,6 +119,45 @@ uint16_t shim_ref_float_to_bfloat16(float f)
 double shim_load_double(pith_dtype dtype, const void *p) { return dtype_load_double(dtype, p); }
 void shim_store_double(pith_dtype dtype, void *p, double v) { dtype_store_double(dtype, p, v); }
 int64_t shim_load_int64(pith_dtype dtype, const void *p) { return dtype_load_int64(dtype, p); }
+
+#define SHIM_ENUM_(x, E, ...) out[n++] = E;
+#define SHIM_ENUM_ROW_(tag, x) PITH_DTYPE_COLUMNS(SHIM_ENUM_, tag, x)
+int shim_dtype_list(const char *list, pith_dtype *out)
+{
+    int n = 0;
+    if (!strcmp(list, "all")) {
+        PITH_FORALL_DTYPES(SHIM_ENUM_ROW_, 0)
+    } else if (!strcmp(list, "nested")) {
+        PITH_FORALL_DTYPES_NESTED(SHIM_ENUM_ROW_, 0)
+    } else if (!strcmp(list, "integral")) {
+        PITH_FORALL_INTEGRAL_DTYPES(SHIM_ENUM_ROW_, 0)
+    } else if (!strcmp(list, "signed_integral")) {
+        PITH_FORALL_SIGNED_INTEGRAL_DTYPES(SHIM_ENUM_ROW_, 0)
+    } else if (!strcmp(list, "floating")) {
+        PITH_FORALL_FLOATING_DTYPES(SHIM_ENUM_ROW_, 0)
+    } else if (!strcmp(list, "reduced_floating")) {
+        PITH_FORALL_REDUCED_FLOATING_DTYPES(SHIM_ENUM_ROW_, 0)
+    } else {
+        return -1;
+    }
+    return n;
+}
+
+#define SHIM_FACTS_(what, E, tag, T, CT, UT, ACC, LOAD, STORE, KIND, NAME, SIGNED, DIGITS,  \
+                    MAX_EXP, LOWEST, HIGHEST)                                               \
+    case E:                                                                                 \
+        return what == 0 ? (double)sizeof(T) : what == 1 ? (double)(LOWEST) : (double)(HIGHEST);
+#define SHIM_FACTS_ROW_(tag, what) PITH_DTYPE_COLUMNS(SHIM_FACTS_, tag, what)
+static double dtype_table_fact(pith_dtype dtype, int what)
+{
+    switch (dtype) {
+        PITH_FORALL_DTYPES(SHIM_FACTS_ROW_, what)
+    }
+    return -1;
+}
+size_t shim_dtype_table_size(pith_dtype dtype) { return (size_t)dtype_table_fact(dtype, 0); }
+double shim_dtype_table_lowest(pith_dtype dtype) { return dtype_table_fact(dtype, 1); }
+double shim_dtype_table_highest(pith_dtype dtype) { return dtype_table_fact(dtype, 2); }
 void shim_store_int64(pith_dtype dtype, void *p, int64_t v) { dtype_store_int64(dtype, p, v); }
 
 /* ---- allocator, parallel ---- */

@@ -55,6 +55,14 @@ double shim_load_double(pith_dtype dtype, const void *p);
 void shim_store_double(pith_dtype dtype, void *p, double v);
 int64_t shim_load_int64(pith_dtype dtype, const void *p);
 void shim_store_int64(pith_dtype dtype, void *p, int64_t v);
+/* The enum values of a dtype-table list (core/dtype.h), in its order: "all", "nested",
+ * "integral", "signed_integral", "floating", "reduced_floating"; returns how many, or -1
+ * for an unknown list. `out` holds PITH_NUM_DTYPES. */
+int shim_dtype_list(const char *list, pith_dtype *out);
+/* sizeof the element type and the lowest and highest value of a row, by dtype. */
+size_t shim_dtype_table_size(pith_dtype dtype);
+double shim_dtype_table_lowest(pith_dtype dtype);
+double shim_dtype_table_highest(pith_dtype dtype);
 
 /* allocator */
 void *shim_alloc(size_t nbytes);

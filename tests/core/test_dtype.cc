@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/oracle_table.h"
 #include "core_test.h"
@@ -28,6 +29,64 @@ TEST_F(DtypeTest, NamesAndSizes)
         pith_dtype parsed;
         ASSERT_TRUE(pith_dtype_from_name(names[i], &parsed));
         EXPECT_EQ(parsed, kAllDtypes[i]);
+    }
+}
+
+std::vector<pith_dtype> DtypeList(const char *list)
+{
+    pith_dtype out[PITH_NUM_DTYPES];
+    int n = shim_dtype_list(list, out);
+    return n < 0 ? std::vector<pith_dtype>() : std::vector<pith_dtype>(out, out + n);
+}
+
+TEST_F(DtypeTest, TableListsEveryDtypeInEnumOrder)
+{
+    std::vector<pith_dtype> all(std::begin(kAllDtypes), std::end(kAllDtypes));
+    EXPECT_EQ(DtypeList("all"), all);
+}
+
+TEST_F(DtypeTest, TableNestedListIsTheList)
+{
+    EXPECT_EQ(DtypeList("nested"), DtypeList("all"));
+}
+
+TEST_F(DtypeTest, TableSubListsAreTheCategories)
+{
+    std::vector<pith_dtype> integral, signed_integral, floating, reduced;
+    for (pith_dtype d : kAllDtypes) {
+        if (pith_dtype_is_integral(d, false))
+            integral.push_back(d);
+        if (pith_dtype_is_integral(d, false) && pith_dtype_is_signed(d))
+            signed_integral.push_back(d);
+        if (pith_dtype_is_floating(d))
+            floating.push_back(d);
+        if (pith_dtype_is_floating(d) && pith_dtype_size(d) == 2)
+            reduced.push_back(d);
+    }
+    EXPECT_EQ(DtypeList("integral"), integral);
+    EXPECT_EQ(DtypeList("signed_integral"), signed_integral);
+    EXPECT_EQ(DtypeList("floating"), floating);
+    EXPECT_EQ(DtypeList("reduced_floating"), reduced);
+}
+
+TEST_F(DtypeTest, TableElementSizesAreTheDtypeSizes)
+{
+    for (pith_dtype d : kAllDtypes)
+        EXPECT_EQ(shim_dtype_table_size(d), pith_dtype_size(d)) << pith_dtype_name(d);
+}
+
+TEST_F(DtypeTest, TableLimitsAreTheTypeRangesAndTheInfinities)
+{
+    EXPECT_EQ(shim_dtype_table_lowest(PITH_BOOL), 0.0);
+    EXPECT_EQ(shim_dtype_table_highest(PITH_BOOL), 1.0);
+    EXPECT_EQ(shim_dtype_table_lowest(PITH_UINT8), 0.0);
+    EXPECT_EQ(shim_dtype_table_highest(PITH_UINT8), 255.0);
+    EXPECT_EQ(shim_dtype_table_lowest(PITH_INT16), -32768.0);
+    EXPECT_EQ(shim_dtype_table_highest(PITH_INT32), 2147483647.0);
+    EXPECT_EQ(shim_dtype_table_lowest(PITH_INT64), -9223372036854775808.0);
+    for (pith_dtype d : {PITH_FLOAT16, PITH_BFLOAT16, PITH_FLOAT32, PITH_FLOAT64}) {
+        EXPECT_EQ(shim_dtype_table_lowest(d), -INFINITY) << pith_dtype_name(d);
+        EXPECT_EQ(shim_dtype_table_highest(d), INFINITY) << pith_dtype_name(d);
     }
 }
 
