@@ -163,6 +163,17 @@ bucket *bucket_get(code_cache *cc, PyObject *instance)
     return &cc->buckets[cc->nbuckets++];
 }
 
+/* The least recently used entry of a full bucket is dropped to make room for a new one:
+ * See Note [Dynamic sizes]. */
+void bucket_evict_oldest(bucket *b)
+{
+    PyObject *oldest = b->entries[0];
+    for (int j = 0; j + 1 < b->n; j++)
+        b->entries[j] = b->entries[j + 1];
+    b->n--;
+    Py_DECREF(oldest);
+}
+
 void entry_capsule_free(PyObject *capsule)
 {
     compile_entry_free(PyCapsule_GetPointer(capsule, "pith.compile.entry"));

@@ -361,110 +361,116 @@ static bool dict_keys_hold(guard *gd)
     return true;
 }
 
+/* A sequence argument (GUARD_SEQUENCE): its exact type, its length and, for a dict, its
+ * keys. */
+static bool sequence_same(const guard *gd, PyObject *v)
+{
+    if (!v || (PyObject *)Py_TYPE(v) != gd->aux ||
+        (PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v)) != gd->ndim)
+        return false;
+    if (!gd->keys)
+        return true;
+    /* a dict's keys, in order: iterating **kwargs follows it */
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(v, &pos, &key, &value)) {
+        PyObject *want = PyTuple_GET_ITEM(gd->keys, k++);
+        if (key != want && !(PyUnicode_CheckExact(key) && PyUnicode_Compare(key, want) == 0))
+            return false;
+    }
+    return true;
+}
+
+static bool list_same(const guard *gd)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(gd->aux);
+    if (PyList_GET_SIZE(gd->obj) != n)
+        return false;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (PyList_GET_ITEM(gd->obj, k) != PyTuple_GET_ITEM(gd->aux, k))
+            return false;
+    return true;
+}
+
+/* GUARD_NO_ALIAS: no two tensor inputs of `e` share memory. */
+static bool inputs_unaliased(const compile_entry *e, PyObject *const *localsplus)
+{
+    for (int a = 0; a < e->ninputs; a++)
+        for (int b = 0; b < a; b++)
+            if (pith_shares_storage(tensor_of(access_get(localsplus, &e->inputs[a])),
+                                    tensor_of(access_get(localsplus, &e->inputs[b]))))
+                return false;
+    return true;
+}
+
+static bool type_version_same(PyTypeObject *tp, uint64_t version)
+{
+    return tp->tp_version_tag == version && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
+}
+
+/* Whether guard `gd` of `e` holds for a frame's localsplus. Never raises. */
+static bool guard_holds(const compile_entry *e, guard *gd, PyObject *const *localsplus)
+{
+    switch (gd->kind) {
+    case GUARD_TENSOR: {
+        PyObject *v = access_get(localsplus, &gd->at);
+        return v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v)) &&
+               no_attributes(v);
+    }
+    case GUARD_VALUE: {
+        PyObject *v = access_get(localsplus, &gd->at);
+        return v && value_same(v, gd->aux);
+    }
+    case GUARD_IDENTITY:
+        return access_get(localsplus, &gd->at) == gd->aux;
+    case GUARD_WEAK: {
+        PyObject *v = access_get(localsplus, &gd->at);
+        return v && PyWeakref_GET_OBJECT(gd->weak) == v;
+    }
+    case GUARD_SEQUENCE:
+        return sequence_same(gd, access_get(localsplus, &gd->at));
+    case GUARD_DICT_KEYS:
+        return dict_keys_hold(gd);
+    case GUARD_DICT_EXACT:
+        return ((PyDictObject *)gd->obj)->ma_version_tag == gd->version;
+    case GUARD_LIST_EXACT:
+        return list_same(gd);
+    case GUARD_OBJ_DICT: {
+        PyObject **dictptr = _PyObject_GetDictPtr(subject_of(gd, localsplus));
+        return dictptr && *dictptr == gd->aux;
+    }
+    case GUARD_TYPE: {
+        PyTypeObject *tp = Py_TYPE(subject_of(gd, localsplus));
+        return (PyObject *)tp == gd->aux && type_version_same(tp, gd->version);
+    }
+    case GUARD_TYPE_VERSION:
+        return type_version_same((PyTypeObject *)gd->aux, gd->version);
+    case GUARD_FUNC: {
+        PyFunctionObject *fn = (PyFunctionObject *)gd->obj;
+        return fn->func_code == gd->code && fn->func_defaults == gd->defaults &&
+               fn->func_kwdefaults == gd->kwdefaults && fn->func_closure == gd->closure;
+    }
+    case GUARD_CELL:
+        return PyCell_GET(gd->obj) == gd->aux;
+    case GUARD_PARAM:
+        return tensor_of(gd->obj) == gd->t && tensor_meta_same(gd, gd->t) &&
+               (!gd->flag || no_attributes(gd->obj));
+    case GUARD_GRAD_MODE:
+        return pith_grad_enabled() == gd->flag;
+    case GUARD_DEFAULT_DTYPE:
+        return pith_get_default_dtype() == gd->dtype;
+    case GUARD_NO_ALIAS:
+        return inputs_unaliased(e, localsplus);
+    }
+    return false;
+}
+
 /* The first guard that fails, or -1 when all hold. Never raises. */
 int guards_fail(compile_entry *e, PyObject *const *localsplus)
 {
-    for (int i = 0; i < e->nguards; i++) {
-        guard *gd = &e->guards[i];
-        bool ok;
-        switch (gd->kind) {
-        case GUARD_TENSOR: {
-            PyObject *v = access_get(localsplus, &gd->at);
-            ok = v && Py_TYPE(v) == gd->type && tensor_meta_same(gd, tensor_of(v)) &&
-                 no_attributes(v);
-            break;
-        }
-        case GUARD_VALUE: {
-            PyObject *v = access_get(localsplus, &gd->at);
-            ok = v && value_same(v, gd->aux);
-            break;
-        }
-        case GUARD_IDENTITY:
-            ok = access_get(localsplus, &gd->at) == gd->aux;
-            break;
-        case GUARD_WEAK: {
-            PyObject *v = access_get(localsplus, &gd->at);
-            ok = v && PyWeakref_GET_OBJECT(gd->weak) == v;
-            break;
-        }
-        case GUARD_SEQUENCE: {
-            PyObject *v = access_get(localsplus, &gd->at);
-            ok = v && (PyObject *)Py_TYPE(v) == gd->aux &&
-                 (PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v)) == gd->ndim;
-            if (ok && gd->keys) {
-                /* a dict's keys, in order: iterating **kwargs follows it */
-                Py_ssize_t pos = 0, k = 0;
-                PyObject *key, *value;
-                while (ok && PyDict_Next(v, &pos, &key, &value)) {
-                    PyObject *want = PyTuple_GET_ITEM(gd->keys, k++);
-                    ok = key == want || (PyUnicode_CheckExact(key) &&
-                                         PyUnicode_Compare(key, want) == 0);
-                }
-            }
-            break;
-        }
-        case GUARD_DICT_KEYS:
-            ok = dict_keys_hold(gd);
-            break;
-        case GUARD_DICT_EXACT:
-            ok = ((PyDictObject *)gd->obj)->ma_version_tag == gd->version;
-            break;
-        case GUARD_LIST_EXACT: {
-            Py_ssize_t n = PyTuple_GET_SIZE(gd->aux);
-            ok = PyList_GET_SIZE(gd->obj) == n;
-            for (Py_ssize_t k = 0; ok && k < n; k++)
-                ok = PyList_GET_ITEM(gd->obj, k) == PyTuple_GET_ITEM(gd->aux, k);
-            break;
-        }
-        case GUARD_OBJ_DICT: {
-            PyObject **dictptr = _PyObject_GetDictPtr(subject_of(gd, localsplus));
-            ok = dictptr && *dictptr == gd->aux;
-            break;
-        }
-        case GUARD_TYPE: {
-            PyTypeObject *tp = Py_TYPE(subject_of(gd, localsplus));
-            ok = (PyObject *)tp == gd->aux && tp->tp_version_tag == gd->version &&
-                 PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
-            break;
-        }
-        case GUARD_TYPE_VERSION: {
-            PyTypeObject *tp = (PyTypeObject *)gd->aux;
-            ok = tp->tp_version_tag == gd->version &&
-                 PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
-            break;
-        }
-        case GUARD_FUNC: {
-            PyFunctionObject *fn = (PyFunctionObject *)gd->obj;
-            ok = fn->func_code == gd->code && fn->func_defaults == gd->defaults &&
-                 fn->func_kwdefaults == gd->kwdefaults && fn->func_closure == gd->closure;
-            break;
-        }
-        case GUARD_CELL:
-            ok = PyCell_GET(gd->obj) == gd->aux;
-            break;
-        case GUARD_PARAM:
-            ok = tensor_of(gd->obj) == gd->t && tensor_meta_same(gd, gd->t) &&
-                 (!gd->flag || no_attributes(gd->obj));
-            break;
-        case GUARD_GRAD_MODE:
-            ok = pith_grad_enabled() == gd->flag;
-            break;
-        case GUARD_DEFAULT_DTYPE:
-            ok = pith_get_default_dtype() == gd->dtype;
-            break;
-        case GUARD_NO_ALIAS:
-            ok = true;
-            for (int a = 0; ok && a < e->ninputs; a++)
-                for (int b = 0; ok && b < a; b++)
-                    ok = !pith_shares_storage(tensor_of(access_get(localsplus, &e->inputs[a])),
-                                              tensor_of(access_get(localsplus, &e->inputs[b])));
-            break;
-        default:
-            ok = false;
-        }
-        if (!ok)
+    for (int i = 0; i < e->nguards; i++)
+        if (!guard_holds(e, &e->guards[i], localsplus))
             return i;
-    }
     return -1;
 }
 

@@ -186,19 +186,202 @@ static PyObject *explain_frame(hook_state *hs, PyThreadState *ts, _PyInterpreter
     return r;
 }
 
+/* The entry of `b` whose guards hold for the frame (borrowed), moved to the end: the
+ * entries stay in order of use, the most recent last (see Note [Dynamic sizes]). NULL when
+ * none holds; then *failing is the first guard of the most recent entry that fails, or -2
+ * when that entry is another function object's. */
+static PyObject *bucket_hit(bucket *b, _PyInterpreterFrame *frame, int *failing)
+{
+    *failing = -1;
+    for (int i = b->n - 1; i >= 0; i--) {
+        compile_entry *e = PyCapsule_GetPointer(b->entries[i], "pith.compile.entry");
+        int f = PyWeakref_GET_OBJECT(e->func) == (PyObject *)frame->f_func
+                    ? guards_fail(e, frame->localsplus)
+                    : -2;
+        if (f < 0) {
+            PyObject *hit = b->entries[i];
+            for (int j = i; j + 1 < b->n; j++)
+                b->entries[j] = b->entries[j + 1];
+            b->entries[b->n - 1] = hit;
+            return hit;
+        }
+        if (i == b->n - 1)
+            *failing = f;
+    }
+    return NULL;
+}
+
+/* Why the most recent entry of `b` did not answer the frame, also appended to the stats'
+ * guard failures: 0 with a new reference in *reason (NULL when `b` has no entry), or -1. */
+static int miss_reason(hook_state *hs, bucket *b, int failing, _PyInterpreterFrame *frame,
+                       PyObject **reason)
+{
+    *reason = NULL;
+    if (b->n == 0)
+        return 0;
+    compile_entry *last = PyCapsule_GetPointer(b->entries[b->n - 1], "pith.compile.entry");
+    *reason = failing == -2 ? PyUnicode_FromFormat("%U: another function object",
+                                                   frame->f_code->co_qualname)
+                            : guard_describe(last, failing, frame->localsplus);
+    if (!*reason)
+        return -1;
+    list_append_capped(hs->guard_failures, *reason);
+    return 0;
+}
+
+/* The cache of (code, key) is full and stays so (dynamic=False): the frame runs eagerly,
+ * with a UserWarning the first time. */
+static PyObject *cache_full(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
+                            int throwflag, bucket *b, bool forward)
+{
+    hs->frames_skipped++;
+    if (!b->warned) {
+        b->warned = true;
+        PyObject *label = frame_label(frame, forward);
+        if (!label)
+            return NULL;
+        int rc = PyErr_WarnFormat(PyExc_UserWarning, 1,
+                                  "pith.compile: %U reached the cache limit (%d entries); "
+                                  "it runs eagerly for other arguments",
+                                  label, COMPILE_CACHE_LIMIT);
+        Py_DECREF(label);
+        if (rc < 0)
+            return NULL;
+    }
+    return hs->previous(ts, frame, throwflag);
+}
+
+/* pith.compile(fullgraph=True) cannot compile the frame: raises Unsupported with `msg`. */
+static PyObject *fullgraph_raise(hook_state *hs, PyCodeObject *co, PyObject *msg)
+{
+    PyObject *text = PyUnicode_FromFormat("pith.compile(fullgraph=True): %U cannot be "
+                                          "compiled: %U", co->co_qualname, msg);
+    if (text) {
+        PyErr_SetObject(hs->unsupported ? hs->unsupported : PyExc_RuntimeError, text);
+        Py_DECREF(text);
+    }
+    return NULL;
+}
+
+/* The translation gave up (`why`, no exception): the frame runs eagerly, and the bucket of
+ * `key` or the code is marked so that it is not translated again in vain. */
+static PyObject *translation_failed(hook_state *hs, PyThreadState *ts,
+                                    _PyInterpreterFrame *frame, int throwflag, code_cache *cc,
+                                    PyObject *key, int kind, const translate_failure *why)
+{
+    PyCodeObject *co = frame->f_code;
+    bool forward = kind != FRAME_OTHER;
+    PyObject *msg = PyUnicode_FromFormat("%s (%S, line %d)", why->reason,
+                                         why->filename ? why->filename : co->co_filename,
+                                         why->filename ? why->line : co->co_firstlineno);
+    if (!msg)
+        return NULL;
+    hs->compiles--; /* nothing was compiled */
+    if (kind == FRAME_CALL && why->permanent && !region.fullgraph) {
+        /* This instance's Module.__call__ cannot compile: it runs eagerly from now on,
+         * and its forward frame, a region too, is translated (and reports) on its own. */
+        Py_DECREF(msg);
+        bucket *nb = bucket_get(cc, key);
+        if (!nb)
+            return NULL;
+        nb->skip = true;
+        return hs->previous(ts, frame, throwflag);
+    }
+    if (region.fullgraph) {
+        fullgraph_raise(hs, co, msg);
+        Py_DECREF(msg);
+        return NULL;
+    }
+    hs->frames_skipped++;
+    list_append_capped(hs->skip_reasons, msg);
+    if (hs->log) {
+        PyObject *label = frame_label(frame, forward);
+        if (label)
+            PySys_FormatStderr("pith.compile: skipped %U%s: %U\n", label,
+                               why->permanent ? "" : " for these arguments", msg);
+        Py_XDECREF(label);
+    }
+    Py_DECREF(msg);
+    /* the pointer may have moved: a weak callback may have run meanwhile */
+    bucket *nb = bucket_get(cc, key);
+    if (!nb)
+        return NULL;
+    if (why->permanent && forward)
+        nb->skip = true; /* a module's frames: what failed may be this instance's */
+    else if (why->permanent)
+        cc->flags |= CODE_SKIP;
+    else
+        nb->misses++;
+    return hs->previous(ts, frame, throwflag);
+}
+
+/* The new entry `e` (taken) stored in the bucket of `key` when there is room, and run. */
+static PyObject *entry_store_run(hook_state *hs, _PyInterpreterFrame *frame, code_cache *cc,
+                                 PyObject *key, bool forward, compile_entry *e,
+                                 PyObject *reason)
+{
+    if (hs->log) {
+        PyObject *label = frame_label(frame, forward);
+        if (label) {
+            if (reason)
+                PySys_FormatStderr("pith.compile: recompiled %U because %U\n", label, reason);
+            else
+                PySys_FormatStderr("pith.compile: compiled %U\n", label);
+        }
+        Py_XDECREF(label);
+    }
+    PyObject *capsule = PyCapsule_New(e, "pith.compile.entry", entry_capsule_free);
+    if (!capsule) {
+        compile_entry_free(e);
+        return NULL;
+    }
+    /* bucket_get's pointer may have moved if a weak callback ran during translation */
+    bucket *b = bucket_get(cc, key);
+    if (!b || b->n == COMPILE_CACHE_LIMIT) {
+        PyObject *r = b ? entry_run(hs, capsule, frame->localsplus) : NULL;
+        Py_DECREF(capsule);
+        return r;
+    }
+    b->entries[b->n++] = capsule;
+    b->misses = 0;
+    hs->frames_captured++;
+    return entry_run(hs, capsule, frame->localsplus);
+}
+
+/* A miss: the frame translated into a new entry of the bucket of `key`, which runs, or run
+ * eagerly when it cannot compile. `reason` (taken) says why the last entry missed. */
+static PyObject *frame_translate(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
+                                 int throwflag, code_cache *cc, PyObject *key, int kind,
+                                 PyObject *reason)
+{
+    translate_request req = {hs->st, frame->f_func, frame->f_code, frame->localsplus,
+                             hs->module_class, hs->module_getattr};
+    translate_failure why = {{0}, NULL, 0, false};
+    hs->compiles++;
+    compile_entry *e = translate_frame(&req, &why);
+    PyObject *r;
+    if (e)
+        r = entry_store_run(hs, frame, cc, key, kind != FRAME_OTHER, e, reason);
+    else if (PyErr_Occurred())
+        r = NULL;
+    else
+        r = translation_failed(hs, ts, frame, throwflag, cc, key, kind, &why);
+    Py_XDECREF(why.filename);
+    Py_XDECREF(reason);
+    return r;
+}
+
 static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterFrame *frame,
                               int throwflag, code_cache *cc, int kind)
 {
     if (region.explain)
         return explain_frame(hs, ts, frame, throwflag, kind);
     bool forward = kind != FRAME_OTHER; /* a module's frame: entries per instance */
-    PyCodeObject *co = frame->f_code;
-    PyObject *const *localsplus = frame->localsplus;
-    if (!cc && !(cc = code_cache_get(hs, co, true)))
+    if (!cc && !(cc = code_cache_get(hs, frame->f_code, true)))
         return NULL;
     /* A module's entries are the instance's; a function's are the function object's (one
      * code serves every closure made from it). */
-    PyObject *key = forward ? localsplus[0] : (PyObject *)frame->f_func;
+    PyObject *key = forward ? frame->localsplus[0] : (PyObject *)frame->f_func;
     bucket *b = bucket_get(cc, key);
     if (!b)
         return NULL;
@@ -211,36 +394,16 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
         return hs->previous(ts, frame, throwflag);
     }
     hs->frames_seen++;
-    int failing = -1;
-    for (int i = b->n - 1; i >= 0; i--) {
-        compile_entry *e = PyCapsule_GetPointer(b->entries[i], "pith.compile.entry");
-        int f = PyWeakref_GET_OBJECT(e->func) == (PyObject *)frame->f_func
-                    ? guards_fail(e, localsplus)
-                    : -2;
-        if (f < 0) {
-            hs->cache_hits++;
-            hs->frames_captured++;
-            /* the entries stay in order of use, the most recent last: see Note [Dynamic
-             * sizes] */
-            PyObject *hit = b->entries[i];
-            for (int j = i; j + 1 < b->n; j++)
-                b->entries[j] = b->entries[j + 1];
-            b->entries[b->n - 1] = hit;
-            return entry_run(hs, hit, localsplus);
-        }
-        if (i == b->n - 1)
-            failing = f;
+    int failing;
+    PyObject *hit = bucket_hit(b, frame, &failing);
+    if (hit) {
+        hs->cache_hits++;
+        hs->frames_captured++;
+        return entry_run(hs, hit, frame->localsplus);
     }
-    PyObject *reason = NULL;
-    if (b->n > 0) {
-        compile_entry *last = PyCapsule_GetPointer(b->entries[b->n - 1], "pith.compile.entry");
-        reason = failing == -2 ? PyUnicode_FromFormat("%U: another function object",
-                                                      co->co_qualname)
-                               : guard_describe(last, failing, localsplus);
-        if (!reason)
-            return NULL;
-        list_append_capped(hs->guard_failures, reason);
-    }
+    PyObject *reason;
+    if (miss_reason(hs, b, failing, frame, &reason) < 0)
+        return NULL;
     if (b->misses >= COMPILE_MAX_MISSES) {
         Py_XDECREF(reason);
         hs->frames_skipped++;
@@ -248,118 +411,14 @@ static PyObject *region_frame(hook_state *hs, PyThreadState *ts, _PyInterpreterF
     }
     if (b->n == COMPILE_CACHE_LIMIT && !region.static_sizes) {
         /* Note [Dynamic sizes]: the least recently used entry makes room */
-        PyObject *oldest = b->entries[0];
-        for (int j = 0; j + 1 < b->n; j++)
-            b->entries[j] = b->entries[j + 1];
-        b->n--;
-        Py_DECREF(oldest);
+        bucket_evict_oldest(b);
         hs->evictions++;
     }
     if (b->n == COMPILE_CACHE_LIMIT) {
         Py_XDECREF(reason);
-        hs->frames_skipped++;
-        if (!b->warned) {
-            b->warned = true;
-            PyObject *label = frame_label(frame, forward);
-            if (!label)
-                return NULL;
-            int rc = PyErr_WarnFormat(PyExc_UserWarning, 1,
-                                      "pith.compile: %U reached the cache limit (%d entries); "
-                                      "it runs eagerly for other arguments",
-                                      label, COMPILE_CACHE_LIMIT);
-            Py_DECREF(label);
-            if (rc < 0)
-                return NULL;
-        }
-        return hs->previous(ts, frame, throwflag);
+        return cache_full(hs, ts, frame, throwflag, b, forward);
     }
-    translate_request req = {hs->st, frame->f_func, co, frame->localsplus, hs->module_class,
-                             hs->module_getattr};
-    translate_failure why = {{0}, NULL, 0, false};
-    hs->compiles++;
-    compile_entry *e = translate_frame(&req, &why);
-    if (!e) {
-        Py_XDECREF(reason);
-        if (PyErr_Occurred()) {
-            Py_XDECREF(why.filename);
-            return NULL;
-        }
-        PyObject *msg = PyUnicode_FromFormat("%s (%S, line %d)", why.reason,
-                                             why.filename ? why.filename : co->co_filename,
-                                             why.filename ? why.line : co->co_firstlineno);
-        Py_XDECREF(why.filename);
-        if (!msg)
-            return NULL;
-        hs->compiles--; /* nothing was compiled */
-        if (kind == FRAME_CALL && why.permanent && !region.fullgraph) {
-            /* This instance's Module.__call__ cannot compile: it runs eagerly from now on,
-             * and its forward frame, a region too, is translated (and reports) on its own. */
-            Py_DECREF(msg);
-            bucket *nb = bucket_get(cc, key);
-            if (!nb)
-                return NULL;
-            nb->skip = true;
-            return hs->previous(ts, frame, throwflag);
-        }
-        if (region.fullgraph) {
-            PyObject *text = PyUnicode_FromFormat("pith.compile(fullgraph=True): %U cannot be "
-                                                  "compiled: %U", co->co_qualname, msg);
-            Py_DECREF(msg);
-            if (text) {
-                PyErr_SetObject(hs->unsupported ? hs->unsupported : PyExc_RuntimeError, text);
-                Py_DECREF(text);
-            }
-            return NULL;
-        }
-        hs->frames_skipped++;
-        list_append_capped(hs->skip_reasons, msg);
-        if (hs->log) {
-            PyObject *label = frame_label(frame, forward);
-            if (label)
-                PySys_FormatStderr("pith.compile: skipped %U%s: %U\n", label,
-                                   why.permanent ? "" : " for these arguments", msg);
-            Py_XDECREF(label);
-        }
-        Py_DECREF(msg);
-        /* the pointer may have moved: a weak callback may have run meanwhile */
-        bucket *nb = bucket_get(cc, key);
-        if (!nb)
-            return NULL;
-        if (why.permanent && forward)
-            nb->skip = true; /* a module's frames: what failed may be this instance's */
-        else if (why.permanent)
-            cc->flags |= CODE_SKIP;
-        else
-            nb->misses++;
-        return hs->previous(ts, frame, throwflag);
-    }
-    if (hs->log) {
-        PyObject *label = frame_label(frame, forward);
-        if (label) {
-            if (reason)
-                PySys_FormatStderr("pith.compile: recompiled %U because %U\n", label, reason);
-            else
-                PySys_FormatStderr("pith.compile: compiled %U\n", label);
-        }
-        Py_XDECREF(label);
-    }
-    Py_XDECREF(reason);
-    PyObject *capsule = PyCapsule_New(e, "pith.compile.entry", entry_capsule_free);
-    if (!capsule) {
-        compile_entry_free(e);
-        return NULL;
-    }
-    /* bucket_get's pointer may have moved if a weak callback ran during translation */
-    b = bucket_get(cc, key);
-    if (!b || b->n == COMPILE_CACHE_LIMIT) {
-        PyObject *r = b ? entry_run(hs, capsule, localsplus) : NULL;
-        Py_DECREF(capsule);
-        return r;
-    }
-    b->entries[b->n++] = capsule;
-    b->misses = 0;
-    hs->frames_captured++;
-    return entry_run(hs, capsule, localsplus);
+    return frame_translate(hs, ts, frame, throwflag, cc, key, kind, reason);
 }
 
 static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame,

@@ -183,6 +183,7 @@ void code_cache_clear(code_cache *cc);
 void code_cache_free(void *p);
 code_cache *code_cache_get(hook_state *hs, PyCodeObject *co, bool create);
 bucket *bucket_get(code_cache *cc, PyObject *instance);
+void bucket_evict_oldest(bucket *b);
 void entry_capsule_free(PyObject *capsule);
 PyObject *entry_run(hook_state *hs, PyObject *capsule, PyObject *const *localsplus);
 
