@@ -252,18 +252,9 @@ static PyObject *inline_function(tx *x, PyFunctionObject *fn, PyObject *const *a
         return fail(x, true, "calls nest deeper than %d", TRANSLATE_MAX_DEPTH), NULL;
     if (func_guard(x, fn) < 0)
         return NULL;
-    int n = co->co_nlocalsplus;
-    sframe f = {0};
-    f.nlocals = n;
-    f.cap = co->co_stacksize + 4;
-    f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!f.locals)
-        return PyErr_NoMemory();
-    f.stack = f.locals + n;
-    f.globals = fn->func_globals;
-    f.builtins = fn->func_builtins;
-    f.func = fn;
-    f.code = co;
+    sframe f;
+    if (sframe_init(&f, fn, co) < 0)
+        return NULL;
     PyObject *result = NULL;
     PyCodeObject *saved_code = x->code;
     int saved_pc = x->pc;
@@ -274,9 +265,7 @@ static PyObject *inline_function(tx *x, PyFunctionObject *fn, PyObject *const *a
     }
     x->code = saved_code;
     x->pc = saved_pc;
-    for (int i = 0; i < n + f.sp; i++) /* above sp: popped, already released */
-        Py_XDECREF(f.locals[i]);
-    PyMem_Free(f.locals);
+    sframe_clear(&f);
     return result;
 }
 

@@ -6,6 +6,36 @@
 
 #include "translate.h"
 
+/* An empty frame for a call of `fn`, whose code is `co`: 0, or -1 with an exception. */
+int sframe_init(sframe *f, PyFunctionObject *fn, PyCodeObject *co)
+{
+    int n = co->co_nlocalsplus;
+    memset(f, 0, sizeof *f);
+    f->nlocals = n;
+    f->cap = co->co_stacksize + 4;
+    f->locals = PyMem_Calloc((size_t)n + (size_t)f->cap + 1, sizeof(PyObject *));
+    if (!f->locals) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    f->stack = f->locals + n;
+    f->globals = fn->func_globals;
+    f->builtins = fn->func_builtins;
+    f->func = fn;
+    f->code = co;
+    return 0;
+}
+
+/* Releases the frame's locals and its stack. */
+void sframe_clear(sframe *f)
+{
+    /* above sp: popped, already released */
+    for (int i = 0; f->locals && i < f->nlocals + f->sp; i++)
+        Py_XDECREF(f->locals[i]);
+    PyMem_Free(f->locals);
+    f->locals = NULL;
+}
+
 int push(tx *x, sframe *f, PyObject *v)
 {
     if (!v)
@@ -20,60 +50,141 @@ int push(tx *x, sframe *f, PyObject *v)
 
 /* ---- arguments of the frame ---- */
 
+/* Records where the frame holds the graph's next input. 0, or -1 with an exception. */
+static int input_add(tx *x, arg_path at)
+{
+    if (x->ninputs == x->cap_inputs) {
+        int cap = x->cap_inputs ? 2 * x->cap_inputs : 8;
+        arg_path *v2 = PyMem_Realloc(x->inputs, (size_t)cap * sizeof *v2);
+        if (!v2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        x->inputs = v2;
+        x->cap_inputs = cap;
+    }
+    x->inputs[x->ninputs++] = at;
+    Py_XINCREF(at.key);
+    return 0;
+}
+
+/* A tensor argument: a graph input, guarded by GUARD_TENSOR. */
+static PyObject *tensor_argument(tx *x, arg_path at, PyObject *v, PyObject *name)
+{
+    pith_module_state *st = x->st;
+    if (!Py_IS_TYPE(v, st->tensor_type))
+        return fail(x, false, "argument '%U' is a subclass of Tensor (%s)", name,
+                    Py_TYPE(v)->tp_name),
+               NULL;
+    const pith_tensor *t = tensor_of(v);
+    if (pith_tensor_device(t) != PITH_CPU)
+        return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
+    if (tensor_has_attributes(v))
+        return fail(x, false, "argument '%U' has instance attributes", name), NULL;
+    guard *gd = guard_add(x, GUARD_TENSOR);
+    if (!gd)
+        return NULL;
+    gd->at = at;
+    Py_XINCREF(at.key);
+    gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
+    gd->type = Py_TYPE(v);
+    gd->name = Py_NewRef(name);
+    tensor_meta_record(gd, t);
+    pith_tensor *s = pith_graph_input(x->g, gd->dtype, gd->ndim, gd->sizes, gd->strides);
+    if (!s)
+        return error_raise(st);
+    PyObject *obj = tensor_wrap(st, s);
+    if (!obj)
+        return NULL;
+    if (input_add(x, at) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    x->work += pith_numel(t);
+    PyObject *id = PyLong_FromVoidPtr(obj), *where = PyLong_FromLong(x->ninputs - 1);
+    int rc = id && where ? PyDict_SetItem(x->input_standins, id, where) : -1;
+    Py_XDECREF(id);
+    Py_XDECREF(where);
+    if (rc < 0 || PyList_Append(x->keep, obj) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* The symbolic value of item `i` (or `key`) of the container argument `name` into `r`, a
+ * new container of the same type. 0, or -1 with the failure. */
+static int item_argument(tx *x, arg_path at, PyObject *name, PyObject *r, Py_ssize_t i,
+                         PyObject *key, PyObject *item)
+{
+    bool dict = PyDict_CheckExact(r);
+    if (dict && !PyUnicode_CheckExact(key))
+        return fail(x, false, "argument '%U' has a key that is not a str", name);
+    arg_path sub = {at.local, dict ? -1 : (int)i, dict ? key : NULL};
+    PyObject *label = dict ? PyUnicode_FromFormat("%U[%R]", name, key)
+                           : PyUnicode_FromFormat("%U[%zd]", name, i);
+    PyObject *sv = label ? argument_value(x, sub, item, label, 1) : NULL;
+    Py_XDECREF(label);
+    if (!sv)
+        return -1;
+    if (dict) {
+        int rc = PyDict_SetItem(r, key, sv);
+        Py_DECREF(sv);
+        return rc;
+    }
+    if (PyTuple_CheckExact(r))
+        PyTuple_SET_ITEM(r, i, sv);
+    else
+        PyList_SET_ITEM(r, i, sv);
+    return 0;
+}
+
+/* A tuple, list or dict argument (*args, **kwargs): guarded on its type and length (and a
+ * dict on its keys), and its items one by one. */
+static PyObject *container_argument(tx *x, arg_path at, PyObject *v, PyObject *name)
+{
+    Py_ssize_t n = PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v);
+    if (n > 64)
+        return fail(x, false, "argument '%U' has more than 64 items", name), NULL;
+    guard *gd = guard_add(x, GUARD_SEQUENCE);
+    if (!gd)
+        return NULL;
+    gd->at = at;
+    gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
+    gd->name = Py_NewRef(name);
+    gd->ndim = (int)n;
+    if (PyDict_CheckExact(v)) {
+        PyObject *keys = PyDict_Keys(v);
+        gd->keys = keys ? PyList_AsTuple(keys) : NULL;
+        Py_XDECREF(keys);
+        if (!gd->keys)
+            return NULL;
+    }
+    PyObject *r = PyDict_CheckExact(v) ? PyDict_New()
+                  : PyTuple_CheckExact(v) ? PyTuple_New(n) : PyList_New(n);
+    if (!r)
+        return NULL;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key = NULL, *item;
+    while (PyDict_CheckExact(v) ? PyDict_Next(v, &pos, &key, &item)
+                                : (i < n && (item = PySequence_Fast_GET_ITEM(v, i)))) {
+        if (item_argument(x, at, name, r, i, key, item) < 0) {
+            Py_DECREF(r);
+            return NULL;
+        }
+        i++;
+    }
+    return PyTuple_CheckExact(v) ? r : make_fresh(x, r);
+}
+
 /* The symbolic value of the argument at `at` of the frame being compiled, with its guard:
  * a new reference, or NULL with the failure. A tuple, list or dict argument (*args,
  * **kwargs) is guarded on its type and length, and its items one by one. */
 PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name, int depth)
 {
-    pith_module_state *st = x->st;
     guard *gd;
-    if (tensor_check(st, v)) {
-        if (!Py_IS_TYPE(v, st->tensor_type))
-            return fail(x, false, "argument '%U' is a subclass of Tensor (%s)", name,
-                        Py_TYPE(v)->tp_name),
-                   NULL;
-        const pith_tensor *t = tensor_of(v);
-        if (pith_tensor_device(t) != PITH_CPU)
-            return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
-        if (tensor_has_attributes(v))
-            return fail(x, false, "argument '%U' has instance attributes", name), NULL;
-        if (!(gd = guard_add(x, GUARD_TENSOR)))
-            return NULL;
-        gd->at = at;
-        Py_XINCREF(at.key);
-        gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
-        gd->type = Py_TYPE(v);
-        gd->name = Py_NewRef(name);
-        tensor_meta_record(gd, t);
-        pith_tensor *s = pith_graph_input(x->g, gd->dtype, gd->ndim, gd->sizes, gd->strides);
-        if (!s)
-            return error_raise(st);
-        PyObject *obj = tensor_wrap(st, s);
-        if (!obj)
-            return NULL;
-        if (x->ninputs == x->cap_inputs) {
-            int cap = x->cap_inputs ? 2 * x->cap_inputs : 8;
-            arg_path *v2 = PyMem_Realloc(x->inputs, (size_t)cap * sizeof *v2);
-            if (!v2) {
-                Py_DECREF(obj);
-                return PyErr_NoMemory();
-            }
-            x->inputs = v2;
-            x->cap_inputs = cap;
-        }
-        x->inputs[x->ninputs++] = at;
-        Py_XINCREF(at.key);
-        x->work += pith_numel(t);
-        PyObject *id = PyLong_FromVoidPtr(obj), *where = PyLong_FromLong(x->ninputs - 1);
-        int rc = id && where ? PyDict_SetItem(x->input_standins, id, where) : -1;
-        Py_XDECREF(id);
-        Py_XDECREF(where);
-        if (rc < 0 || PyList_Append(x->keep, obj) < 0) {
-            Py_DECREF(obj);
-            return NULL;
-        }
-        return obj;
-    }
+    if (tensor_check(x->st, v))
+        return tensor_argument(x, at, v, name);
     if (is_scalar(v) || is_module(x, v)) {
         bool module = !is_scalar(v);
         if (!(gd = guard_add(x, module ? GUARD_WEAK : GUARD_VALUE)))
@@ -88,61 +199,8 @@ PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name, int de
         return Py_NewRef(v);
     }
     if ((PyTuple_CheckExact(v) || PyList_CheckExact(v) || PyDict_CheckExact(v)) &&
-        depth == 0) {
-        Py_ssize_t n = PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) : Py_SIZE(v);
-        if (n > 64)
-            return fail(x, false, "argument '%U' has more than 64 items", name), NULL;
-        if (!(gd = guard_add(x, GUARD_SEQUENCE)))
-            return NULL;
-        gd->at = at;
-        gd->aux = Py_NewRef((PyObject *)Py_TYPE(v));
-        gd->name = Py_NewRef(name);
-        gd->ndim = (int)n;
-        if (PyDict_CheckExact(v)) {
-            PyObject *keys = PyDict_Keys(v);
-            gd->keys = keys ? PyList_AsTuple(keys) : NULL;
-            Py_XDECREF(keys);
-            if (!gd->keys)
-                return NULL;
-        }
-        PyObject *r = PyDict_CheckExact(v) ? PyDict_New()
-                      : PyTuple_CheckExact(v) ? PyTuple_New(n) : PyList_New(n);
-        if (!r)
-            return NULL;
-        Py_ssize_t pos = 0, i = 0;
-        PyObject *key, *item;
-        while (PyDict_CheckExact(v) ? PyDict_Next(v, &pos, &key, &item)
-                                    : (i < n && (item = PySequence_Fast_GET_ITEM(v, i)))) {
-            if (PyDict_CheckExact(v) && !PyUnicode_CheckExact(key)) {
-                Py_DECREF(r);
-                return fail(x, false, "argument '%U' has a key that is not a str", name), NULL;
-            }
-            arg_path sub = {at.local, PyDict_CheckExact(v) ? -1 : (int)i,
-                          PyDict_CheckExact(v) ? key : NULL};
-            PyObject *label = PyDict_CheckExact(v) ? PyUnicode_FromFormat("%U[%R]", name, key)
-                                                   : PyUnicode_FromFormat("%U[%zd]", name, i);
-            PyObject *sv = label ? argument_value(x, sub, item, label, depth + 1) : NULL;
-            Py_XDECREF(label);
-            if (!sv) {
-                Py_DECREF(r);
-                return NULL;
-            }
-            if (PyDict_CheckExact(v)) {
-                int rc = PyDict_SetItem(r, key, sv);
-                Py_DECREF(sv);
-                if (rc < 0) {
-                    Py_DECREF(r);
-                    return NULL;
-                }
-            } else if (PyTuple_CheckExact(v)) {
-                PyTuple_SET_ITEM(r, i, sv);
-            } else {
-                PyList_SET_ITEM(r, i, sv);
-            }
-            i++;
-        }
-        return PyTuple_CheckExact(v) ? r : make_fresh(x, r);
-    }
+        depth == 0)
+        return container_argument(x, at, v, name);
     if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v))
         return fail(x, false, "argument '%U' is a %s (compiled arguments are tensors, "
                     "scalars, modules and one level of tuples, lists and dicts of them)",

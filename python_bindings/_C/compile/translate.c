@@ -266,139 +266,158 @@ void compile_entry_free(compile_entry *e)
     PyMem_Free(e);
 }
 
-compile_entry *translate_frame(const translate_request *req, translate_failure *why)
+/* The state of a translation of `req`: 0, or -1 with an exception (tx_clear frees what was
+ * made either way). */
+static int tx_init(tx *x, const translate_request *req, translate_failure *why)
 {
-    pith_module_state *st = req->st;
-    tx x = {0};
-    x.req = req;
-    x.st = st;
-    x.why = why;
-    x.code = req->code;
-    compile_entry *e = NULL;
-    x.g = pith_graph_new();
-    x.param_standins = PyDict_New();
-    x.input_standins = PyDict_New();
-    x.standin_types = PyDict_New();
-    x.standin_params = PyDict_New();
-    x.output_ids = PyDict_New();
-    x.fresh = PySet_New(NULL);
-    x.shadow_cells = PySet_New(NULL);
-    x.keep = PyList_New(0);
-    PyCodeObject *co = req->code;
-    int n = co->co_nlocalsplus;
-    sframe f = {0};
-    f.nlocals = n;
-    f.cap = co->co_stacksize + 4;
-    f.locals = PyMem_Calloc((size_t)n + (size_t)f.cap + 1, sizeof(PyObject *));
-    if (!x.g || !x.param_standins || !x.input_standins || !x.standin_types || !x.standin_params || !x.output_ids || !x.shadow_cells || !x.fresh || !x.keep || !f.locals) {
+    memset(x, 0, sizeof *x);
+    x->req = req;
+    x->st = req->st;
+    x->why = why;
+    x->code = req->code;
+    x->g = pith_graph_new();
+    x->param_standins = PyDict_New();
+    x->input_standins = PyDict_New();
+    x->standin_types = PyDict_New();
+    x->standin_params = PyDict_New();
+    x->output_ids = PyDict_New();
+    x->fresh = PySet_New(NULL);
+    x->shadow_cells = PySet_New(NULL);
+    x->keep = PyList_New(0);
+    if (!x->g || !x->param_standins || !x->input_standins || !x->standin_types ||
+        !x->standin_params || !x->output_ids || !x->shadow_cells || !x->fresh || !x->keep) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
-        goto done;
+        return -1;
     }
-    f.stack = f.locals + n;
-    f.globals = req->func->func_globals;
-    f.builtins = req->func->func_builtins;
-    f.func = req->func;
-    f.code = co;
-    {
-        guard *gd = guard_add(&x, GUARD_GRAD_MODE);
-        if (!gd)
-            goto done;
-        gd->flag = pith_grad_enabled();
-        gd = guard_add(&x, GUARD_DEFAULT_DTYPE);
-        if (!gd)
-            goto done;
-        gd->dtype = pith_get_default_dtype();
-    }
+    return 0;
+}
+
+static void tx_clear(tx *x)
+{
+    for (int i = 0; i < x->nguards; i++)
+        guard_clear(&x->guards[i]);
+    PyMem_Free(x->guards);
+    PyMem_Free(x->guard_index);
+    for (int i = 0; i < x->nnames; i++)
+        Py_DECREF(x->names[i].name);
+    for (int i = 0; i < x->ninputs; i++)
+        Py_XDECREF(x->inputs[i].key);
+    PyMem_Free(x->inputs);
+    Py_XDECREF(x->param_standins);
+    Py_XDECREF(x->input_standins);
+    Py_XDECREF(x->standin_types);
+    Py_XDECREF(x->standin_params);
+    Py_XDECREF(x->output_ids);
+    Py_XDECREF(x->fresh);
+    Py_XDECREF(x->shadow_cells);
+    Py_XDECREF(x->keep);
+    pith_graph_free(x->g);
+}
+
+/* The guards every entry has (grad mode, the default dtype), and the symbolic values of
+ * the frame's arguments in f's locals: 0, or -1 with the failure. */
+static int frame_arguments(tx *x, sframe *f)
+{
+    guard *gd = guard_add(x, GUARD_GRAD_MODE);
+    if (!gd)
+        return -1;
+    gd->flag = pith_grad_enabled();
+    gd = guard_add(x, GUARD_DEFAULT_DTYPE);
+    if (!gd)
+        return -1;
+    gd->dtype = pith_get_default_dtype();
     /* The arguments: every slot the call filled (the rest are NULL, or cells not yet made,
      * which hold the argument itself before MAKE_CELL runs: Note [The frame hook]). */
+    PyCodeObject *co = x->req->code;
     int nargs = co->co_argcount + co->co_kwonlyargcount + !!(co->co_flags & CO_VARARGS) +
                 !!(co->co_flags & CO_VARKEYWORDS);
     for (int i = 0; i < nargs; i++) {
-        PyObject *v = req->localsplus[i];
+        PyObject *v = x->req->localsplus[i];
         if (!v)
             continue;
         arg_path at = {i, -1, NULL};
-        f.locals[i] = argument_value(&x, at, v, PyTuple_GET_ITEM(co->co_localsplusnames, i), 0);
-        if (!f.locals[i])
-            goto done;
+        f->locals[i] = argument_value(x, at, v, PyTuple_GET_ITEM(co->co_localsplusnames, i), 0);
+        if (!f->locals[i])
+            return -1;
     }
-    PyObject *r = eval_frame(&x, &f);
-    x.code = co;
-    if (!r)
-        goto done;
-    e = PyMem_Calloc(1, sizeof *e);
+    return 0;
+}
+
+/* Note [Guard soundness]: when the graph writes in place, its inputs must not share
+ * memory, which the graph assumes; checked now and at every call (GUARD_NO_ALIAS). 0, or
+ * -1 with the failure. */
+static int inputs_alias_guard(tx *x)
+{
+    if (!x->mutates || x->ninputs < 2)
+        return 0;
+    PyObject **localsplus = x->req->localsplus;
+    for (int i = 0; i < x->ninputs; i++)
+        for (int j = 0; j < i; j++)
+            if (pith_shares_storage(tensor_of(access_get(localsplus, &x->inputs[i])),
+                                    tensor_of(access_get(localsplus, &x->inputs[j]))))
+                return fail(x, false, "tensor arguments share memory and the frame writes in "
+                            "place");
+    return guard_add(x, GUARD_NO_ALIAS) ? 0 : -1;
+}
+
+/* The entry for the frame's result `r`: its template, the compiled graph, and the guards
+ * and inputs taken from the translation; NULL with the failure. */
+static compile_entry *entry_build(tx *x, PyObject *r)
+{
+    compile_entry *e = PyMem_Calloc(1, sizeof *e);
     if (!e) {
-        Py_DECREF(r);
         PyErr_NoMemory();
-        goto done;
+        return NULL;
     }
-    int rc = tmpl_build(&x, r, &e->result, 0);
-    Py_DECREF(r);
-    if (rc < 0)
+    if (tmpl_build(x, r, &e->result, 0) < 0)
         goto fail_entry;
-    e->noutputs = x.noutputs;
-    e->compiled = pith_graph_compile(x.g, NULL);
+    e->noutputs = x->noutputs;
+    e->compiled = pith_graph_compile(x->g, NULL);
     if (!e->compiled) {
-        fail(&x, false, "pith_graph_compile: %s", pith_last_error());
+        fail(x, false, "pith_graph_compile: %s", pith_last_error());
         goto fail_entry;
     }
-    if (x.mutates && x.ninputs >= 2) {
-        /* Note [Guard soundness]: the graph writes in place, so inputs must not share
-         * memory, which the graph assumes; checked now and at every call */
-        for (int i = 0; i < x.ninputs; i++)
-            for (int j = 0; j < i; j++)
-                if (pith_shares_storage(tensor_of(access_get(req->localsplus, &x.inputs[i])),
-                                        tensor_of(access_get(req->localsplus, &x.inputs[j])))) {
-                    fail(&x, false, "tensor arguments share memory and the frame writes in "
-                         "place");
-                    goto fail_entry;
-                }
-        if (!guard_add(&x, GUARD_NO_ALIAS))
-            goto fail_entry;
-    }
-    e->guards = x.guards;
-    e->nguards = x.nguards;
-    x.guards = NULL;
-    x.nguards = 0;
-    e->inputs = x.inputs;
-    e->ninputs = x.ninputs;
-    x.inputs = NULL;
-    x.ninputs = 0;
-    e->work = x.work;
-    e->func = PyWeakref_NewRef((PyObject *)req->func, NULL);
+    if (inputs_alias_guard(x) < 0)
+        goto fail_entry;
+    e->guards = x->guards;
+    e->nguards = x->nguards;
+    x->guards = NULL;
+    x->nguards = 0;
+    e->inputs = x->inputs;
+    e->ninputs = x->ninputs;
+    x->inputs = NULL;
+    x->ninputs = 0;
+    e->work = x->work;
+    e->func = PyWeakref_NewRef((PyObject *)x->req->func, NULL);
     if (!e->func)
         goto fail_entry;
-    goto done;
+    return e;
 fail_entry:
     compile_entry_free(e);
-    e = NULL;
+    return NULL;
+}
+
+compile_entry *translate_frame(const translate_request *req, translate_failure *why)
+{
+    tx x;
+    sframe f = {0};
+    compile_entry *e = NULL;
+    if (tx_init(&x, req, why) < 0 || sframe_init(&f, req->func, req->code) < 0 ||
+        frame_arguments(&x, &f) < 0)
+        goto done;
+    PyObject *r = eval_frame(&x, &f);
+    x.code = req->code;
+    if (!r)
+        goto done;
+    e = entry_build(&x, r);
+    Py_DECREF(r);
 done:
     if (!e && !PyErr_Occurred() && !why->reason[0])
         fail(&x, true, "the translation failed");
     if (!e && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_MemoryError))
         fail_exception(&x, "the translation");
-    for (int i = 0; f.locals && i < n + f.sp; i++)
-        Py_XDECREF(f.locals[i]);
-    PyMem_Free(f.locals);
-    for (int i = 0; i < x.nguards; i++)
-        guard_clear(&x.guards[i]);
-    PyMem_Free(x.guards);
-    PyMem_Free(x.guard_index);
-    for (int i = 0; i < x.nnames; i++)
-        Py_DECREF(x.names[i].name);
-    for (int i = 0; i < x.ninputs; i++)
-        Py_XDECREF(x.inputs[i].key);
-    PyMem_Free(x.inputs);
-    Py_XDECREF(x.param_standins);
-    Py_XDECREF(x.input_standins);
-    Py_XDECREF(x.standin_types);
-    Py_XDECREF(x.standin_params);
-    Py_XDECREF(x.output_ids);
-    Py_XDECREF(x.fresh);
-    Py_XDECREF(x.shadow_cells);
-    Py_XDECREF(x.keep);
-    pith_graph_free(x.g);
+    sframe_clear(&f);
+    tx_clear(&x);
     return e;
 }
-

@@ -110,6 +110,8 @@ int func_guard(tx *x, PyFunctionObject *fn);
 
 /* ---- frame_state.c: the symbolic frame and its arguments ---- */
 
+int sframe_init(sframe *f, PyFunctionObject *fn, PyCodeObject *co);
+void sframe_clear(sframe *f);
 int push(tx *x, sframe *f, PyObject *v);
 PyObject *argument_value(tx *x, arg_path at, PyObject *v, PyObject *name, int depth);
 PyObject *param_value(tx *x, PyObject *param, PyObject *what);
