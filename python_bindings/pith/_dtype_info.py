@@ -3,7 +3,6 @@ torch.iinfo report them. Every value is derived from the C dtype table (core/dty
 a float's mantissa digits and largest exponent (dtype._float_format), an integer's size
 and signedness."""
 import math
-from typing import Any
 
 from . import _C
 
@@ -26,7 +25,7 @@ class finfo:
     resolution: float
     dtype: str
 
-    def __init__(self, type: Any = None) -> None:
+    def __init__(self, type: object = None) -> None:
         dtype = _C.get_default_dtype() if type is None else type
         if not isinstance(dtype, _C.dtype):
             raise TypeError(f"finfo(): argument 'type' must be pith.dtype, not "
@@ -67,7 +66,7 @@ class iinfo:
     max: int
     dtype: str
 
-    def __init__(self, type: Any) -> None:
+    def __init__(self, type: object) -> None:
         if not isinstance(type, _C.dtype):
             raise TypeError(f"iinfo(): argument 'type' must be pith.dtype, not "
                             f"{type.__class__.__name__}")

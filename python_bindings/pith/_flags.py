@@ -8,8 +8,7 @@ in float32 whatever precision is allowed. The settings are recorded and read bac
 PyTorch's are (per interpreter; the default device per thread, as PyTorch's).
 """
 import builtins
-import threading
-import warnings
+from _thread import _local as _thread_local  # threading.local, without importing threading
 
 from . import _C
 
@@ -19,7 +18,7 @@ __all__ = ["set_default_device", "get_default_device", "use_deterministic_algori
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
            "get_float32_matmul_precision"]
 
-_default_device = threading.local()
+_default_device = _thread_local()
 
 
 def set_default_device(device):
@@ -90,6 +89,7 @@ def set_float32_matmul_precision(precision):
         raise RuntimeError(f"set_float32_matmul_precision expects a str, but got "
                            f"{type(precision).__name__}")
     if precision not in ("highest", "high", "medium"):
+        import warnings  # here: `import pith` imports this module (docs/python.md "Import cost")
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
                       f"setFloat32MatmulPrecision call has no effect.", UserWarning,
                       stacklevel=2)

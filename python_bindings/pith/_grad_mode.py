@@ -8,12 +8,12 @@ Note [Grad mode is per thread] in core/grad_mode.c), so C code reads what these 
 has no autograd yet: grad mode changes no result (requires_grad is always False), and
 inference mode marks the tensors created under it (Tensor.is_inference()).
 """
-import functools
-import inspect
 import sys
-import warnings
 
 from . import _C
+
+# functools, inspect and warnings are imported where they are used, by the decorators:
+# `import pith` imports this module (docs/python.md "Import cost").
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled"]
@@ -22,9 +22,25 @@ is_grad_enabled = _C.is_grad_enabled
 is_inference_mode_enabled = _C.is_inference_mode_enabled
 
 
+_CO_GENERATOR = 0x20  # inspect.CO_GENERATOR
+
+
+def _is_generator_function(func):
+    """inspect.isgeneratorfunction(func); a plain function is checked here, without
+    importing inspect."""
+    if type(func) is _FunctionType:
+        return bool(func.__code__.co_flags & _CO_GENERATOR)
+    import inspect
+    return inspect.isgeneratorfunction(func)
+
+
+_FunctionType = type(_is_generator_function)  # types.FunctionType
+
+
 def _wrap_generator(make_context, func):
     """Runs each step of the generator made by `func` in a fresh context of
     `make_context()`, and its caller's code between steps outside it."""
+    import functools
 
     @functools.wraps(func)
     def generator_context(*args, **kwargs):
@@ -56,7 +72,9 @@ class _DecoratorContextManager:
     a fresh copy of it (clone())."""
 
     def __call__(self, orig_func):
-        if inspect.isclass(orig_func):
+        import functools
+        if isinstance(orig_func, type):  # inspect.isclass
+            import warnings
             warnings.warn(
                 "Decorating classes is deprecated and will be disabled in future versions. "
                 "You should only decorate functions or methods. To preserve the current "
@@ -68,7 +86,7 @@ class _DecoratorContextManager:
                 return cls(*args, **kwargs)
         else:
             func = orig_func
-        if inspect.isgeneratorfunction(func):
+        if _is_generator_function(func):
             return _wrap_generator(self.clone, func)
         make_context = self.clone
 

@@ -1,6 +1,5 @@
 """The OpenMP wait policy that pith gives libgomp when it loads; used once, by pith/__init__.py."""
 import os
-from typing import Any
 
 # Note [OpenMP wait policy]
 # After a parallel region, libgomp's idle workers spin before they sleep: 300000 spins
@@ -74,7 +73,7 @@ class loading_defaults:
             _applied = ("pith's default", dict(DEFAULTS))
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._set:
             for var in DEFAULTS:
                 os.environ.pop(var, None)

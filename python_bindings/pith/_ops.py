@@ -5,8 +5,6 @@ The overloads are pith._C.OpOverload objects, made in C from each operator's par
 python_bindings/_C/binder.c). This file only arranges them into namespaces and packets,
 and copies the op table's functions (pith._C.Function) into the pith namespace.
 """
-import types
-
 from . import _C
 
 OpOverload = _C.OpOverload
@@ -49,7 +47,7 @@ def _lazy_module(qualified, entries):
     because Python 3.11 specialises attribute loads from modules (pith.ops.pith.add.Tensor
     costs four plain lookups), with PEP 562's __getattr__ looking again after a refresh,
     for an operator defined since the last look (pith.library.define, pith_op_define)."""
-    module = types.ModuleType(qualified)
+    module = type(_C)(qualified)  # types.ModuleType, without importing types
 
     def __getattr__(name):
         if not name.startswith("__"):
@@ -93,7 +91,7 @@ _refresh()
 
 def surface():
     """[(name, variants)]: the op table's Python surface (Note [The Python surface of the
-    op table], kernels/op_table.h)."""
+    op table], python_bindings/_C/op_surface.c)."""
     return _C._surface()
 
 

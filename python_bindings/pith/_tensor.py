@@ -4,9 +4,6 @@ Installed on pith._C.Tensor when pith is imported. Subclasses (nn.Parameter and 
 classes made with Tensor._make_subclass) keep their class and their instance state.
 See Note [Pickled tensors].
 """
-import copy
-import copyreg
-
 from . import _C
 from ._tensor_str import set_printoptions  # noqa: F401  (re-exported by pith)
 
@@ -57,6 +54,7 @@ def _get_state(t):
     getstate = getattr(t, "__getstate__", None)
     if getstate is not None:
         return getstate()
+    import copyreg  # here, as copy below: `import pith` imports this module
     slots = copyreg._slotnames(type(t))
     if slots:
         return t.__dict__, {name: getattr(t, name) for name in slots if hasattr(t, name)}
@@ -103,6 +101,7 @@ def _deepcopy(self, memo):
         return existing
     new = _as_class(self.clone(), type(self))
     memo[id(self)] = new
+    import copy
     return _with_state(new, copy.deepcopy(_get_state(self), memo))
 
 

@@ -2,18 +2,18 @@
 accelerator is available, which for pith (CPU only) is always: DataParallel keeps `module`
 (so its state_dict keys start with "module.") and calls it; data_parallel raises PyTorch's
 RuntimeError."""
-from typing import Generic, TypeVar
-
 from .modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
 
-_T = TypeVar("_T", bound=Module)
 
-
-class DataParallel(Module, Generic[_T]):
+class DataParallel(Module):
     """Wraps `module` and calls it with the inputs unchanged. With no GPU PyTorch replicates
     nothing: device_ids is [] whatever was given, and output_device and dim are not kept."""
+
+    # DataParallel[M] works, as for torch's Generic[T] class, without importing typing for
+    # every `import pith.nn` (docs/python.md "Import cost"); the stub declares Generic[_T].
+    __class_getitem__ = classmethod(type(list[int]))  # types.GenericAlias
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__()

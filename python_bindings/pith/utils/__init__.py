@@ -17,8 +17,9 @@ def __getattr__(name):
     # pith.utils.data is imported on first use (PEP 562), as pith.nn is: `import pith`, which
     # imports this module, stays within its import-time budget (docs/python.md).
     if name in ("data", "checkpoint"):
-        import importlib
-        return importlib.import_module(f"pith.utils.{name}")
+        import sys
+        __import__(f"pith.utils.{name}")  # importlib.import_module, without importlib
+        return sys.modules[f"pith.utils.{name}"]
     raise AttributeError(f"module 'pith.utils' has no attribute {name!r}")
 
 

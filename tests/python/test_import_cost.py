@@ -1,0 +1,151 @@
+"""What `import pith` imports (docs/python.md "Import cost"): statements about sys.modules
+in fresh interpreters, never timings (benchmarks/import_time.py measures the time).
+
+The standard modules below are imported where pith uses them, not by `import pith`; the
+submodules are public attributes imported on first use (PEP 562), and still work as
+attributes, through `from pith import ...` and through `import pith.<name>`.
+"""
+import functools
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pith
+from pith import _grad_mode
+
+# Standard modules that `import pith` used to import (or that their importers bring).
+STDLIB_NOT_IMPORTED = [
+    "inspect", "typing", "dataclasses", "enum", "re", "functools", "contextlib", "threading",
+    "warnings", "copy", "copyreg", "weakref", "types", "importlib", "ast", "dis", "tokenize",
+    "linecache", "collections.abc", "numbers", "numpy",
+]
+# pith's submodules that are imported on first use.
+SUBMODULES_NOT_IMPORTED = [
+    "pith.nn", "pith.compiler", "pith.serialization", "pith.safetensors", "pith.amp",
+    "pith.cuda", "pith.backends", "pith.accelerator", "pith.__config__", "pith.einops",
+    "pith.utils.data", "pith.utils.checkpoint",
+]
+
+
+def run_python(code):
+    """Runs `code` in a fresh interpreter with pith on the path; returns the JSON of its last
+    stdout line."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def imported_by_pith():
+    """The modules that `import pith` adds to sys.modules, in a fresh interpreter."""
+    return set(run_python("""
+        import json, sys
+        before = set(sys.modules)
+        import pith
+        print(json.dumps(sorted(set(sys.modules) - before)))
+    """))
+
+
+@pytest.mark.parametrize("module", STDLIB_NOT_IMPORTED)
+def test_import_pith_does_not_import_stdlib_module(imported_by_pith, module):
+    assert module not in imported_by_pith
+
+
+@pytest.mark.parametrize("module", SUBMODULES_NOT_IMPORTED)
+def test_import_pith_does_not_import_submodule(imported_by_pith, module):
+    assert module not in imported_by_pith
+
+
+def test_import_pith_imports_its_eager_modules(imported_by_pith):
+    assert {"pith", "pith._C", "pith._grad_mode", "pith._openmp_env", "pith.utils",
+            "pith.library"} <= imported_by_pith
+
+
+def test_lazy_submodules_work_as_before():
+    result = run_python("""
+        import json, sys
+        import pith
+        seen = {}
+        seen["nn"] = pith.nn.Linear(2, 3).weight.shape == (3, 2)
+        from pith import nn, utils
+        seen["from_import"] = nn is sys.modules["pith.nn"] and utils is pith.utils
+        import pith.nn.functional as F
+        seen["import_submodule"] = F is pith.nn.functional
+        seen["utils_data"] = (pith.utils.data.DataLoader
+                              is sys.modules["pith.utils.data"].DataLoader)
+        seen["compile"] = pith.compile is sys.modules["pith.compiler"].compile
+        seen["compiled"] = pith.compile(lambda x: x + 1)(pith.ones(2)).tolist() == [2.0, 2.0]
+        seen["save"] = pith.save is sys.modules["pith.serialization"].save
+        seen["amp"] = pith.autocast is pith.amp.autocast
+        seen["backends"] = pith.backends is sys.modules["pith.backends"]
+        print(json.dumps(seen))
+    """)
+    assert result == dict.fromkeys(result, True) and len(result) == 9
+
+
+def test_grad_mode_decorating_plain_functions_imports_no_inspect():
+    result = run_python("""
+        import json, sys
+        import pith
+
+        @pith.no_grad
+        def f():
+            return pith.is_grad_enabled()
+
+        @pith.inference_mode()
+        def g():
+            yield pith.is_inference_mode_enabled()
+
+        with pith.enable_grad():
+            grad = pith.is_grad_enabled()
+        print(json.dumps([f(), list(g()), grad, pith.is_grad_enabled(),
+                          "inspect" in sys.modules, "typing" in sys.modules]))
+    """)
+    assert result == [False, [True], True, True, False, False]
+
+
+def _generator_function():
+    yield 1
+
+
+def _plain_function():
+    return 1
+
+
+async def _async_generator_function():
+    yield 1
+
+
+class _Methods:
+    def generator(self):
+        yield 1
+
+    def plain(self):
+        return 1
+
+
+@pytest.mark.parametrize("func", [
+    _generator_function, _plain_function, _async_generator_function, lambda: 1,
+    _Methods().generator, _Methods().plain, _Methods.generator,
+    functools.partial(_generator_function), functools.partial(_plain_function),
+    len, _Methods, functools.wraps(_generator_function)(lambda: 1),
+], ids=repr)
+def test_generator_function_check_agrees_with_inspect(func):
+    assert _grad_mode._is_generator_function(func) is inspect.isgeneratorfunction(func)
+
+
+def test_decorating_a_partial_of_a_generator_function_wraps_each_step():
+    gen = pith.no_grad()(functools.partial(_grad_enabled_steps, 2))
+    assert list(gen()) == [False, False]
+
+
+def _grad_enabled_steps(n):
+    for _ in range(n):
+        yield pith.is_grad_enabled()
