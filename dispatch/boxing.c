@@ -1,6 +1,7 @@
 /* boxing.c — converting between stack values and the typed arguments of unboxed kernels
- * (unbox_<T> / box_<T> for every type of PITH_FORALL_ARG_TYPES), and the check of one
- * value against a schema type that boxed calls run before any kernel. */
+ * (unbox_<T> / box_<T> for every type of PITH_FORALL_ARG_TYPES, generated from one line
+ * each), and the check of one value against a schema type that boxed calls run before any
+ * kernel. */
 #include <string.h>
 
 #include "core/error.h"
@@ -90,58 +91,7 @@ pith_status arg_check(const pith_op *op, size_t index, const pith_value *v)
                           value_kind_name(v->kind));
 }
 
-#define UNBOX_CHECK()                                                                       \
-    do {                                                                                    \
-        if (arg_check(op, index, v) != PITH_OK)                                             \
-            return PITH_ERR_TYPE;                                                           \
-    } while (0)
-
-pith_status unbox_TENSOR(const pith_op *op, size_t index, const pith_value *v,
-                         const pith_tensor **out)
-{
-    UNBOX_CHECK();
-    *out = v->u.t;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_TENSOR(const pith_op *op, size_t index, const pith_value *v,
-                             const pith_tensor **out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_TENSOR ? v->u.t : NULL;
-    return PITH_OK;
-}
-
-pith_status unbox_TENSOR_LIST(const pith_op *op, size_t index, const pith_value *v,
-                              pith_tensor_list *out)
-{
-    UNBOX_CHECK();
-    out->data = (const pith_tensor *const *)v->u.tensors.data;
-    out->n = v->u.tensors.n;
-    return PITH_OK;
-}
-
-pith_status unbox_LIST_OPT_TENSOR(const pith_op *op, size_t index, const pith_value *v,
-                                  pith_tensor_list *out)
-{
-    return unbox_TENSOR_LIST(op, index, v, out);
-}
-
-pith_status unbox_INT(const pith_op *op, size_t index, const pith_value *v, int64_t *out)
-{
-    UNBOX_CHECK();
-    *out = v->u.i;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_INT(const pith_op *op, size_t index, const pith_value *v,
-                          pith_opt_int *out)
-{
-    UNBOX_CHECK();
-    out->present = v->kind == PITH_VALUE_INT;
-    out->value = out->present ? v->u.i : 0;
-    return PITH_OK;
-}
+/* ---- unbox: stack value -> typed argument; box: typed argument -> pushed value ---- */
 
 /* A list value is viewed in place; a single int is viewed as a list of one. */
 static void int_list_view(const pith_value *v, pith_int_list *out)
@@ -155,48 +105,16 @@ static void int_list_view(const pith_value *v, pith_int_list *out)
     }
 }
 
-pith_status unbox_INT_LIST(const pith_op *op, size_t index, const pith_value *v,
-                           pith_int_list *out)
+static void double_list_view(const pith_value *v, pith_double_list *out)
 {
-    UNBOX_CHECK();
-    int_list_view(v, out);
-    return PITH_OK;
+    out->data = v->u.doubles.data;
+    out->n = v->u.doubles.n;
 }
 
-pith_status unbox_OPT_INT_LIST(const pith_op *op, size_t index, const pith_value *v,
-                               pith_opt_int_list *out)
+static void tensor_list_view(const pith_value *v, pith_tensor_list *out)
 {
-    UNBOX_CHECK();
-    memset(out, 0, sizeof *out);
-    out->present = v->kind != PITH_VALUE_NONE;
-    if (out->present)
-        int_list_view(v, &out->list);
-    return PITH_OK;
-}
-
-pith_status unbox_FLOAT(const pith_op *op, size_t index, const pith_value *v, double *out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_INT ? (double)v->u.i : v->u.d;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_FLOAT(const pith_op *op, size_t index, const pith_value *v,
-                            pith_opt_double *out)
-{
-    UNBOX_CHECK();
-    out->present = v->kind != PITH_VALUE_NONE;
-    out->value = v->kind == PITH_VALUE_INT ? (double)v->u.i
-                 : out->present             ? v->u.d
-                                            : 0.0;
-    return PITH_OK;
-}
-
-pith_status unbox_BOOL(const pith_op *op, size_t index, const pith_value *v, bool *out)
-{
-    UNBOX_CHECK();
-    *out = v->u.b;
-    return PITH_OK;
+    out->data = (const pith_tensor *const *)v->u.tensors.data;
+    out->n = v->u.tensors.n;
 }
 
 static pith_scalar scalar_of(const pith_value *v)
@@ -213,157 +131,7 @@ static pith_scalar scalar_of(const pith_value *v)
     return s;
 }
 
-pith_status unbox_SCALAR(const pith_op *op, size_t index, const pith_value *v, pith_scalar *out)
-{
-    UNBOX_CHECK();
-    *out = scalar_of(v);
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_SCALAR(const pith_op *op, size_t index, const pith_value *v,
-                             pith_scalar *out)
-{
-    UNBOX_CHECK();
-    *out = scalar_of(v);
-    return PITH_OK;
-}
-
-pith_status unbox_DTYPE(const pith_op *op, size_t index, const pith_value *v, pith_dtype *out)
-{
-    UNBOX_CHECK();
-    *out = v->u.dtype;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_DTYPE(const pith_op *op, size_t index, const pith_value *v,
-                            pith_opt_dtype *out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_DTYPE ? (int)v->u.dtype : -1;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_DEVICE(const pith_op *op, size_t index, const pith_value *v,
-                             pith_opt_device *out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_DEVICE ? (int)v->u.device : -1;
-    return PITH_OK;
-}
-
-pith_status unbox_STR(const pith_op *op, size_t index, const pith_value *v, const char **out)
-{
-    UNBOX_CHECK();
-    *out = v->u.s;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_STR(const pith_op *op, size_t index, const pith_value *v,
-                          const char **out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_STRING ? v->u.s : NULL;
-    return PITH_OK;
-}
-
-pith_status unbox_FLOAT_LIST(const pith_op *op, size_t index, const pith_value *v,
-                             pith_double_list *out)
-{
-    UNBOX_CHECK();
-    out->data = v->u.doubles.data;
-    out->n = v->u.doubles.n;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_FLOAT_LIST(const pith_op *op, size_t index, const pith_value *v,
-                                 pith_opt_double_list *out)
-{
-    UNBOX_CHECK();
-    memset(out, 0, sizeof *out);
-    out->present = v->kind != PITH_VALUE_NONE;
-    if (out->present) {
-        out->list.data = v->u.doubles.data;
-        out->list.n = v->u.doubles.n;
-    }
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_BOOL(const pith_op *op, size_t index, const pith_value *v,
-                           pith_opt_bool *out)
-{
-    UNBOX_CHECK();
-    out->present = v->kind == PITH_VALUE_BOOL;
-    out->value = out->present && v->u.b;
-    return PITH_OK;
-}
-
-pith_status unbox_OPT_GENERATOR(const pith_op *op, size_t index, const pith_value *v,
-                                pith_generator **out)
-{
-    UNBOX_CHECK();
-    *out = v->kind == PITH_VALUE_GENERATOR ? v->u.generator : NULL;
-    return PITH_OK;
-}
-
-/* ---- box: typed argument -> pushed value ---- */
-
-pith_status box_TENSOR(pith_stack *s, const pith_tensor *arg)
-{
-    return pith_stack_push_tensor(s, arg);
-}
-
-pith_status box_OPT_TENSOR(pith_stack *s, const pith_tensor *arg)
-{
-    return arg ? pith_stack_push_tensor(s, arg) : pith_stack_push_none(s);
-}
-
-pith_status box_TENSOR_LIST(pith_stack *s, pith_tensor_list arg)
-{
-    return pith_stack_push_tensor_list(s, arg.data, arg.n);
-}
-
-pith_status box_LIST_OPT_TENSOR(pith_stack *s, pith_tensor_list arg)
-{
-    return pith_stack_push_tensor_list(s, arg.data, arg.n);
-}
-
-pith_status box_INT(pith_stack *s, int64_t arg)
-{
-    return pith_stack_push_int(s, arg);
-}
-
-pith_status box_OPT_INT(pith_stack *s, pith_opt_int arg)
-{
-    return arg.present ? pith_stack_push_int(s, arg.value) : pith_stack_push_none(s);
-}
-
-pith_status box_INT_LIST(pith_stack *s, pith_int_list arg)
-{
-    return pith_stack_push_int_list(s, arg.data, arg.n);
-}
-
-pith_status box_OPT_INT_LIST(pith_stack *s, pith_opt_int_list arg)
-{
-    return arg.present ? pith_stack_push_int_list(s, arg.list.data, arg.list.n)
-                       : pith_stack_push_none(s);
-}
-
-pith_status box_FLOAT(pith_stack *s, double arg)
-{
-    return pith_stack_push_double(s, arg);
-}
-
-pith_status box_OPT_FLOAT(pith_stack *s, pith_opt_double arg)
-{
-    return arg.present ? pith_stack_push_double(s, arg.value) : pith_stack_push_none(s);
-}
-
-pith_status box_BOOL(pith_stack *s, bool arg)
-{
-    return pith_stack_push_bool(s, arg);
-}
-
-pith_status box_SCALAR(pith_stack *s, pith_scalar arg)
+static pith_status scalar_push(pith_stack *s, pith_scalar arg)
 {
     switch (arg.kind) {
     case PITH_SCALAR_BOOL:
@@ -377,56 +145,88 @@ pith_status box_SCALAR(pith_stack *s, pith_scalar arg)
     }
 }
 
-pith_status box_OPT_SCALAR(pith_stack *s, pith_scalar arg)
-{
-    return box_SCALAR(s, arg);
-}
+/* Per argument type of PITH_FORALL_ARG_TYPES: UNBOX_<TOKEN> reads value `v`, which
+ * arg_check has accepted, into `out`; BOX_<TOKEN> pushes `arg` onto stack `s`. An optional
+ * type pushes None unless `present`, and an optional list is a list view when present. */
+#define BOX_UNLESS_NONE_(present, push) (present) ? (push) : pith_stack_push_none(s)
+#define UNBOX_OPT_LIST_(view)                                                               \
+    memset(out, 0, sizeof *out);                                                            \
+    out->present = v->kind != PITH_VALUE_NONE;                                              \
+    if (out->present)                                                                       \
+        view(v, &out->list)
 
-pith_status box_DTYPE(pith_stack *s, pith_dtype arg)
-{
-    return pith_stack_push_dtype(s, arg);
-}
+#define UNBOX_TENSOR *out = v->u.t
+#define BOX_TENSOR pith_stack_push_tensor(s, arg)
+#define UNBOX_OPT_TENSOR *out = v->kind == PITH_VALUE_TENSOR ? v->u.t : NULL
+#define BOX_OPT_TENSOR BOX_UNLESS_NONE_(arg, pith_stack_push_tensor(s, arg))
+#define UNBOX_TENSOR_LIST tensor_list_view(v, out)
+#define BOX_TENSOR_LIST pith_stack_push_tensor_list(s, arg.data, arg.n)
+#define UNBOX_LIST_OPT_TENSOR tensor_list_view(v, out)
+#define BOX_LIST_OPT_TENSOR pith_stack_push_tensor_list(s, arg.data, arg.n)
+#define UNBOX_INT *out = v->u.i
+#define BOX_INT pith_stack_push_int(s, arg)
+#define UNBOX_OPT_INT                                                                       \
+    out->present = v->kind == PITH_VALUE_INT;                                               \
+    out->value = out->present ? v->u.i : 0
+#define BOX_OPT_INT BOX_UNLESS_NONE_(arg.present, pith_stack_push_int(s, arg.value))
+#define UNBOX_INT_LIST int_list_view(v, out)
+#define BOX_INT_LIST pith_stack_push_int_list(s, arg.data, arg.n)
+#define UNBOX_OPT_INT_LIST UNBOX_OPT_LIST_(int_list_view)
+#define BOX_OPT_INT_LIST                                                                    \
+    BOX_UNLESS_NONE_(arg.present, pith_stack_push_int_list(s, arg.list.data, arg.list.n))
+#define UNBOX_FLOAT *out = v->kind == PITH_VALUE_INT ? (double)v->u.i : v->u.d
+#define BOX_FLOAT pith_stack_push_double(s, arg)
+#define UNBOX_OPT_FLOAT                                                                     \
+    out->present = v->kind != PITH_VALUE_NONE;                                              \
+    out->value = v->kind == PITH_VALUE_INT ? (double)v->u.i                                 \
+                 : out->present             ? v->u.d                                        \
+                                            : 0.0
+#define BOX_OPT_FLOAT BOX_UNLESS_NONE_(arg.present, pith_stack_push_double(s, arg.value))
+#define UNBOX_FLOAT_LIST double_list_view(v, out)
+#define BOX_FLOAT_LIST pith_stack_push_double_list(s, arg.data, arg.n)
+#define UNBOX_OPT_FLOAT_LIST UNBOX_OPT_LIST_(double_list_view)
+#define BOX_OPT_FLOAT_LIST                                                                  \
+    BOX_UNLESS_NONE_(arg.present, pith_stack_push_double_list(s, arg.list.data, arg.list.n))
+#define UNBOX_BOOL *out = v->u.b
+#define BOX_BOOL pith_stack_push_bool(s, arg)
+#define UNBOX_OPT_BOOL                                                                      \
+    out->present = v->kind == PITH_VALUE_BOOL;                                              \
+    out->value = out->present && v->u.b
+#define BOX_OPT_BOOL BOX_UNLESS_NONE_(arg.present, pith_stack_push_bool(s, arg.value))
+#define UNBOX_SCALAR *out = scalar_of(v)
+#define BOX_SCALAR scalar_push(s, arg)
+#define UNBOX_OPT_SCALAR *out = scalar_of(v) /* None is a scalar of kind PITH_SCALAR_NONE */
+#define BOX_OPT_SCALAR scalar_push(s, arg)
+#define UNBOX_DTYPE *out = v->u.dtype
+#define BOX_DTYPE pith_stack_push_dtype(s, arg)
+#define UNBOX_OPT_DTYPE *out = v->kind == PITH_VALUE_DTYPE ? (int)v->u.dtype : -1
+#define BOX_OPT_DTYPE BOX_UNLESS_NONE_(arg >= 0, pith_stack_push_dtype(s, (pith_dtype)arg))
+#define UNBOX_OPT_DEVICE *out = v->kind == PITH_VALUE_DEVICE ? (int)v->u.device : -1
+#define BOX_OPT_DEVICE BOX_UNLESS_NONE_(arg >= 0, pith_stack_push_device(s, (pith_device)arg))
+#define UNBOX_STR *out = v->u.s
+#define BOX_STR pith_stack_push_string(s, arg)
+#define UNBOX_OPT_STR *out = v->kind == PITH_VALUE_STRING ? v->u.s : NULL
+#define BOX_OPT_STR BOX_UNLESS_NONE_(arg, pith_stack_push_string(s, arg))
+#define UNBOX_OPT_GENERATOR *out = v->kind == PITH_VALUE_GENERATOR ? v->u.generator : NULL
+#define BOX_OPT_GENERATOR BOX_UNLESS_NONE_(arg, pith_stack_push_generator(s, arg))
 
-pith_status box_OPT_DTYPE(pith_stack *s, pith_opt_dtype arg)
-{
-    return arg < 0 ? pith_stack_push_none(s) : pith_stack_push_dtype(s, (pith_dtype)arg);
-}
-
-pith_status box_OPT_DEVICE(pith_stack *s, pith_opt_device arg)
-{
-    return arg < 0 ? pith_stack_push_none(s) : pith_stack_push_device(s, (pith_device)arg);
-}
-
-pith_status box_STR(pith_stack *s, const char *arg)
-{
-    return pith_stack_push_string(s, arg);
-}
-
-pith_status box_OPT_STR(pith_stack *s, const char *arg)
-{
-    return arg ? pith_stack_push_string(s, arg) : pith_stack_push_none(s);
-}
-
-pith_status box_FLOAT_LIST(pith_stack *s, pith_double_list arg)
-{
-    return pith_stack_push_double_list(s, arg.data, arg.n);
-}
-
-pith_status box_OPT_FLOAT_LIST(pith_stack *s, pith_opt_double_list arg)
-{
-    return arg.present ? pith_stack_push_double_list(s, arg.list.data, arg.list.n)
-                       : pith_stack_push_none(s);
-}
-
-pith_status box_OPT_BOOL(pith_stack *s, pith_opt_bool arg)
-{
-    return arg.present ? pith_stack_push_bool(s, arg.value) : pith_stack_push_none(s);
-}
-
-pith_status box_OPT_GENERATOR(pith_stack *s, pith_generator *arg)
-{
-    return arg ? pith_stack_push_generator(s, arg) : pith_stack_push_none(s);
-}
+/* unbox_<TOKEN> and box_<TOKEN>, as dispatch/op_macros.h declares them. A value of the
+ * wrong kind fails in arg_check, with its message. */
+#define BOXING_DEFINE_(tok, text)                                                           \
+    pith_status unbox_##tok(const pith_op *op, size_t index, const pith_value *v,          \
+                            PITH_CTYPE_##tok *out)                                          \
+    {                                                                                       \
+        if (arg_check(op, index, v) != PITH_OK)                                             \
+            return PITH_ERR_TYPE;                                                           \
+        UNBOX_##tok;                                                                        \
+        return PITH_OK;                                                                     \
+    }                                                                                       \
+    pith_status box_##tok(pith_stack *s, PITH_CTYPE_##tok arg)                              \
+    {                                                                                       \
+        return BOX_##tok;                                                                   \
+    }
+PITH_FORALL_ARG_TYPES(BOXING_DEFINE_)
+#undef BOXING_DEFINE_
 
 pith_keyset tensor_list_keyset(pith_tensor_list list)
 {
