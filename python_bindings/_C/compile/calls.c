@@ -269,6 +269,111 @@ static PyObject *inline_function(tx *x, PyFunctionObject *fn, PyObject *const *a
     return result;
 }
 
+/* math's functions are pure on numbers */
+static PyObject *math_call(tx *x, PyObject *callable, const char *name, PyObject *const *args,
+                           Py_ssize_t nargs)
+{
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (!(PyLong_CheckExact(args[i]) || PyFloat_CheckExact(args[i]) ||
+              PyBool_Check(args[i])))
+            return fail(x, true, "math.%s of a %s", name, Py_TYPE(args[i])->tp_name), NULL;
+    PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
+    if (!r)
+        return fail_exception(x, name), NULL;
+    return r;
+}
+
+static PyObject *builtin_len(tx *x, PyObject *v)
+{
+    if (is_tensor(x, v)) {
+        int64_t sizes[PITH_MAX_DIMS];
+        int nd = pith_sizes(tensor_of(v), sizes);
+        if (nd == 0)
+            return fail(x, false, "len() of a 0-d tensor"), NULL;
+        return PyLong_FromLongLong(sizes[0]);
+    }
+    if (PyDict_Check(v)) {
+        PyObject *what = PyUnicode_FromString("a dict's length");
+        if (!what || dict_read_all(x, v, what) < 0) {
+            Py_XDECREF(what);
+            return NULL;
+        }
+        Py_DECREF(what);
+        return PyLong_FromSsize_t(PyDict_GET_SIZE(v));
+    }
+    if (is_plain(x, v, 0) && (PyTuple_Check(v) || PyList_CheckExact(v) ||
+                              PyUnicode_CheckExact(v)))
+        return PyLong_FromSsize_t(PyObject_Length(v));
+    return fail(x, true, "len() of a %s", Py_TYPE(v)->tp_name), NULL;
+}
+
+static PyObject *builtin_isinstance(tx *x, PyObject *v, PyObject *classinfo)
+{
+    /* by the type alone, for classes of the plain metaclass: __instancecheck__ and a
+     * __class__ property would be user code (a stand-in's type is the guarded type of
+     * its argument, or pith.Tensor for what the graph computes) */
+    PyObject *classes = PyTuple_Check(classinfo) ? classinfo : NULL;
+    Py_ssize_t n = classes ? PyTuple_GET_SIZE(classes) : 1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && !rc; i++) {
+        PyObject *c = classes ? PyTuple_GET_ITEM(classes, i) : classinfo;
+        if (!PyType_Check(c) || (Py_TYPE(c) != &PyType_Type &&
+                                 !PyType_IsSubtype(Py_TYPE(c), &PyType_Type)) ||
+            type_lookup(x, Py_TYPE(c), "__instancecheck__") !=
+                type_lookup(x, &PyType_Type, "__instancecheck__"))
+            return fail(x, true, "isinstance() with a class argument of type %s",
+                        Py_TYPE(c)->tp_name), NULL;
+        rc = PyType_IsSubtype(value_type(x, v), (PyTypeObject *)c);
+    }
+    return PyBool_FromLong(rc);
+}
+
+/* getattr(o, name[, default]) (`is_getattr`) or hasattr(o, name). */
+static PyObject *builtin_getattr(tx *x, const char *name, bool is_getattr,
+                                 PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!PyUnicode_CheckExact(args[1]))
+        return fail(x, false, "%s() with a name of type %s", name,
+                    Py_TYPE(args[1])->tp_name), NULL;
+    bool saved = x->absent_ok;
+    x->absent_ok = true;
+    x->absent = false;
+    PyObject *r = load_attr(x, args[0], args[1]);
+    bool absent = x->absent;
+    x->absent_ok = saved;
+    x->absent = false;
+    if (!is_getattr) {
+        if (r || absent) {
+            Py_XDECREF(r);
+            return PyBool_FromLong(r != NULL);
+        }
+        return NULL;
+    }
+    if (!r && absent && nargs == 3)
+        return Py_NewRef(args[2]);
+    if (!r && absent)
+        return fail(x, false, "getattr(): %U is missing (AttributeError)", args[1]), NULL;
+    return r;
+}
+
+/* abs, min, max, round and divmod of plain values. */
+static PyObject *builtin_pure(tx *x, PyObject *callable, const char *name,
+                              PyObject *const *args, Py_ssize_t nargs)
+{
+    bool all_plain = true;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        all_plain = all_plain && is_plain(x, args[i], 0);
+    static const char *const pure[] = {"abs", "min", "max", "round", "divmod", NULL};
+    for (int i = 0; all_plain && pure[i]; i++)
+        if (strcmp(name, pure[i]) == 0) {
+            PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
+            if (!r)
+                return fail_exception(x, name), NULL;
+            return r;
+        }
+    return fail(x, true, "a call of the builtin %s", name), NULL;
+}
+
 /* Builtins evaluated here, on plain values only. */
 static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames)
@@ -291,102 +396,22 @@ static PyObject *call_builtin(tx *x, PyObject *callable, PyObject *const *args, 
                    strcmp(PyModule_GetName(self), "math") == 0;
     if (PyErr_Occurred())
         PyErr_Clear();
-    if (is_math && !kwnames) {
-        /* math's functions are pure on numbers */
-        for (Py_ssize_t i = 0; i < nargs; i++)
-            if (!(PyLong_CheckExact(args[i]) || PyFloat_CheckExact(args[i]) ||
-                  PyBool_Check(args[i])))
-                return fail(x, true, "math.%s of a %s", name, Py_TYPE(args[i])->tp_name), NULL;
-        PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
-        if (!r)
-            return fail_exception(x, name), NULL;
-        return r;
-    }
+    if (is_math && !kwnames)
+        return math_call(x, callable, name, args, nargs);
     if (!is_builtin || kwnames)
         return fail(x, true, "a call of the builtin %s", name), NULL;
-    if (strcmp(name, "len") == 0 && nargs == 1) {
-        PyObject *v = args[0];
-        if (is_tensor(x, v)) {
-            int64_t sizes[PITH_MAX_DIMS];
-            int nd = pith_sizes(tensor_of(v), sizes);
-            if (nd == 0)
-                return fail(x, false, "len() of a 0-d tensor"), NULL;
-            return PyLong_FromLongLong(sizes[0]);
-        }
-        if (PyDict_Check(v)) {
-            PyObject *what = PyUnicode_FromString("a dict's length");
-            if (!what || dict_read_all(x, v, what) < 0) {
-                Py_XDECREF(what);
-                return NULL;
-            }
-            Py_DECREF(what);
-            return PyLong_FromSsize_t(PyDict_GET_SIZE(v));
-        }
-        if (is_plain(x, v, 0) && (PyTuple_Check(v) || PyList_CheckExact(v) ||
-                                  PyUnicode_CheckExact(v)))
-            return PyLong_FromSsize_t(PyObject_Length(v));
-        return fail(x, true, "len() of a %s", Py_TYPE(v)->tp_name), NULL;
-    }
-    if (strcmp(name, "isinstance") == 0 && nargs == 2) {
-        /* by the type alone, for classes of the plain metaclass: __instancecheck__ and a
-         * __class__ property would be user code (a stand-in's type is the guarded type of
-         * its argument, or pith.Tensor for what the graph computes) */
-        PyObject *classes = PyTuple_Check(args[1]) ? args[1] : NULL;
-        Py_ssize_t n = classes ? PyTuple_GET_SIZE(classes) : 1;
-        int rc = 0;
-        for (Py_ssize_t i = 0; i < n && !rc; i++) {
-            PyObject *c = classes ? PyTuple_GET_ITEM(classes, i) : args[1];
-            if (!PyType_Check(c) || (Py_TYPE(c) != &PyType_Type &&
-                                     !PyType_IsSubtype(Py_TYPE(c), &PyType_Type)) ||
-                type_lookup(x, Py_TYPE(c), "__instancecheck__") !=
-                    type_lookup(x, &PyType_Type, "__instancecheck__"))
-                return fail(x, true, "isinstance() with a class argument of type %s",
-                            Py_TYPE(c)->tp_name), NULL;
-            rc = PyType_IsSubtype(value_type(x, args[0]), (PyTypeObject *)c);
-        }
-        return PyBool_FromLong(rc);
-    }
+    if (strcmp(name, "len") == 0 && nargs == 1)
+        return builtin_len(x, args[0]);
+    if (strcmp(name, "isinstance") == 0 && nargs == 2)
+        return builtin_isinstance(x, args[0], args[1]);
     if (strcmp(name, "iter") == 0 && nargs == 1) {
         PyObject *t = iterate(x, args[0]);
         return t ? make_fresh(x, t) : NULL;
     }
     bool is_getattr = strcmp(name, "getattr") == 0 && (nargs == 2 || nargs == 3);
-    if (is_getattr || (strcmp(name, "hasattr") == 0 && nargs == 2)) {
-        if (!PyUnicode_CheckExact(args[1]))
-            return fail(x, false, "%s() with a name of type %s", name,
-                        Py_TYPE(args[1])->tp_name), NULL;
-        bool saved = x->absent_ok;
-        x->absent_ok = true;
-        x->absent = false;
-        PyObject *r = load_attr(x, args[0], args[1]);
-        bool absent = x->absent;
-        x->absent_ok = saved;
-        x->absent = false;
-        if (!is_getattr) {
-            if (r || absent) {
-                Py_XDECREF(r);
-                return PyBool_FromLong(r != NULL);
-            }
-            return NULL;
-        }
-        if (!r && absent && nargs == 3)
-            return Py_NewRef(args[2]);
-        if (!r && absent)
-            return fail(x, false, "getattr(): %U is missing (AttributeError)", args[1]), NULL;
-        return r;
-    }
-    bool all_plain = true;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        all_plain = all_plain && is_plain(x, args[i], 0);
-    static const char *const pure[] = {"abs", "min", "max", "round", "divmod", NULL};
-    for (int i = 0; all_plain && pure[i]; i++)
-        if (strcmp(name, pure[i]) == 0) {
-            PyObject *r = PyObject_Vectorcall(callable, args, (size_t)nargs, NULL);
-            if (!r)
-                return fail_exception(x, name), NULL;
-            return r;
-        }
-    return fail(x, true, "a call of the builtin %s", name), NULL;
+    if (is_getattr || (strcmp(name, "hasattr") == 0 && nargs == 2))
+        return builtin_getattr(x, name, is_getattr, args, nargs);
+    return builtin_pure(x, callable, name, args, nargs);
 }
 
 /* Types callable here: tuple, list, range, int, float, bool on plain values. */
