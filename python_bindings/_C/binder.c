@@ -213,21 +213,14 @@ static int param_by_name(const overload_object *ov, PyObject *key)
     return -1;
 }
 
-int bind_match(pith_module_state *st, const overload_object *ov, const bind_call *call,
-               bound_args *b, bind_failure *why)
+/* Varargs: PyTorch's varargs size (x.view(2, 3) is x.view((2, 3))) and tensors as varargs
+ * (einsum(eq, a, b)) gather the trailing positional arguments into one list parameter,
+ * recorded in `b`. Returns how many positional arguments remain to bind one by one. */
+static Py_ssize_t varargs_match(pith_module_state *st, const overload_object *ov,
+                                const bind_call *call, bound_args *b,
+                                const unsigned char *positional, int npositional)
 {
-    int skip = call->receiver ? ov->self_index : -1;
-    if (call->receiver && skip < 0)
-        return why->code = FAIL_NO_SELF, -1;
-    memset(b->slots, 0, (size_t)ov->nparams * sizeof *b->slots);
-    b->varargs = NULL;
-    b->nvarargs = 0;
-    b->varargs_index = -1;
-    if (call->receiver)
-        b->slots[skip] = call->receiver;
     Py_ssize_t nargs = call->nargs;
-    const unsigned char *positional = ov->positional[skip >= 0];
-    int npositional = ov->npositional_of[skip >= 0];
     int first = npositional > 0 ? positional[0] : -1;
     if (npositional == 1 && call->mode != MODE_OVERLOAD && nargs >= 1 &&
         (ov->params[first].type == PITH_TYPE_INT_LIST ||
@@ -259,45 +252,48 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
             nargs = at;
         }
     }
-    if (nargs > npositional) {
-        why->code = FAIL_TOO_MANY;
-        why->index = npositional;
-        why->given = (int)call->nargs;
-        return -1;
-    }
-    for (Py_ssize_t k = 0; k < nargs; k++)
-        b->slots[positional[k]] = call->args[k];
+    return nargs;
+}
+
+/* The parameter that keyword `key` names, or -1. */
+static int keyword_param(pith_module_state *st, const overload_object *ov,
+                         const bind_call *call, PyObject *key, bool is_out, int skip)
+{
+    if (is_out && ov->nout > 0)
+        return ov->out_first;
+    if (call->mode == MODE_FUNCTION &&
+        (key == st->binder.str_input || PyUnicode_CompareWithASCIIString(key, "input") == 0))
+        return ov->self_index;
+    int i = param_by_name(ov, key);
+    if (i >= 0 && i == ov->self_index && call->mode == MODE_FUNCTION &&
+        PyUnicode_Compare(key, st->binder.str_input) != 0)
+        i = -1; /* functions spell self as input, as PyTorch's do */
+    if (i == skip)
+        i = -1; /* the receiver is not a keyword */
+    return i;
+}
+
+/* Binds the keyword arguments into b's slots: 0, or -1 with `why`. */
+static int keywords_match(pith_module_state *st, const overload_object *ov,
+                          const bind_call *call, bound_args *b, int skip, bind_failure *why)
+{
     Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(call->kwnames, k);
         PyObject *value = call->args[call->nargs + k];
-        int i;
         bool is_out = key == st->binder.str_out ||
                       (PyUnicode_GET_LENGTH(key) == 3 &&
                        PyUnicode_CompareWithASCIIString(key, "out") == 0);
-        if (is_out && ov->nout > 0) {
-            if (ov->nout > 1) { /* out=(a, b): one tensor per out argument */
-                if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != ov->nout) {
-                    why->code = FAIL_OUT_TUPLE;
-                    return -1;
-                }
-                for (int o = 0; o < ov->nout; o++)
-                    b->slots[ov->out_first + o] = PyTuple_GET_ITEM(value, o);
-                continue;
+        if (is_out && ov->nout > 1) { /* out=(a, b): one tensor per out argument */
+            if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != ov->nout) {
+                why->code = FAIL_OUT_TUPLE;
+                return -1;
             }
-            i = ov->out_first;
-        } else if (call->mode == MODE_FUNCTION &&
-                   (key == st->binder.str_input ||
-                    PyUnicode_CompareWithASCIIString(key, "input") == 0)) {
-            i = ov->self_index;
-        } else {
-            i = param_by_name(ov, key);
-            if (i >= 0 && i == ov->self_index && call->mode == MODE_FUNCTION &&
-                PyUnicode_Compare(key, st->binder.str_input) != 0)
-                i = -1; /* functions spell self as input, as PyTorch's do */
-            if (i == skip)
-                i = -1; /* the receiver is not a keyword */
+            for (int o = 0; o < ov->nout; o++)
+                b->slots[ov->out_first + o] = PyTuple_GET_ITEM(value, o);
+            continue;
         }
+        int i = keyword_param(st, ov, call, key, is_out, skip);
         if (i < 0 && is_out && value == Py_None)
             continue; /* out=None: no out */
         if (i < 0) {
@@ -312,31 +308,58 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
         }
         b->slots[i] = value;
     }
+    return 0;
+}
+
+/* Parameter `i` has no argument: 0 when it needs none, or -1 with `why` naming every
+ * required parameter from `i` on that has none. */
+static int missing_check(const overload_object *ov, const bound_args *b, int i,
+                         bind_failure *why)
+{
+    const bind_param *p = &ov->params[i];
+    if ((p->flags & PARAM_HAS_DEFAULT) || type_is_optional(p->type))
+        return 0;
+    why->code = FAIL_MISSING;
+    why->index = i;
+    why->missing = 0;
+    for (int k = i; k < ov->nparams; k++)
+        if (!b->slots[k] && !(ov->params[k].flags & PARAM_HAS_DEFAULT) &&
+            !type_is_optional(ov->params[k].type))
+            why->missing |= (uint64_t)1 << k;
+    return -1;
+}
+
+/* Each of the varargs gathered into parameter `i` has the list's item type: 0, or -1 with
+ * `why`. */
+static int varargs_check(pith_module_state *st, const overload_object *ov,
+                         const bound_args *b, int i, bind_failure *why)
+{
+    bool tensors = ov->params[i].type == PITH_TYPE_TENSOR_LIST;
+    for (Py_ssize_t k = 0; k < b->nvarargs; k++)
+        if (tensors ? !tensor_check(st, b->varargs[k]) : !is_int_like(st, b->varargs[k])) {
+            why->code = FAIL_TYPE;
+            why->index = i;
+            why->value = b->varargs[k];
+            return -1;
+        }
+    return 0;
+}
+
+/* Every parameter has an argument of its type, or needs none: 0, or -1 with `why`. */
+static int slots_check(pith_module_state *st, const overload_object *ov,
+                       const bind_call *call, const bound_args *b, bind_failure *why)
+{
     for (int i = 0; i < ov->nparams; i++) {
         const bind_param *p = &ov->params[i];
         PyObject *v = b->slots[i];
         if (!v) {
-            if (!(p->flags & PARAM_HAS_DEFAULT) && !type_is_optional(p->type)) {
-                why->code = FAIL_MISSING;
-                why->index = i;
-                why->missing = 0;
-                for (int k = i; k < ov->nparams; k++)
-                    if (!b->slots[k] && !(ov->params[k].flags & PARAM_HAS_DEFAULT) &&
-                        !type_is_optional(ov->params[k].type))
-                        why->missing |= (uint64_t)1 << k;
+            if (missing_check(ov, b, i, why) < 0)
                 return -1;
-            }
             continue;
         }
         if (i == b->varargs_index) {
-            bool tensors = p->type == PITH_TYPE_TENSOR_LIST;
-            for (Py_ssize_t k = 0; k < b->nvarargs; k++)
-                if (tensors ? !tensor_check(st, b->varargs[k]) : !is_int_like(st, b->varargs[k])) {
-                    why->code = FAIL_TYPE;
-                    why->index = i;
-                    why->value = b->varargs[k];
-                    return -1;
-                }
+            if (varargs_check(st, ov, b, i, why) < 0)
+                return -1;
             continue;
         }
         if (v == call->receiver)
@@ -349,6 +372,34 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
         }
     }
     return 0;
+}
+
+int bind_match(pith_module_state *st, const overload_object *ov, const bind_call *call,
+               bound_args *b, bind_failure *why)
+{
+    int skip = call->receiver ? ov->self_index : -1;
+    if (call->receiver && skip < 0)
+        return why->code = FAIL_NO_SELF, -1;
+    memset(b->slots, 0, (size_t)ov->nparams * sizeof *b->slots);
+    b->varargs = NULL;
+    b->nvarargs = 0;
+    b->varargs_index = -1;
+    if (call->receiver)
+        b->slots[skip] = call->receiver;
+    const unsigned char *positional = ov->positional[skip >= 0];
+    int npositional = ov->npositional_of[skip >= 0];
+    Py_ssize_t nargs = varargs_match(st, ov, call, b, positional, npositional);
+    if (nargs > npositional) {
+        why->code = FAIL_TOO_MANY;
+        why->index = npositional;
+        why->given = (int)call->nargs;
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        b->slots[positional[k]] = call->args[k];
+    if (keywords_match(st, ov, call, b, skip, why) < 0)
+        return -1;
+    return slots_check(st, ov, call, b, why);
 }
 
 /* ---- step 2: pushing ---- */
