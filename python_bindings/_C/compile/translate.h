@@ -1,6 +1,6 @@
 /* compile/translate.h — the state of one translation of pith.compile (tx), the symbolic
  * frame it evaluates (sframe), and the functions that the translator's files share:
- * translate.c, frame_state.c, eval.c, calls.c, attributes.c and guards.c. */
+ * translate.c, frame_state.c, eval.c, operators.c, calls.c, attributes.c and guards.c. */
 #ifndef PITH_BINDINGS_COMPILE_TRANSLATE_H
 #define PITH_BINDINGS_COMPILE_TRANSLATE_H
 
@@ -134,9 +134,17 @@ PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_
                      PyObject *kwnames);
 PyObject *record_op(tx *x, const char *name, PyObject *const *args, Py_ssize_t nargs);
 
+/* ---- operators.c ---- */
+
+int truth(tx *x, PyObject *v);
+PyObject *iterate(tx *x, PyObject *v);
+PyObject *pith_function(tx *x, const char *name);
+PyObject *binary_op(tx *x, int op, PyObject *a, PyObject *b);
+PyObject *compare_op(tx *x, int op, PyObject *a, PyObject *b);
+PyObject *subscript(tx *x, PyObject *c, PyObject *k);
+
 /* ---- eval.c ---- */
 
-PyObject *iterate(tx *x, PyObject *v);
 PyObject *eval_frame(tx *x, sframe *f);
 
 #endif /* PITH_BINDINGS_COMPILE_TRANSLATE_H */
