@@ -35,6 +35,7 @@ from types import EllipsisType, TracebackType
 from typing import Any, Literal, SupportsIndex, TypeVar, overload
 
 from . import __config__ as __config__
+from .__config__ import show_config as show_config
 from . import accelerator as accelerator, amp as amp, backends as backends, cuda as cuda
 from . import einops as einops
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled

@@ -1,7 +1,8 @@
 """The BLAS in the process and its threads (Note [BLAS threads]): pith.set_num_threads and
 PITH_NUM_THREADS set the BLAS's own thread count, with the OpenMP build that pith links and
-with Debian's pthread build put in its place through LD_LIBRARY_PATH (in a subprocess); and
-the OpenMP wait policy that pith gives libgomp (Note [OpenMP wait policy]).
+with Debian's pthread build put in its place through LD_LIBRARY_PATH (in a subprocess);
+pith.show_config(), which names the build that was loaded, under each; and the OpenMP wait
+policy that pith gives libgomp (Note [OpenMP wait policy]).
 
 The pthread build comes from Debian's libopenblas0-pthread (scripts/setup.sh installs it).
 Without it those tests skip, unless PITH_TEST_REQUIRE_PTHREAD_BLAS=1 (scripts/test.sh sets
@@ -175,6 +176,65 @@ def test_every_product_shape_is_right_with_the_pthread_build():
     """
     report, _ = run_python(code, PITH_NUM_THREADS="2", LD_LIBRARY_PATH=PTHREAD_DIR)
     assert report == {"threading": "pthreads", "bad": []}
+
+
+# ---- pith.show_config(): the BLAS that was loaded, its threading and threads ---------------
+
+SHOWN_THREADING = {"openmp": "OpenMP", "pthreads": "pthreads", "sequential": "serial"}
+
+
+def shown_blas(text):
+    """The BLAS lines of pith.__config__.show(): {'library', 'threading', 'threads'}."""
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().removeprefix("- ").partition(": ")
+        if sep and key in ("library", "threading", "threads"):
+            fields[key] = value
+    return fields
+
+
+def test_show_config_prints_what_config_show_returns(capsys):
+    assert pith.show_config is pith.__config__.show_config
+    assert pith.show_config() is None
+    assert capsys.readouterr().out == pith.__config__.show()
+
+
+def test_show_names_the_loaded_blas_its_threading_and_threads():
+    info = pith.__config__.blas_info()
+    assert info["library"] == os.path.realpath(loaded_openblas_path())
+    assert shown_blas(pith.__config__.show()) == {
+        "library": info["library"], "threading": SHOWN_THREADING[info["threading"]],
+        "threads": f"{info['num_threads']} (pith.get_num_threads(): {pith.get_num_threads()})"}
+    assert info["config"] in pith.__config__.show()
+
+
+SHOW_REPORT = """
+    import contextlib, io, json
+    import pith
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        pith.show_config()
+    print(json.dumps({"shown": pith.__config__.show(), "printed": printed.getvalue(),
+                      "library": pith.__config__.blas_info()["library"]}))
+"""
+
+
+@pytest.mark.parametrize("build", ["openmp", "pthread"])
+def test_show_config_names_each_openblas_build(build):
+    if build == "pthread":
+        require_pthread_build()
+        directory, env, threading = PTHREAD_DIR, {"LD_LIBRARY_PATH": PTHREAD_DIR}, "pthreads"
+    else:
+        if not os.path.isdir(OPENMP_DIR):
+            pytest.skip("not Debian's OpenBLAS layout")
+        directory, env, threading = OPENMP_DIR, {}, "OpenMP"
+    report, _ = run_python(SHOW_REPORT, PITH_NUM_THREADS="2", **env)
+    assert report["printed"] == report["shown"]
+    library = os.path.realpath(os.path.join(directory, "libopenblas.so.0"))
+    assert report["library"] == library
+    assert shown_blas(report["shown"]) == {
+        "library": library, "threading": threading,
+        "threads": "2 (pith.get_num_threads(): 2)"}
 
 
 # ---- the OpenMP wait policy ----------------------------------------------------------------
