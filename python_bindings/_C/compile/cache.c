@@ -21,8 +21,8 @@
  * compiled than eager: docs/compile.md, Limits). */
 
 /* Note [Compile GIL rules]
- * Everything here runs with the GIL of the frame's interpreter: the counts, the caches,
- * the guard checks and translation. A run of a compiled graph with enough work releases
+ * Everything in pith.compile's files (compile/) runs with the GIL of the frame's
+ * interpreter: the counts, the caches, the guard checks and translation. A run of a compiled graph with enough work releases
  * the GIL (Note [GIL release], state.h); the entry is held by a reference meanwhile, so a
  * reset() or a recompile on another thread cannot free it, and the arguments are held by
  * the frame being answered. */
