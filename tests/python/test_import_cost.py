@@ -90,9 +90,28 @@ def test_lazy_submodules_work_as_before():
     assert result == dict.fromkeys(result, True) and len(result) == 9
 
 
+def test_compiling_an_nn_model_imports_none_of_the_heavy_stdlib_modules():
+    # benchmarks/import_time.py's "pith MLP" process: pith.nn and pith.compile on the way.
+    result = run_python("""
+        import json, sys
+        before = set(sys.modules)
+        import pith
+        nn = pith.nn
+        model = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
+        with pith.no_grad():
+            y = pith.compile(model)(pith.ones(1, 8))
+        print(json.dumps([list(y.shape)] + sorted(
+            m for m in ("inspect", "typing", "dataclasses", "enum", "re", "importlib",
+                        "contextlib", "threading", "copy", "numpy")
+            if m in sys.modules and m not in before)))
+    """)
+    assert result == [[1, 2]]
+
+
 def test_grad_mode_decorating_plain_functions_imports_no_inspect():
     result = run_python("""
         import json, sys
+        before = set(sys.modules)
         import pith
 
         @pith.no_grad
@@ -106,7 +125,8 @@ def test_grad_mode_decorating_plain_functions_imports_no_inspect():
         with pith.enable_grad():
             grad = pith.is_grad_enabled()
         print(json.dumps([f(), list(g()), grad, pith.is_grad_enabled(),
-                          "inspect" in sys.modules, "typing" in sys.modules]))
+                          "inspect" in sys.modules and "inspect" not in before,
+                          "typing" in sys.modules and "typing" not in before]))
     """)
     assert result == [False, [True], True, True, False, False]
 

@@ -15,7 +15,8 @@ __all__ = ["DispatchMode", "no_dispatch"]
 
 def __getattr__(name):
     # pith.utils.data is imported on first use (PEP 562), as pith.nn is: `import pith`, which
-    # imports this module, stays within its import-time budget (docs/python.md).
+    # imports this module, stays within its import-time budget (docs/python.md, "Import
+    # cost").
     if name in ("data", "checkpoint"):
         import sys
         __import__(f"pith.utils.{name}")  # importlib.import_module, without importlib
