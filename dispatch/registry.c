@@ -2,7 +2,7 @@
  * fallbacks, fallthrough keys), kernel selection and boxed calls.
  *
  * All state is statically initialised: the built-in ops register from a load-time
- * constructor (kernels/op_register.c), which may run before any other initialiser. See
+ * constructor (ops/register.c), which may run before any other initialiser. See
  * Note [Registry concurrency] in registry.h for the locking rules. */
 #include <pthread.h>
 #include <stdio.h>

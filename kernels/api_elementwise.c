@@ -1,6 +1,7 @@
-/* api_elementwise.c — the public C entry points of the elementwise ops (pith/ops.h). Each
- * calls the dispatching pith_call_<id>; out= and in-place forms return a status and drop
- * the reference to the returned self. */
+/* api_elementwise.c — the public C entry points of the elementwise ops outside the unary
+ * and binary families (pith/ops.h; the families' are generated into
+ * ops/generated/api_elementwise.c). Each calls the dispatching pith_call_<id>; out= and
+ * in-place forms return a status and drop the reference to the returned self. */
 #include <math.h>
 
 #include "kernels/ops_internal.h"
@@ -9,47 +10,6 @@ static pith_tensor *call_result(pith_status status, pith_value *ret)
 {
     return status == PITH_OK ? ret[0].u.t : NULL;
 }
-
-#define API_UNARY(n)                                                                        \
-    PITH_API pith_tensor *pith_##n(const pith_tensor *x)                                    \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_result(pith_call_##n(ret, x), ret);                                     \
-    }                                                                                       \
-    PITH_API pith_status pith_##n##_out(pith_tensor *out, const pith_tensor *x)             \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_status(pith_call_##n##_out(ret, x, out), ret);                          \
-    }                                                                                       \
-    PITH_API pith_status pith_##n##_(pith_tensor *self)                                     \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_status(pith_call_##n##_(ret, self), ret);                               \
-    }
-PITH_FORALL_UNARY_OPS(API_UNARY)
-
-/* alpha (add, sub) is 1 in the C API. */
-#define API_ALPHA_ARG_ALPHA , scalar_from_int(1)
-#define API_ALPHA_ARG_PLAIN
-#define API_BINARY_(n, fn_, out_, inplace_, extra_)                                         \
-    PITH_API pith_tensor *pith_##n(const pith_tensor *a, const pith_tensor *b)              \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_result(pith_call_##n(ret, a, b API_ALPHA_ARG_##extra_), ret);           \
-    }                                                                                       \
-    PITH_API pith_status pith_##n##_out(pith_tensor *out, const pith_tensor *a,             \
-                                        const pith_tensor *b)                               \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_status(pith_call_##n##_out(ret, a, b API_ALPHA_ARG_##extra_, out), ret); \
-    }                                                                                       \
-    PITH_API pith_status pith_##n##_(pith_tensor *self, const pith_tensor *other)           \
-    {                                                                                       \
-        pith_value ret[1];                                                                  \
-        return call_status(pith_call_##n##_(ret, self, other API_ALPHA_ARG_##extra_), ret);  \
-    }
-#define API_BINARY(n) PITH_BINARY_INFO_##n(API_BINARY_, n)
-PITH_FORALL_BINARY_OPS(API_BINARY)
 
 PITH_API pith_tensor *pith_gelu(const pith_tensor *x, bool tanh_approximation)
 {

@@ -251,16 +251,10 @@ static pith_status cat_out_run(pith_value *ret, pith_tensor_list tensors, int64_
     return ret_self(ret, out);
 }
 
-pith_status cat_out_cpu(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim,
-                        const pith_tensor *out)
+pith_status cat_out_kernel(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
+                           int64_t dim, const pith_tensor *out, pith_device device)
 {
-    return cat_out_run(ret, tensors, dim, out, false);
-}
-
-pith_status cat_out_meta(pith_keyset ks, pith_value *ret, pith_tensor_list tensors,
-                         int64_t dim, const pith_tensor *out)
-{
-    return cat_out_run(ret, tensors, dim, out, true);
+    return cat_out_run(ret, tensors, dim, out, device == PITH_META);
 }
 
 /* ---- stack: unsqueeze every input at `dim`, then cat (or cat.out into `out`) ---- */

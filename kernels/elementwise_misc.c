@@ -40,35 +40,20 @@ static pith_status gelu_run(pith_value *ret, const pith_tensor *self, const char
     return unary_run(def, ret, self, target, mode, meta);
 }
 
-pith_status gelu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                     const char *approximate)
+pith_status gelu_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        const char *approximate, pith_device device)
 {
-    return gelu_run(ret, self, approximate, NULL, ELEMENTWISE_FUNCTIONAL, false);
+    return gelu_run(ret, self, approximate, NULL, ELEMENTWISE_FUNCTIONAL, device == PITH_META);
 }
-pith_status gelu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                      const char *approximate)
+pith_status gelu_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            const char *approximate, const pith_tensor *out, pith_device device)
 {
-    return gelu_run(ret, self, approximate, NULL, ELEMENTWISE_FUNCTIONAL, true);
+    return gelu_run(ret, self, approximate, out, ELEMENTWISE_OUT, device == PITH_META);
 }
-pith_status gelu_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                         const char *approximate, const pith_tensor *out)
+pith_status gelu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         const char *approximate, pith_device device)
 {
-    return gelu_run(ret, self, approximate, out, ELEMENTWISE_OUT, false);
-}
-pith_status gelu_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                          const char *approximate, const pith_tensor *out)
-{
-    return gelu_run(ret, self, approximate, out, ELEMENTWISE_OUT, true);
-}
-pith_status gelu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                      const char *approximate)
-{
-    return gelu_run(ret, self, approximate, self, ELEMENTWISE_INPLACE, false);
-}
-pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       const char *approximate)
-{
-    return gelu_run(ret, self, approximate, self, ELEMENTWISE_INPLACE, true);
+    return gelu_run(ret, self, approximate, self, ELEMENTWISE_INPLACE, device == PITH_META);
 }
 
 /* ---- clamp: min(max(x, min), max), so min > max gives max; NaN (in x or a bound)
@@ -172,25 +157,15 @@ bool clamp_fusable(const pith_tensor *self, pith_scalar min, pith_scalar max,
     return true;
 }
 
-pith_status clamp_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                      pith_scalar min, pith_scalar max)
+pith_status clamp_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         pith_scalar min, pith_scalar max, pith_device device)
 {
-    return clamp_run(ret, self, min, max, ELEMENTWISE_FUNCTIONAL, false);
+    return clamp_run(ret, self, min, max, ELEMENTWISE_FUNCTIONAL, device == PITH_META);
 }
-pith_status clamp_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       pith_scalar min, pith_scalar max)
+pith_status clamp__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          pith_scalar min, pith_scalar max, pith_device device)
 {
-    return clamp_run(ret, self, min, max, ELEMENTWISE_FUNCTIONAL, true);
-}
-pith_status clamp__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       pith_scalar min, pith_scalar max)
-{
-    return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, false);
-}
-pith_status clamp__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                        pith_scalar min, pith_scalar max)
-{
-    return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, true);
+    return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, device == PITH_META);
 }
 
 /* ---- where: picks bytes, so one loop per element size ---- */
@@ -278,15 +253,10 @@ bool where_fusable(const pith_tensor *condition, const pith_tensor *self,
     return true;
 }
 
-pith_status where_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *condition,
-                      const pith_tensor *self, const pith_tensor *other)
+pith_status where_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *condition,
+                         const pith_tensor *self, const pith_tensor *other, pith_device device)
 {
-    return where_run(ret, condition, self, other, false);
-}
-pith_status where_meta(pith_keyset ks, pith_value *ret, const pith_tensor *condition,
-                       const pith_tensor *self, const pith_tensor *other)
-{
-    return where_run(ret, condition, self, other, true);
+    return where_run(ret, condition, self, other, device == PITH_META);
 }
 
 /* max.other and min.other: PyTorch's max(x, y) and min(x, y), the elementwise maximum and
@@ -315,18 +285,44 @@ pith_status min_other_composite(pith_keyset ks, pith_value *ret, const pith_tens
     EW_UNARY_TO_BOOL(b, name, int_value)                                                    \
     static const elementwise_loop name##_loops[PITH_NUM_DTYPES] = {                         \
         EW_TAGS_ALL(EW_LOOP_ENTRY, name)};                                                  \
-    static const unary_def name##_def = {#name, RULE_TO_BOOL, name##_loops, NULL};         \
-    pith_status name##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)        \
-    {                                                                                       \
-        return unary_run(&name##_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, false);      \
-    }                                                                                       \
-    pith_status name##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)       \
-    {                                                                                       \
-        return unary_run(&name##_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, true);       \
-    }
+    static const unary_def name##_def = {#name, RULE_TO_BOOL, name##_loops, NULL};
 
 FLOAT_CLASSIFIER(isnan, a != a, false)
 FLOAT_CLASSIFIER(isinf, a == (T)INFINITY || a == -(T)INFINITY, false)
 FLOAT_CLASSIFIER(isposinf, a == (T)INFINITY, false)
 FLOAT_CLASSIFIER(isneginf, a == -(T)INFINITY, false)
 FLOAT_CLASSIFIER(isfinite, a - a == 0, true)
+
+/* Their kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status isnan_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         pith_device device)
+{
+    return unary_run(&isnan_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, device == PITH_META);
+}
+
+pith_status isinf_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         pith_device device)
+{
+    return unary_run(&isinf_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL, device == PITH_META);
+}
+
+pith_status isposinf_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_device device)
+{
+    return unary_run(&isposinf_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL,
+                     device == PITH_META);
+}
+
+pith_status isneginf_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_device device)
+{
+    return unary_run(&isneginf_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL,
+                     device == PITH_META);
+}
+
+pith_status isfinite_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_device device)
+{
+    return unary_run(&isfinite_def, ret, self, NULL, ELEMENTWISE_FUNCTIONAL,
+                     device == PITH_META);
+}

@@ -1,6 +1,6 @@
 /* elementwise_ops.c — the shared runners of the unary and binary ops (validation, type
  * promotion, outputs, the call into the engine) and the CPU/Meta kernels of every row of
- * PITH_FORALL_UNARY_OPS / PITH_FORALL_BINARY_OPS, generated from those lists. */
+ * op file's unary and binary families (ops/ops.toml), written by scripts/gen_ops.py. */
 #include "kernels/elementwise_ops.h"
 #include "kernels/elementwise_loops.h"
 #include "kernels/promotion.h"
@@ -324,50 +324,12 @@ pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor
     return binary_run_inline(def, ret, self, other, alpha, target, mode, meta);
 }
 
-/* ---- the kernels of every unary and binary row ---- */
-
-#define UNARY_OUT_PARAM , const pith_tensor *out
-#define UNARY_KERNELS(n) UNARY_KERNELS_(n, unary_##n)
-#define UNARY_KERNELS_(n, def)                                                              \
-    UNARY_KERNEL_PAIR_D(def, n, NULL, ELEMENTWISE_FUNCTIONAL, )                             \
-    UNARY_KERNEL_PAIR_D(def, n##_out, out, ELEMENTWISE_OUT, UNARY_OUT_PARAM)                \
-    UNARY_KERNEL_PAIR_D(def, n##_, self, ELEMENTWISE_INPLACE, )
-#define UNARY_KERNEL_PAIR_D(def, id, target, mode, extra)                                   \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self extra)    \
-    {                                                                                       \
-        return unary_run(&def, ret, self, target, mode, false);                             \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self extra)   \
-    {                                                                                       \
-        return unary_run(&def, ret, self, target, mode, true);                              \
-    }
-PITH_FORALL_UNARY_OPS(UNARY_KERNELS)
-
-/* Binary rows: alpha is a parameter only where PITH_BINARY_INFO_<op> says ALPHA. */
-#define BINARY_ALPHA_PARAM_ALPHA , pith_scalar alpha
-#define BINARY_ALPHA_PARAM_PLAIN
-#define BINARY_ALPHA_ARG_ALPHA alpha
-#define BINARY_ALPHA_ARG_PLAIN scalar_from_int(1)
-#define BINARY_KERNEL_PAIR(def, id, extra, target, mode, alpha_param, alpha_arg)           \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         const pith_tensor *other alpha_param extra)                       \
-    {                                                                                       \
-        return binary_run_inline(&def, ret, self, other, alpha_arg, target, mode, false);   \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          const pith_tensor *other alpha_param extra)                      \
-    {                                                                                       \
-        return binary_run(&def, ret, self, other, alpha_arg, target, mode, true);           \
-    }
-#define BINARY_KERNELS_(n, fn_, out_, inplace_, extra_)                                     \
-    BINARY_KERNEL_PAIR(binary_##n, n, , NULL, ELEMENTWISE_FUNCTIONAL,                       \
-                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)              \
-    BINARY_KERNEL_PAIR(binary_##n, n##_out, UNARY_OUT_PARAM, out, ELEMENTWISE_OUT,          \
-                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)              \
-    BINARY_KERNEL_PAIR(binary_##n, n##_, , self, ELEMENTWISE_INPLACE,                       \
-                       BINARY_ALPHA_PARAM_##extra_, BINARY_ALPHA_ARG_##extra_)
-#define BINARY_KERNELS(n) PITH_BINARY_INFO_##n(BINARY_KERNELS_, n)
-PITH_FORALL_BINARY_OPS(BINARY_KERNELS)
+/* ---- the kernels of every unary and binary op ----
+ * <name>_cpu, <name>_meta and their _out and in-place forms, each a call of unary_run or
+ * binary_run(_inline) with the op's description: written by scripts/gen_ops.py from the
+ * op file's unary and binary families. Included here so that the functional CPU kernels
+ * inline binary_run_inline (See Note [Binary fast path]). */
+#include "kernels/generated/elementwise_kernels.inc"
 
 /* Note [Fused elementwise calls]
  * A compiled graph may run a chain of elementwise calls tile by tile (compile/fusion.c,
@@ -376,7 +338,7 @@ PITH_FORALL_BINARY_OPS(BINARY_KERNELS)
  * (rule_dtypes, binary_choose, the unary and gelu descriptions), on the same input values
  * in the same dtype, into a result of the same dtype. elementwise_fusable_of accepts only
  * the calls for which eager is exactly one loop over the broadcast shape:
- *  - the functional rows of PITH_FORALL_UNARY_OPS, PITH_FORALL_BINARY_OPS and gelu;
+ *  - the functional forms of the op file's unary and binary ops, and gelu;
  *  - clamp and where (its condition read as bool) with a floating result;
  *  - casts (to.dtype to a floating dtype, from any dtype) and clone of a floating
  *    tensor: eager's copy_ runs cast_loop over the shape (elementwise_copy), and a cast
@@ -434,28 +396,11 @@ bool elementwise_fusable_of(const pith_op *op, const pith_value *args, size_t na
     if (nargs < 1 || unbox_TENSOR(op, 0, &args[0], &a) != PITH_OK)
         return false;
     switch (op->builtin_id) {
-#define UNARY_FUSABLE_CASE_(n)                                                              \
-    case PITH_OPID_##n:                                                                     \
-        return nargs == 1 && unary_fusable(&unary_##n, a, f);
-        PITH_FORALL_UNARY_OPS(UNARY_FUSABLE_CASE_)
-#undef UNARY_FUSABLE_CASE_
+        /* The unary and binary ops (scripts/gen_ops.py). */
+#include "kernels/generated/elementwise_fusable_cases.inc"
     case PITH_OPID_gelu:
         return nargs == 2 && unbox_STR(op, 1, &args[1], &approximate) == PITH_OK &&
                unary_fusable(gelu_def(approximate), a, f);
-#define BINARY_FUSABLE_ALPHA_ALPHA                                                          \
-    (nargs == 3 && unbox_SCALAR(op, 2, &args[2], &alpha) == PITH_OK)
-#define BINARY_FUSABLE_ALPHA_PLAIN (nargs == 2)
-#define BINARY_FUSABLE_CASE_(n, fn_, out_, inplace_, extra_)                                \
-    case PITH_OPID_##n:                                                                     \
-        return BINARY_FUSABLE_ALPHA_##extra_ &&                                             \
-               unbox_TENSOR(op, 1, &args[1], &b) == PITH_OK &&                              \
-               binary_fusable(&binary_##n, a, b, alpha, f);
-#define BINARY_FUSABLE_CASE(n) PITH_BINARY_INFO_##n(BINARY_FUSABLE_CASE_, n)
-        PITH_FORALL_BINARY_OPS(BINARY_FUSABLE_CASE)
-#undef BINARY_FUSABLE_CASE
-#undef BINARY_FUSABLE_CASE_
-#undef BINARY_FUSABLE_ALPHA_ALPHA
-#undef BINARY_FUSABLE_ALPHA_PLAIN
     case PITH_OPID_to_dtype: {
         pith_dtype dtype;
         bool copy;

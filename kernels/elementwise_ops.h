@@ -52,12 +52,8 @@ typedef struct {
     const elementwise_loop *wrapped_other_loops;
 } binary_def;
 
-#define PITH_DECLARE_UNARY_DEF_(n) extern const unary_def unary_##n;
-#define PITH_DECLARE_BINARY_DEF_(n) extern const binary_def binary_##n;
-PITH_FORALL_UNARY_OPS(PITH_DECLARE_UNARY_DEF_)
-PITH_FORALL_BINARY_OPS(PITH_DECLARE_BINARY_DEF_)
-#undef PITH_DECLARE_UNARY_DEF_
-#undef PITH_DECLARE_BINARY_DEF_
+/* unary_<name> and binary_<name> of every op of the op file's unary and binary families. */
+#include "kernels/generated/elementwise_defs.h"
 
 /* The whole of a unary op: `target` is the out= tensor (OUT) or self (INPLACE), NULL
  * for FUNCTIONAL. `meta` validates and computes metadata only. */

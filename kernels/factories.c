@@ -211,16 +211,10 @@ static pith_status empty_make(pith_value *ret, pith_int_list size, pith_opt_dtyp
     return ret_tensor(ret, factory_new("empty", size, dt, force_meta ? PITH_META : dev));
 }
 
-pith_status empty_cpu(pith_keyset ks, pith_value *ret, pith_int_list size,
-                      pith_opt_dtype dtype, pith_opt_device device)
+pith_status empty_kernel(pith_keyset ks, pith_value *ret, pith_int_list size,
+                         pith_opt_dtype dtype, pith_opt_device device, pith_device kernel_device)
 {
-    return empty_make(ret, size, dtype, device, false);
-}
-
-pith_status empty_meta(pith_keyset ks, pith_value *ret, pith_int_list size,
-                       pith_opt_dtype dtype, pith_opt_device device)
-{
-    return empty_make(ret, size, dtype, device, true);
+    return empty_make(ret, size, dtype, device, kernel_device == PITH_META);
 }
 
 static pith_status empty_strided_make(pith_value *ret, pith_int_list size, pith_int_list stride,
@@ -244,16 +238,11 @@ static pith_status empty_strided_make(pith_value *ret, pith_int_list size, pith_
                                               force_meta ? PITH_META : dev));
 }
 
-pith_status empty_strided_cpu(pith_keyset ks, pith_value *ret, pith_int_list size,
-                              pith_int_list stride, pith_opt_dtype dtype, pith_opt_device device)
+pith_status empty_strided_kernel(pith_keyset ks, pith_value *ret, pith_int_list size,
+                                 pith_int_list stride, pith_opt_dtype dtype,
+                                 pith_opt_device device, pith_device kernel_device)
 {
-    return empty_strided_make(ret, size, stride, dtype, device, false);
-}
-
-pith_status empty_strided_meta(pith_keyset ks, pith_value *ret, pith_int_list size,
-                               pith_int_list stride, pith_opt_dtype dtype, pith_opt_device device)
-{
-    return empty_strided_make(ret, size, stride, dtype, device, true);
+    return empty_strided_make(ret, size, stride, dtype, device, kernel_device == PITH_META);
 }
 
 /* full / zeros / ones: a new tensor filled with `value`; `dflt` is the dtype for None. */
@@ -275,22 +264,22 @@ static pith_status full_make(pith_value *ret, const char *op, pith_int_list size
     return ret_tensor(ret, t);
 }
 
-#define PITH_CONST_FACTORY_(name, value)                                                    \
-    pith_status name##_cpu(pith_keyset ks, pith_value *ret, pith_int_list size,             \
-                           pith_opt_dtype dtype, pith_opt_device device)                    \
-    {                                                                                       \
-        return full_make(ret, #name, size, scalar_from_int(value), pith_get_default_dtype(), \
-                         dtype, device, false);                                             \
-    }                                                                                       \
-    pith_status name##_meta(pith_keyset ks, pith_value *ret, pith_int_list size,            \
-                            pith_opt_dtype dtype, pith_opt_device device)                   \
-    {                                                                                       \
-        return full_make(ret, #name, size, scalar_from_int(value), pith_get_default_dtype(), \
-                         dtype, device, true);                                              \
-    }
-PITH_CONST_FACTORY_(zeros, 0)
-PITH_CONST_FACTORY_(ones, 1)
-#undef PITH_CONST_FACTORY_
+/* zeros and ones: full of 0 or 1 in the default dtype unless given one. Their <id>_cpu and
+ * <id>_meta (device_kernel in ops/ops.toml) pass the kernel's own device, which for Meta
+ * forces a Meta result whatever `device` says. */
+pith_status zeros_kernel(pith_keyset ks, pith_value *ret, pith_int_list size,
+                         pith_opt_dtype dtype, pith_opt_device device, pith_device kernel_device)
+{
+    return full_make(ret, "zeros", size, scalar_from_int(0), pith_get_default_dtype(), dtype,
+                     device, kernel_device == PITH_META);
+}
+
+pith_status ones_kernel(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype,
+                        pith_opt_device device, pith_device kernel_device)
+{
+    return full_make(ret, "ones", size, scalar_from_int(1), pith_get_default_dtype(), dtype,
+                     device, kernel_device == PITH_META);
+}
 
 /* full infers its dtype from the fill value when none is given: bool, int64, or the
  * default float (PyTorch). */
@@ -301,18 +290,12 @@ static pith_dtype scalar_default_dtype(pith_scalar s)
                                        : pith_get_default_dtype();
 }
 
-pith_status full_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_scalar fill_value,
-                     pith_opt_dtype dtype, pith_opt_device device)
+pith_status full_kernel(pith_keyset ks, pith_value *ret, pith_int_list size,
+                        pith_scalar fill_value, pith_opt_dtype dtype, pith_opt_device device,
+                        pith_device kernel_device)
 {
     return full_make(ret, "full", size, fill_value, scalar_default_dtype(fill_value), dtype,
-                     device, false);
-}
-
-pith_status full_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_scalar fill_value,
-                      pith_opt_dtype dtype, pith_opt_device device)
-{
-    return full_make(ret, "full", size, fill_value, scalar_default_dtype(fill_value), dtype,
-                     device, true);
+                     device, kernel_device == PITH_META);
 }
 
 /* ---- eye ---- */
@@ -345,14 +328,9 @@ static pith_status eye_make(pith_value *ret, int64_t n, pith_opt_int m, pith_opt
     return PITH_OK;
 }
 
-pith_status eye_cpu(pith_keyset ks, pith_value *ret, int64_t n, pith_opt_int m,
-                    pith_opt_dtype dtype, pith_opt_device device)
+pith_status eye_kernel(pith_keyset ks, pith_value *ret, int64_t n, pith_opt_int m,
+                       pith_opt_dtype dtype, pith_opt_device device, pith_device kernel_device)
 {
-    return eye_make(ret, n, m, dtype, device, false);
+    return eye_make(ret, n, m, dtype, device, kernel_device == PITH_META);
 }
 
-pith_status eye_meta(pith_keyset ks, pith_value *ret, int64_t n, pith_opt_int m,
-                     pith_opt_dtype dtype, pith_opt_device device)
-{
-    return eye_make(ret, n, m, dtype, device, true);
-}

@@ -138,16 +138,11 @@ static pith_status arange_make(pith_value *ret, pith_scalar start, pith_scalar e
     return ret_tensor(ret, t);
 }
 
-pith_status arange_cpu(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
-                       pith_scalar step, pith_opt_dtype dtype, pith_opt_device device)
+pith_status arange_kernel(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
+                          pith_scalar step, pith_opt_dtype dtype, pith_opt_device device,
+                          pith_device kernel_device)
 {
-    return arange_make(ret, start, end, step, dtype, device, false);
-}
-
-pith_status arange_meta(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
-                        pith_scalar step, pith_opt_dtype dtype, pith_opt_device device)
-{
-    return arange_make(ret, start, end, step, dtype, device, true);
+    return arange_make(ret, start, end, step, dtype, device, kernel_device == PITH_META);
 }
 
 /* ---- linspace ---- */
@@ -233,16 +228,11 @@ static pith_status linspace_make(pith_value *ret, pith_scalar start, pith_scalar
     return ret_tensor(ret, t);
 }
 
-pith_status linspace_cpu(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
-                         int64_t steps, pith_opt_dtype dtype, pith_opt_device device)
+pith_status linspace_kernel(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
+                            int64_t steps, pith_opt_dtype dtype, pith_opt_device device,
+                            pith_device kernel_device)
 {
-    return linspace_make(ret, start, end, steps, dtype, device, false);
-}
-
-pith_status linspace_meta(pith_keyset ks, pith_value *ret, pith_scalar start, pith_scalar end,
-                          int64_t steps, pith_opt_dtype dtype, pith_opt_device device)
-{
-    return linspace_make(ret, start, end, steps, dtype, device, true);
+    return linspace_make(ret, start, end, steps, dtype, device, kernel_device == PITH_META);
 }
 
 /* arange(end) is arange(0, end, 1): the dtype follows end (int64 for an int). */

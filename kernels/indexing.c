@@ -209,22 +209,19 @@ static pith_status index_select_impl(pith_value *ret, const pith_tensor *self, i
     return status;
 }
 
-#define INDEX_SELECT_KERNELS_(suffix, device)                                               \
-    pith_status index_select_##suffix(pith_keyset ks, pith_value *ret,                      \
-                                      const pith_tensor *self, int64_t dim,                 \
-                                      const pith_tensor *index)                             \
-    {                                                                                       \
-        return index_select_impl(ret, self, dim, index, device, NULL);                      \
-    }                                                                                       \
-    pith_status index_select_out_##suffix(pith_keyset ks, pith_value *ret,                  \
-                                          const pith_tensor *self, int64_t dim,             \
-                                          const pith_tensor *index, const pith_tensor *out) \
-    {                                                                                       \
-        return index_select_impl(ret, self, dim, index, device, (pith_tensor *)out);        \
-    }
-INDEX_SELECT_KERNELS_(cpu, PITH_CPU)
-INDEX_SELECT_KERNELS_(meta, PITH_META)
-#undef INDEX_SELECT_KERNELS_
+/* index_select's kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status index_select_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                int64_t dim, const pith_tensor *index, pith_device device)
+{
+    return index_select_impl(ret, self, dim, index, device, NULL);
+}
+
+pith_status index_select_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                    int64_t dim, const pith_tensor *index,
+                                    const pith_tensor *out, pith_device device)
+{
+    return index_select_impl(ret, self, dim, index, device, (pith_tensor *)out);
+}
 
 /* ---- embedding ---- */
 
@@ -270,23 +267,21 @@ static pith_status embedding_impl(pith_value *ret, const pith_tensor *weight,
     return status;
 }
 
-#define EMBEDDING_KERNELS_(suffix, device)                                                  \
-    pith_status embedding_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *weight, \
-                                   const pith_tensor *indices, int64_t padding_idx,         \
-                                   bool scale_grad_by_freq, bool sparse)                    \
-    {                                                                                       \
-        return embedding_impl(ret, weight, indices, device, NULL);                          \
-    }                                                                                       \
-    pith_status embedding_out_##suffix(pith_keyset ks, pith_value *ret,                     \
-                                       const pith_tensor *weight, const pith_tensor *indices, \
-                                       int64_t padding_idx, bool scale_grad_by_freq,        \
-                                       bool sparse, const pith_tensor *out)                 \
-    {                                                                                       \
-        return embedding_impl(ret, weight, indices, device, (pith_tensor *)out);            \
-    }
-EMBEDDING_KERNELS_(cpu, PITH_CPU)
-EMBEDDING_KERNELS_(meta, PITH_META)
-#undef EMBEDDING_KERNELS_
+/* embedding's kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status embedding_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *weight,
+                             const pith_tensor *indices, int64_t padding_idx,
+                             bool scale_grad_by_freq, bool sparse, pith_device device)
+{
+    return embedding_impl(ret, weight, indices, device, NULL);
+}
+
+pith_status embedding_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *weight,
+                                 const pith_tensor *indices, int64_t padding_idx,
+                                 bool scale_grad_by_freq, bool sparse, const pith_tensor *out,
+                                 pith_device device)
+{
+    return embedding_impl(ret, weight, indices, device, (pith_tensor *)out);
+}
 
 /* ---- gather ---- */
 
@@ -400,18 +395,16 @@ static pith_status gather_impl(pith_value *ret, const pith_tensor *self, int64_t
     return status;
 }
 
-#define GATHER_KERNELS_(suffix, device)                                                     \
-    pith_status gather_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,   \
-                                int64_t dim, const pith_tensor *index, bool sparse_grad)    \
-    {                                                                                       \
-        return gather_impl(ret, self, dim, index, device, NULL);                            \
-    }                                                                                       \
-    pith_status gather_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
-                                    int64_t dim, const pith_tensor *index, bool sparse_grad, \
-                                    const pith_tensor *out)                                 \
-    {                                                                                       \
-        return gather_impl(ret, self, dim, index, device, (pith_tensor *)out);              \
-    }
-GATHER_KERNELS_(cpu, PITH_CPU)
-GATHER_KERNELS_(meta, PITH_META)
-#undef GATHER_KERNELS_
+/* gather's kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status gather_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
+                          const pith_tensor *index, bool sparse_grad, pith_device device)
+{
+    return gather_impl(ret, self, dim, index, device, NULL);
+}
+
+pith_status gather_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              int64_t dim, const pith_tensor *index, bool sparse_grad,
+                              const pith_tensor *out, pith_device device)
+{
+    return gather_impl(ret, self, dim, index, device, (pith_tensor *)out);
+}

@@ -426,16 +426,10 @@ static pith_status index_run(pith_value *ret, const char *op, const pith_tensor 
     return ret_tensor(ret, out);
 }
 
-pith_status index_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                      pith_tensor_list indices)
+pith_status index_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         pith_tensor_list indices, pith_device device)
 {
-    return index_run(ret, "index", self, indices, false);
-}
-
-pith_status index_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                       pith_tensor_list indices)
-{
-    return index_run(ret, "index", self, indices, true);
+    return index_run(ret, "index", self, indices, device == PITH_META);
 }
 
 /* ---- nonzero ---- */

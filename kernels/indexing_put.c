@@ -162,16 +162,11 @@ static pith_status index_put_run(pith_value *ret, const pith_tensor *self,
     return ret_self(ret, self);
 }
 
-pith_status index_put__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                           pith_tensor_list indices, const pith_tensor *values, bool accumulate)
+pith_status index_put__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_tensor_list indices, const pith_tensor *values,
+                              bool accumulate, pith_device device)
 {
-    return index_put_run(ret, self, indices, values, accumulate, false);
-}
-
-pith_status index_put__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                            pith_tensor_list indices, const pith_tensor *values, bool accumulate)
-{
-    return index_put_run(ret, self, indices, values, accumulate, true);
+    return index_put_run(ret, self, indices, values, accumulate, device == PITH_META);
 }
 
 /* index_put: index_put_ into a copy of self. */

@@ -509,58 +509,67 @@ void matmul_fusable_panel(const matmul_fusable *f, const char *a, const char *b,
 
 /* ---- the kernels ---- */
 
-/* The functional, out= and meta kernels of an op with (self, <second>) arguments. */
-#define LINALG_KERNELS(n, second)                                                           \
-    pith_status n##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,           \
-                        const pith_tensor *second)                                          \
-    {                                                                                       \
-        return n##_impl(ret, self, second, PITH_CPU, NULL);                                 \
-    }                                                                                       \
-    pith_status n##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         const pith_tensor *second)                                         \
-    {                                                                                       \
-        return n##_impl(ret, self, second, PITH_META, NULL);                                \
-    }                                                                                       \
-    pith_status n##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,       \
-                            const pith_tensor *second, const pith_tensor *out)              \
-    {                                                                                       \
-        return n##_impl(ret, self, second, PITH_CPU, out);                                  \
-    }                                                                                       \
-    pith_status n##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
-                             const pith_tensor *second, const pith_tensor *out)             \
-    {                                                                                       \
-        return n##_impl(ret, self, second, PITH_META, out);                                 \
-    }
-LINALG_KERNELS(matmul, other)
-LINALG_KERNELS(mm, mat2)
-LINALG_KERNELS(bmm, mat2)
+/* The functional and out= kernels of each product, for both devices (device_kernel in
+ * ops/ops.toml: their <id>_cpu and <id>_meta are in ops/generated/device_forwarders.c). */
+pith_status matmul_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         const pith_tensor *other, pith_device device)
+{
+    return matmul_impl(ret, self, other, device, NULL);
+}
 
-/* The functional and out= kernels of addmm and linear, on CPU and Meta. */
-#define ADDMM_KERNELS_(suffix, device)                                                      \
-    pith_status addmm_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,    \
-                               const pith_tensor *mat1, const pith_tensor *mat2,            \
-                               pith_scalar beta, pith_scalar alpha)                         \
-    {                                                                                       \
-        return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, NULL);                \
-    }                                                                                       \
-    pith_status addmm_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
-                                   const pith_tensor *mat1, const pith_tensor *mat2,        \
-                                   pith_scalar beta, pith_scalar alpha,                     \
-                                   const pith_tensor *out)                                  \
-    {                                                                                       \
-        return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, out);                 \
-    }                                                                                       \
-    pith_status linear_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *input,  \
-                                const pith_tensor *weight, const pith_tensor *bias)         \
-    {                                                                                       \
-        return linear_impl(ret, input, weight, bias, device, NULL);                         \
-    }                                                                                       \
-    pith_status linear_out_##suffix(pith_keyset ks, pith_value *ret,                        \
-                                    const pith_tensor *input, const pith_tensor *weight,    \
-                                    const pith_tensor *bias, const pith_tensor *out)        \
-    {                                                                                       \
-        return linear_impl(ret, input, weight, bias, device, out);                          \
-    }
-ADDMM_KERNELS_(cpu, PITH_CPU)
-ADDMM_KERNELS_(meta, PITH_META)
-#undef ADDMM_KERNELS_
+pith_status matmul_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             const pith_tensor *other, const pith_tensor *out, pith_device device)
+{
+    return matmul_impl(ret, self, other, device, out);
+}
+
+pith_status mm_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                     const pith_tensor *mat2, pith_device device)
+{
+    return mm_impl(ret, self, mat2, device, NULL);
+}
+
+pith_status mm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         const pith_tensor *mat2, const pith_tensor *out, pith_device device)
+{
+    return mm_impl(ret, self, mat2, device, out);
+}
+
+pith_status bmm_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                      const pith_tensor *mat2, pith_device device)
+{
+    return bmm_impl(ret, self, mat2, device, NULL);
+}
+
+pith_status bmm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          const pith_tensor *mat2, const pith_tensor *out, pith_device device)
+{
+    return bmm_impl(ret, self, mat2, device, out);
+}
+
+pith_status addmm_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta,
+                         pith_scalar alpha, pith_device device)
+{
+    return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, NULL);
+}
+
+pith_status addmm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta,
+                             pith_scalar alpha, const pith_tensor *out, pith_device device)
+{
+    return addmm_impl(ret, self, mat1, mat2, beta, alpha, device, out);
+}
+
+pith_status linear_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                          const pith_tensor *weight, const pith_tensor *bias, pith_device device)
+{
+    return linear_impl(ret, input, weight, bias, device, NULL);
+}
+
+pith_status linear_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                              const pith_tensor *weight, const pith_tensor *bias,
+                              const pith_tensor *out, pith_device device)
+{
+    return linear_impl(ret, input, weight, bias, device, out);
+}

@@ -277,30 +277,19 @@ static pith_status multinomial_impl(pith_value *ret, const pith_tensor *self,
     return status;
 }
 
-pith_status multinomial_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                            int64_t num_samples, bool replacement, pith_generator *generator)
+pith_status multinomial_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               int64_t num_samples, bool replacement, pith_generator *generator,
+                               pith_device device)
 {
-    return multinomial_impl(ret, self, num_samples, replacement, generator, NULL, PITH_CPU);
+    return multinomial_impl(ret, self, num_samples, replacement, generator, NULL, device);
 }
 
-pith_status multinomial_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                             int64_t num_samples, bool replacement, pith_generator *generator)
-{
-    return multinomial_impl(ret, self, num_samples, replacement, generator, NULL, PITH_META);
-}
-
-pith_status multinomial_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                                int64_t num_samples, bool replacement,
-                                pith_generator *generator, const pith_tensor *out)
+pith_status multinomial_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                   int64_t num_samples, bool replacement,
+                                   pith_generator *generator, const pith_tensor *out,
+                                   pith_device device)
 {
     return multinomial_impl(ret, self, num_samples, replacement, generator, (pith_tensor *)out,
-                            PITH_CPU);
+                            device);
 }
 
-pith_status multinomial_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                                 int64_t num_samples, bool replacement,
-                                 pith_generator *generator, const pith_tensor *out)
-{
-    return multinomial_impl(ret, self, num_samples, replacement, generator, (pith_tensor *)out,
-                            PITH_META);
-}

@@ -219,22 +219,32 @@ bool softmax_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
 }
 
 /* The functional and out= kernels of softmax or log_softmax, on CPU and Meta. */
-#define NM_SOFTMAX_KERNELS_(id, log, suffix, device)                                        \
-    pith_status id##_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
-                              int64_t dim, pith_opt_dtype dtype)                            \
-    {                                                                                       \
-        return softmax_impl(ret, #id, log, self, dim, dtype, device, NULL);                 \
-    }                                                                                       \
-    pith_status id##_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
-                                  int64_t dim, pith_opt_dtype dtype, const pith_tensor *out) \
-    {                                                                                       \
-        return softmax_impl(ret, #id, log, self, dim, dtype, device, (pith_tensor *)out);   \
-    }
-NM_SOFTMAX_KERNELS_(softmax, false, cpu, PITH_CPU)
-NM_SOFTMAX_KERNELS_(softmax, false, meta, PITH_META)
-NM_SOFTMAX_KERNELS_(log_softmax, true, cpu, PITH_CPU)
-NM_SOFTMAX_KERNELS_(log_softmax, true, meta, PITH_META)
-#undef NM_SOFTMAX_KERNELS_
+/* softmax's and log_softmax's kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status softmax_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return softmax_impl(ret, "softmax", false, self, dim, dtype, device, NULL);
+}
+
+pith_status softmax_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              int64_t dim, pith_opt_dtype dtype, const pith_tensor *out,
+                              pith_device device)
+{
+    return softmax_impl(ret, "softmax", false, self, dim, dtype, device, (pith_tensor *)out);
+}
+
+pith_status log_softmax_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, device, NULL);
+}
+
+pith_status log_softmax_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                  int64_t dim, pith_opt_dtype dtype, const pith_tensor *out,
+                                  pith_device device)
+{
+    return softmax_impl(ret, "log_softmax", true, self, dim, dtype, device, (pith_tensor *)out);
+}
 
 /* ---- layer_norm ---- */
 
@@ -474,24 +484,20 @@ static pith_status layer_norm_impl(pith_value *ret, const pith_tensor *input,
 
 /* The functional and out= kernels of layer_norm, on CPU and Meta. cudnn_enable means
  * nothing on CPU. */
-#define NM_LAYER_NORM_KERNELS_(suffix, device)                                              \
-    pith_status layer_norm_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *input, \
-                                    pith_int_list normalized_shape, const pith_tensor *weight, \
-                                    const pith_tensor *bias, double eps, bool cudnn_enable) \
-    {                                                                                       \
-        return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,     \
-                               NULL);                                                       \
-    }                                                                                       \
-    pith_status layer_norm_out_##suffix(pith_keyset ks, pith_value *ret,                    \
-                                        const pith_tensor *input,                           \
-                                        pith_int_list normalized_shape,                     \
-                                        const pith_tensor *weight, const pith_tensor *bias, \
-                                        double eps, bool cudnn_enable,                      \
-                                        const pith_tensor *out)                             \
-    {                                                                                       \
-        return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,     \
-                               (pith_tensor *)out);                                         \
-    }
-NM_LAYER_NORM_KERNELS_(cpu, PITH_CPU)
-NM_LAYER_NORM_KERNELS_(meta, PITH_META)
-#undef NM_LAYER_NORM_KERNELS_
+/* layer_norm's kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status layer_norm_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                              pith_int_list normalized_shape, const pith_tensor *weight,
+                              const pith_tensor *bias, double eps, bool cudnn_enable,
+                              pith_device device)
+{
+    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device, NULL);
+}
+
+pith_status layer_norm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input,
+                                  pith_int_list normalized_shape, const pith_tensor *weight,
+                                  const pith_tensor *bias, double eps, bool cudnn_enable,
+                                  const pith_tensor *out, pith_device device)
+{
+    return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,
+                           (pith_tensor *)out);
+}

@@ -1,26 +1,12 @@
-/* ops_internal.h — what kernels need from the op table: op ids, the built-in operator
- * pointers, the typed signatures and the declarations of every kernel. */
+/* ops_internal.h — what kernels need from the op file (ops/ops.toml): op ids, the built-in
+ * operator pointers, the typed signatures and the declarations of every kernel, all
+ * generated into ops/generated/op_decls.h; and the helpers kernels return results with. */
 #ifndef PITH_KERNELS_OPS_INTERNAL_H
 #define PITH_KERNELS_OPS_INTERNAL_H
 
 #include "core/error.h"
 #include "core/tensor.h"
-#include "dispatch/op_macros.h"
-#include "kernels/op_table.h"
-
-typedef enum {
-#define PITH_ROW_(id, ...) PITH_OPID_##id,
-    PITH_FORALL_OPS(PITH_ROW_)
-#undef PITH_ROW_
-        PITH_NUM_BUILTIN_OPS
-} pith_builtin_op_id;
-
-/* Filled when the library loads (kernels/op_register.c); index by PITH_OPID_<id>. */
-extern const pith_op *pith_builtin_ops[PITH_NUM_BUILTIN_OPS];
-
-#define PITH_ROW_ PITH_OP_DECLARE
-PITH_FORALL_OPS(PITH_ROW_)
-#undef PITH_ROW_
+#include "ops/generated/op_decls.h"
 
 /* Helpers for kernels: return one new tensor through `ret`. */
 static inline pith_status ret_tensor(pith_value *ret, pith_tensor *t)
@@ -40,8 +26,8 @@ static inline pith_status ret_self(pith_value *ret, const pith_tensor *self)
     return PITH_OK;
 }
 
-/* For the C API's out= and in-place forms (kernels/api_*.c), which return a status: drops
- * the reference to the target that a successful call returned. */
+/* For the C API's out= and in-place forms (kernels/api_*.c, ops/generated/api_*.c), which
+ * return a status: drops the reference to the target that a successful call returned. */
 static inline pith_status call_status(pith_status status, pith_value *ret)
 {
     if (status == PITH_OK)

@@ -111,49 +111,43 @@ static pith_status maxmin_dim(pith_value *ret, reduce_op op, const char *name,
     return PITH_OK;
 }
 
-/* The functional and out= kernels of argmax or argmin, on CPU and Meta. */
-#define ARG_KERNELS_(id, OP)                                                                \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         pith_opt_int dim, bool keepdim)                                    \
-    {                                                                                       \
-        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_CPU, NULL);                 \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          pith_opt_int dim, bool keepdim)                                   \
-    {                                                                                       \
-        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_META, NULL);                \
-    }                                                                                       \
-    pith_status id##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
-                             pith_opt_int dim, bool keepdim, const pith_tensor *out)        \
-    {                                                                                       \
-        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_CPU, (pith_tensor *)out);   \
-    }                                                                                       \
-    pith_status id##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
-                              pith_opt_int dim, bool keepdim, const pith_tensor *out)       \
-    {                                                                                       \
-        return argmaxmin(ret, OP, #id, self, dim, keepdim, PITH_META, (pith_tensor *)out);  \
-    }
-ARG_KERNELS_(argmax, REDUCE_ARGMAX)
-ARG_KERNELS_(argmin, REDUCE_ARGMIN)
-#undef ARG_KERNELS_
+/* The functional and out= kernels of argmax and argmin, for both devices (device_kernel in
+ * ops/ops.toml). */
+pith_status argmax_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          pith_opt_int dim, bool keepdim, pith_device device)
+{
+    return argmaxmin(ret, REDUCE_ARGMAX, "argmax", self, dim, keepdim, device, NULL);
+}
 
-pith_status max_dim_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                        bool keepdim)
+pith_status argmax_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_opt_int dim, bool keepdim, const pith_tensor *out,
+                              pith_device device)
 {
-    return maxmin_dim(ret, REDUCE_MAX_DIM, "max", self, dim, keepdim, PITH_CPU);
+    return argmaxmin(ret, REDUCE_ARGMAX, "argmax", self, dim, keepdim, device,
+                     (pith_tensor *)out);
 }
-pith_status max_dim_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                         int64_t dim, bool keepdim)
+
+pith_status argmin_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          pith_opt_int dim, bool keepdim, pith_device device)
 {
-    return maxmin_dim(ret, REDUCE_MAX_DIM, "max", self, dim, keepdim, PITH_META);
+    return argmaxmin(ret, REDUCE_ARGMIN, "argmin", self, dim, keepdim, device, NULL);
 }
-pith_status min_dim_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
-                        bool keepdim)
+
+pith_status argmin_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_opt_int dim, bool keepdim, const pith_tensor *out,
+                              pith_device device)
 {
-    return maxmin_dim(ret, REDUCE_MIN_DIM, "min", self, dim, keepdim, PITH_CPU);
+    return argmaxmin(ret, REDUCE_ARGMIN, "argmin", self, dim, keepdim, device,
+                     (pith_tensor *)out);
 }
-pith_status min_dim_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
-                         int64_t dim, bool keepdim)
+
+pith_status max_dim_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           int64_t dim, bool keepdim, pith_device device)
 {
-    return maxmin_dim(ret, REDUCE_MIN_DIM, "min", self, dim, keepdim, PITH_META);
+    return maxmin_dim(ret, REDUCE_MAX_DIM, "max", self, dim, keepdim, device);
+}
+pith_status min_dim_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           int64_t dim, bool keepdim, pith_device device)
+{
+    return maxmin_dim(ret, REDUCE_MIN_DIM, "min", self, dim, keepdim, device);
 }

@@ -282,108 +282,135 @@ static double correction_value(pith_scalar correction)
  * `out` must have it), else in out's dtype, so sum(int32 x, out=float64 y) sums in float64
  * and equals sum(x, dtype=float64); the ops without a dtype argument (amax, amin, argmax,
  * argmin) need `out` of exactly the result dtype. */
-#define REDUCE_DTYPE_KERNELS_(id, OP)                                                       \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)         \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, dtype, 0, PITH_CPU, NULL);          \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)        \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, dtype, 0, PITH_META, NULL);         \
-    }
-#define REDUCE_DTYPE_OUT_KERNELS_(id, OP, device, suffix)                                   \
-    pith_status id##_out_##suffix(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
-                                  pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, \
-                                  const pith_tensor *out)                                   \
-    {                                                                                       \
-        pith_opt_dtype computed = dtype >= 0 ? dtype : (pith_opt_dtype)out->dtype;          \
-        return reduce_impl(ret, OP, self, dim, keepdim, computed, 0, device,                \
-                           (pith_tensor *)out);                                             \
-    }
-REDUCE_DTYPE_KERNELS_(sum, REDUCE_SUM)
-REDUCE_DTYPE_KERNELS_(mean, REDUCE_MEAN)
-REDUCE_DTYPE_KERNELS_(prod, REDUCE_PROD)
-REDUCE_DTYPE_OUT_KERNELS_(sum, REDUCE_SUM, PITH_CPU, cpu)
-REDUCE_DTYPE_OUT_KERNELS_(sum, REDUCE_SUM, PITH_META, meta)
-REDUCE_DTYPE_OUT_KERNELS_(mean, REDUCE_MEAN, PITH_CPU, cpu)
-REDUCE_DTYPE_OUT_KERNELS_(mean, REDUCE_MEAN, PITH_META, meta)
+/* Each overload's kernel for both devices (device_kernel in ops/ops.toml: its <id>_cpu and
+ * <id>_meta are in ops/generated/device_forwarders.c). */
+pith_status sum_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                       pith_device device)
+{
+    return reduce_impl(ret, REDUCE_SUM, self, dim, keepdim, dtype, 0, device, NULL);
+}
 
-#define REDUCE_LIST_KERNELS_(id, OP)                                                        \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         pith_int_list dim, bool keepdim)                                   \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_CPU, NULL); \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          pith_int_list dim, bool keepdim)                                  \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_META, NULL); \
-    }                                                                                       \
-    pith_status id##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
-                             pith_int_list dim, bool keepdim, const pith_tensor *out)       \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_CPU,      \
-                           (pith_tensor *)out);                                             \
-    }                                                                                       \
-    pith_status id##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,     \
-                              pith_int_list dim, bool keepdim, const pith_tensor *out)      \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, list_present(dim), keepdim, -1, 0, PITH_META,     \
-                           (pith_tensor *)out);                                             \
-    }
-REDUCE_LIST_KERNELS_(amax, REDUCE_AMAX)
-REDUCE_LIST_KERNELS_(amin, REDUCE_AMIN)
+pith_status mean_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                        pith_device device)
+{
+    return reduce_impl(ret, REDUCE_MEAN, self, dim, keepdim, dtype, 0, device, NULL);
+}
 
-#define REDUCE_OPT_LIST_KERNELS_(id, OP)                                                    \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         pith_opt_int_list dim, bool keepdim)                               \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_CPU, NULL);             \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          pith_opt_int_list dim, bool keepdim)                              \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_META, NULL);            \
-    }
-REDUCE_OPT_LIST_KERNELS_(all, REDUCE_ALL)
-REDUCE_OPT_LIST_KERNELS_(any, REDUCE_ANY)
+pith_status prod_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                        pith_device device)
+{
+    return reduce_impl(ret, REDUCE_PROD, self, dim, keepdim, dtype, 0, device, NULL);
+}
 
-#define REDUCE_CORRECTION_KERNELS_(id, OP)                                                  \
-    pith_status id##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,          \
-                         pith_opt_int_list dim, bool keepdim, pith_scalar correction)       \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, -1, correction_value(correction),   \
-                           PITH_CPU, NULL);                                                 \
-    }                                                                                       \
-    pith_status id##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,         \
-                          pith_opt_int_list dim, bool keepdim, pith_scalar correction)      \
-    {                                                                                       \
-        return reduce_impl(ret, OP, self, dim, keepdim, -1, 0, PITH_META, NULL);            \
-    }
-REDUCE_CORRECTION_KERNELS_(var, REDUCE_VAR)
-REDUCE_CORRECTION_KERNELS_(std, REDUCE_STD)
+/* sum and mean into `out`: in `dtype` when given, else in out's dtype. */
+static pith_status reduce_dtype_out(pith_value *ret, reduce_op op, const pith_tensor *self,
+                                    pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                                    const pith_tensor *out, pith_device device)
+{
+    pith_opt_dtype computed = dtype >= 0 ? dtype : (pith_opt_dtype)out->dtype;
+    return reduce_impl(ret, op, self, dim, keepdim, computed, 0, device, (pith_tensor *)out);
+}
+
+pith_status sum_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                           const pith_tensor *out, pith_device device)
+{
+    return reduce_dtype_out(ret, REDUCE_SUM, self, dim, keepdim, dtype, out, device);
+}
+
+pith_status mean_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype,
+                            const pith_tensor *out, pith_device device)
+{
+    return reduce_dtype_out(ret, REDUCE_MEAN, self, dim, keepdim, dtype, out, device);
+}
+
+pith_status amax_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        pith_int_list dim, bool keepdim, pith_device device)
+{
+    return reduce_impl(ret, REDUCE_AMAX, self, list_present(dim), keepdim, -1, 0, device, NULL);
+}
+
+pith_status amax_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_int_list dim, bool keepdim, const pith_tensor *out,
+                            pith_device device)
+{
+    return reduce_impl(ret, REDUCE_AMAX, self, list_present(dim), keepdim, -1, 0, device,
+                       (pith_tensor *)out);
+}
+
+pith_status amin_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        pith_int_list dim, bool keepdim, pith_device device)
+{
+    return reduce_impl(ret, REDUCE_AMIN, self, list_present(dim), keepdim, -1, 0, device, NULL);
+}
+
+pith_status amin_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_int_list dim, bool keepdim, const pith_tensor *out,
+                            pith_device device)
+{
+    return reduce_impl(ret, REDUCE_AMIN, self, list_present(dim), keepdim, -1, 0, device,
+                       (pith_tensor *)out);
+}
+
+pith_status all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_opt_int_list dim, bool keepdim, pith_device device)
+{
+    return reduce_impl(ret, REDUCE_ALL, self, dim, keepdim, -1, 0, device, NULL);
+}
+
+pith_status any_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_opt_int_list dim, bool keepdim, pith_device device)
+{
+    return reduce_impl(ret, REDUCE_ANY, self, dim, keepdim, -1, 0, device, NULL);
+}
+
+pith_status var_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_opt_int_list dim, bool keepdim, pith_scalar correction,
+                       pith_device device)
+{
+    return reduce_impl(ret, REDUCE_VAR, self, dim, keepdim, -1, correction_value(correction),
+                       device, NULL);
+}
+
+pith_status std_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_opt_int_list dim, bool keepdim, pith_scalar correction,
+                       pith_device device)
+{
+    return reduce_impl(ret, REDUCE_STD, self, dim, keepdim, -1, correction_value(correction),
+                       device, NULL);
+}
 
 /* var(unbiased), var.dim(dim, unbiased, keepdim) and the same of std: PyTorch's older
  * spellings, as var.correction with correction 1 (unbiased) or 0. */
-#define REDUCE_UNBIASED_COMPOSITES_(id)                                                     \
-    pith_status id##_unbiased_composite(pith_keyset ks, pith_value *ret,                    \
-                                        const pith_tensor *self, bool unbiased)             \
-    {                                                                                       \
-        (void)ks;                                                                           \
-        pith_opt_int_list all = {false, {NULL, 0}};                                         \
-        return pith_call_##id(ret, self, all, false, scalar_from_int(unbiased ? 1 : 0));     \
-    }                                                                                       \
-    pith_status id##_dim_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, \
-                                   pith_opt_int_list dim, bool unbiased, bool keepdim)      \
-    {                                                                                       \
-        (void)ks;                                                                           \
-        return pith_call_##id(ret, self, dim, keepdim, scalar_from_int(unbiased ? 1 : 0));   \
-    }
-REDUCE_UNBIASED_COMPOSITES_(var)
-REDUCE_UNBIASED_COMPOSITES_(std)
-#undef REDUCE_UNBIASED_COMPOSITES_
+static const pith_opt_int_list every_dim = {false, {NULL, 0}};
+
+pith_status var_unbiased_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                   bool unbiased)
+{
+    return pith_call_var(ret, self, every_dim, false, scalar_from_int(unbiased ? 1 : 0));
+}
+
+pith_status var_dim_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_opt_int_list dim, bool unbiased, bool keepdim)
+{
+    return pith_call_var(ret, self, dim, keepdim, scalar_from_int(unbiased ? 1 : 0));
+}
+
+pith_status std_unbiased_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                   bool unbiased)
+{
+    return pith_call_std(ret, self, every_dim, false, scalar_from_int(unbiased ? 1 : 0));
+}
+
+pith_status std_dim_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              pith_opt_int_list dim, bool unbiased, bool keepdim)
+{
+    return pith_call_std(ret, self, dim, keepdim, scalar_from_int(unbiased ? 1 : 0));
+}
 
 /* ---- max() and min(): the full reduction, values only ---- */
 
@@ -396,21 +423,15 @@ static pith_status reduce_full_minmax(pith_value *ret, reduce_op op, const char 
     return reduce_impl(ret, op, x, all, false, -1, 0, device, NULL);
 }
 
-pith_status max_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+pith_status max_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_device device)
 {
-    return reduce_full_minmax(ret, REDUCE_AMAX, "max", self, PITH_CPU);
+    return reduce_full_minmax(ret, REDUCE_AMAX, "max", self, device);
 }
-pith_status max_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+pith_status min_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                       pith_device device)
 {
-    return reduce_full_minmax(ret, REDUCE_AMAX, "max", self, PITH_META);
-}
-pith_status min_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self)
-{
-    return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_CPU);
-}
-pith_status min_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self)
-{
-    return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, PITH_META);
+    return reduce_full_minmax(ret, REDUCE_AMIN, "min", self, device);
 }
 
 /* Note [Fused reductions]

@@ -196,43 +196,46 @@ static pith_status scan_impl(pith_value *ret, const char *op, bool prod, scan_fo
     return status;
 }
 
-/* The six kernels of one scan: functional, out= and in place, each for CPU and Meta. */
-#define SC_KERNELS_(name, prod)                                                             \
-    pith_status name##_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,        \
-                           int64_t dim, pith_opt_dtype dtype)                               \
-    {                                                                                       \
-        return scan_impl(ret, #name, prod, SCAN_FUNCTIONAL, self, dim, dtype, NULL,         \
-                         PITH_CPU);                                                         \
-    }                                                                                       \
-    pith_status name##_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,       \
-                            int64_t dim, pith_opt_dtype dtype)                              \
-    {                                                                                       \
-        return scan_impl(ret, #name, prod, SCAN_FUNCTIONAL, self, dim, dtype, NULL,         \
-                         PITH_META);                                                        \
-    }                                                                                       \
-    pith_status name##_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,    \
-                               int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)   \
-    {                                                                                       \
-        return scan_impl(ret, #name, prod, SCAN_OUT, self, dim, dtype, (pith_tensor *)out,  \
-                         PITH_CPU);                                                         \
-    }                                                                                       \
-    pith_status name##_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,   \
-                                int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)  \
-    {                                                                                       \
-        return scan_impl(ret, #name, prod, SCAN_OUT, self, dim, dtype, (pith_tensor *)out,  \
-                         PITH_META);                                                        \
-    }                                                                                       \
-    pith_status name##__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self,       \
-                            int64_t dim, pith_opt_dtype dtype)                              \
-    {                                                                                       \
-        return scan_impl(ret, #name "_", prod, SCAN_INPLACE, self, dim, dtype,              \
-                         (pith_tensor *)self, PITH_CPU);                                    \
-    }                                                                                       \
-    pith_status name##__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,      \
-                             int64_t dim, pith_opt_dtype dtype)                             \
-    {                                                                                       \
-        return scan_impl(ret, #name "_", prod, SCAN_INPLACE, self, dim, dtype,              \
-                         (pith_tensor *)self, PITH_META);                                   \
-    }
-SC_KERNELS_(cumsum, false)
-SC_KERNELS_(cumprod, true)
+/* The kernels of each scan, functional, out= and in place, for both devices (device_kernel
+ * in ops/ops.toml: their <id>_cpu and <id>_meta are in ops/generated/device_forwarders.c). */
+pith_status cumsum_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return scan_impl(ret, "cumsum", false, SCAN_FUNCTIONAL, self, dim, dtype, NULL, device);
+}
+
+pith_status cumsum_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             int64_t dim, pith_opt_dtype dtype, const pith_tensor *out,
+                             pith_device device)
+{
+    return scan_impl(ret, "cumsum", false, SCAN_OUT, self, dim, dtype, (pith_tensor *)out,
+                     device);
+}
+
+pith_status cumsum__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return scan_impl(ret, "cumsum_", false, SCAN_INPLACE, self, dim, dtype, (pith_tensor *)self,
+                     device);
+}
+
+pith_status cumprod_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                          int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return scan_impl(ret, "cumprod", true, SCAN_FUNCTIONAL, self, dim, dtype, NULL, device);
+}
+
+pith_status cumprod_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                              int64_t dim, pith_opt_dtype dtype, const pith_tensor *out,
+                              pith_device device)
+{
+    return scan_impl(ret, "cumprod", true, SCAN_OUT, self, dim, dtype, (pith_tensor *)out,
+                     device);
+}
+
+pith_status cumprod__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            int64_t dim, pith_opt_dtype dtype, pith_device device)
+{
+    return scan_impl(ret, "cumprod_", true, SCAN_INPLACE, self, dim, dtype, (pith_tensor *)self,
+                     device);
+}

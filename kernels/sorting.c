@@ -420,52 +420,75 @@ static pith_status sort_into(pith_value *ret, const char *op, const pith_tensor 
     return ret_self(ret + 1, indices);
 }
 
-/* Each row's CPU and Meta kernels: the same body, with `device` telling them apart. */
-#define SORTING_KERNELS_(id, call, ...)                                                     \
-    PITH_OP_SIGNATURE_(id##_cpu, __VA_ARGS__)                                               \
-    {                                                                                       \
-        const pith_device device = PITH_CPU;                                                \
-        return call;                                                                        \
-    }                                                                                       \
-    PITH_OP_SIGNATURE_(id##_meta, __VA_ARGS__)                                              \
-    {                                                                                       \
-        const pith_device device = PITH_META;                                               \
-        return call;                                                                        \
-    }
+/* Each overload's kernel, for both devices: ops/generated/device_forwarders.c has its
+ * <id>_cpu and <id>_meta (device_kernel in ops/ops.toml). */
+pith_status sort_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
+                        bool descending, pith_device device)
+{
+    return sort_functional(ret, "sort", self, dim, -1, descending, false, device);
+}
 
-SORTING_KERNELS_(sort, sort_functional(ret, "sort", self, dim, -1, descending, false, device),
-                 (TENSOR, self), (INT, dim), (BOOL, descending))
-SORTING_KERNELS_(sort_stable,
-                 sort_functional(ret, "sort", self, dim, -1, descending, false, device),
-                 (TENSOR, self), (OPT_BOOL, stable), (INT, dim), (BOOL, descending))
-SORTING_KERNELS_(sort_values,
-                 sort_into(ret, "sort", self, dim, -1, descending, (pith_tensor *)values,
-                           (pith_tensor *)indices, device),
-                 (TENSOR, self), (INT, dim), (BOOL, descending), (TENSOR, values),
-                 (TENSOR, indices))
-SORTING_KERNELS_(sort_values_stable,
-                 sort_into(ret, "sort", self, dim, -1, descending, (pith_tensor *)values,
-                           (pith_tensor *)indices, device),
-                 (TENSOR, self), (OPT_BOOL, stable), (INT, dim), (BOOL, descending),
-                 (TENSOR, values), (TENSOR, indices))
-SORTING_KERNELS_(argsort,
-                 sort_functional(ret, "argsort", self, dim, -1, descending, true, device),
-                 (TENSOR, self), (INT, dim), (BOOL, descending))
-SORTING_KERNELS_(argsort_stable,
-                 sort_functional(ret, "argsort", self, dim, -1, descending, true, device),
-                 (TENSOR, self), (BOOL, stable), (INT, dim), (BOOL, descending))
-SORTING_KERNELS_(argsort_stable_out,
-                 sort_into(ret, "argsort", self, dim, -1, descending, NULL, (pith_tensor *)out,
-                           device),
-                 (TENSOR, self), (BOOL, stable), (INT, dim), (BOOL, descending), (TENSOR, out))
+pith_status sort_stable_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_opt_bool stable, int64_t dim, bool descending,
+                               pith_device device)
+{
+    return sort_functional(ret, "sort", self, dim, -1, descending, false, device);
+}
+
+pith_status sort_values_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               int64_t dim, bool descending, const pith_tensor *values,
+                               const pith_tensor *indices, pith_device device)
+{
+    return sort_into(ret, "sort", self, dim, -1, descending, (pith_tensor *)values,
+                     (pith_tensor *)indices, device);
+}
+
+pith_status sort_values_stable_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                      pith_opt_bool stable, int64_t dim, bool descending,
+                                      const pith_tensor *values, const pith_tensor *indices,
+                                      pith_device device)
+{
+    return sort_into(ret, "sort", self, dim, -1, descending, (pith_tensor *)values,
+                     (pith_tensor *)indices, device);
+}
+
+pith_status argsort_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim,
+                           bool descending, pith_device device)
+{
+    return sort_functional(ret, "argsort", self, dim, -1, descending, true, device);
+}
+
+pith_status argsort_stable_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                  bool stable, int64_t dim, bool descending, pith_device device)
+{
+    return sort_functional(ret, "argsort", self, dim, -1, descending, true, device);
+}
+
+pith_status argsort_stable_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                      bool stable, int64_t dim, bool descending,
+                                      const pith_tensor *out, pith_device device)
+{
+    return sort_into(ret, "argsort", self, dim, -1, descending, NULL, (pith_tensor *)out,
+                     device);
+}
+
 /* k < 0 is out of range too: it must not mean "the whole line" as it does inside. */
-#define SORTING_TOPK_K_(k) ((k) < 0 ? INT64_MAX : (k))
-SORTING_KERNELS_(topk,
-                 sort_functional(ret, "topk", self, dim, SORTING_TOPK_K_(k), largest, false,
-                                 device),
-                 (TENSOR, self), (INT, k), (INT, dim), (BOOL, largest), (BOOL, sorted))
-SORTING_KERNELS_(topk_values,
-                 sort_into(ret, "topk", self, dim, SORTING_TOPK_K_(k), largest,
-                           (pith_tensor *)values, (pith_tensor *)indices, device),
-                 (TENSOR, self), (INT, k), (INT, dim), (BOOL, largest), (BOOL, sorted),
-                 (TENSOR, values), (TENSOR, indices))
+static int64_t topk_count(int64_t k)
+{
+    return k < 0 ? INT64_MAX : k;
+}
+
+pith_status topk_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k,
+                        int64_t dim, bool largest, bool sorted, pith_device device)
+{
+    return sort_functional(ret, "topk", self, dim, topk_count(k), largest, false, device);
+}
+
+pith_status topk_values_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               int64_t k, int64_t dim, bool largest, bool sorted,
+                               const pith_tensor *values, const pith_tensor *indices,
+                               pith_device device)
+{
+    return sort_into(ret, "topk", self, dim, topk_count(k), largest, (pith_tensor *)values,
+                     (pith_tensor *)indices, device);
+}

@@ -17,7 +17,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".py", ".pyi", ".sh", ".cmake", ".txt", ".in")
+SOURCE_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".py", ".pyi", ".sh", ".cmake", ".txt", ".in",
+                   ".toml", ".inc")
 SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
 BEGIN, END = "<!-- notes-index -->", "<!-- /notes-index -->"
 

@@ -2,8 +2,16 @@
  * tensors, output allocation and release included,
  *   (a) through the unboxed (typed) entry point pith_add, and
  *   (b) through the boxed path: push both tensors, pith_call_boxed, get the result, drop.
- * Reports the median ns/call over many batches. */
+ * Reports the median ns/call over many batches.
+ *
+ * `bench_add_small --count` times nothing: after a warm-up it makes each call once inside a
+ * function of its own (count_*), for instruction counts that a loaded machine does not
+ * change:
+ *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out build/benchmarks/c/bench_add_small --count
+ *   callgrind_annotate --inclusive=yes /tmp/cg.out | grep count_ */
 #include "bench_common.h"
+
+#include <string.h>
 
 enum { BATCHES = 41, CALLS_PER_BATCH = 100000 };
 
@@ -52,7 +60,30 @@ static double add_boxed_ns(const pith_tensor *a, const pith_tensor *b)
     return bench_median(per_batch, BATCHES);
 }
 
-int main(void)
+#define COUNTED __attribute__((noinline, used))
+
+COUNTED static pith_tensor *count_add_unboxed(const pith_tensor *a, const pith_tensor *b)
+{
+    return pith_add(a, b);
+}
+
+COUNTED static void count_release(pith_tensor *t)
+{
+    pith_release(t);
+}
+
+static void count_calls(const pith_tensor *a, const pith_tensor *b)
+{
+    for (int warm = 0; warm < 100; warm++)
+        pith_release(pith_add(a, b));
+    pith_tensor *c = count_add_unboxed(a, b);
+    bench_check(c != NULL, "pith_add");
+    count_release(c);
+    printf("bench_add_small --count: one pith_add and one release, in count_add_unboxed and "
+           "count_release\n");
+}
+
+int main(int argc, char **argv)
 {
     int threads = bench_threads();
     printf("bench_add_small: pith %s, %d threads, median of %d batches of %d calls\n",
@@ -68,6 +99,12 @@ int main(void)
     bench_check(c != NULL, "pith_add");
     bench_check(*(const float *)pith_data_ptr(c) == x + y, "pith_add's value");
     pith_release(c);
+    if (argc > 1 && strcmp(argv[1], "--count") == 0) {
+        count_calls(a, b);
+        pith_release(a);
+        pith_release(b);
+        return 0;
+    }
 
     bench_result("add_1_unboxed", "(a) pith_add, 1-element float32, unboxed", add_unboxed_ns(a, b),
                  "ns/call", "<= 60");

@@ -2,7 +2,7 @@
  *
  * Each function dispatches through the dispatcher (so a tensor with the Python key, or a
  * C kernel registered for another key, sees the call). Unary and binary elementwise ops
- * come in three forms, generated from the two lists below:
+ * come in three forms (pith/ops_elementwise.h):
  *   pith_tensor *pith_add(const pith_tensor *a, const pith_tensor *b);       new tensor
  *   pith_status  pith_add_out(pith_tensor *out, const pith_tensor *a, ...);  into `out`
  *   pith_status  pith_add_(pith_tensor *self, const pith_tensor *other);     in place
@@ -14,30 +14,9 @@
 extern "C" {
 #endif
 
-/* Elementwise ops of one tensor. */
-#define PITH_FORALL_UNARY_OPS(_)                                                            \
-    _(neg) _(abs) _(sign) _(exp) _(log) _(log1p) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh)     \
-    _(sigmoid) _(relu) _(silu) _(erf) _(logical_not) _(bitwise_not)
-
-/* Elementwise ops of two broadcast tensors, with type promotion. */
-#define PITH_FORALL_BINARY_OPS(_)                                                           \
-    _(add) _(sub) _(mul) _(div) _(floor_divide) _(remainder) _(pow) _(maximum) _(minimum)   \
-    _(eq) _(ne) _(lt) _(le) _(gt) _(ge) _(logical_and) _(logical_or) _(bitwise_and)         \
-    _(bitwise_or) _(bitwise_xor)
-
-#define PITH_DECLARE_UNARY_(name)                                                           \
-    PITH_API pith_tensor *pith_##name(const pith_tensor *x);                                \
-    PITH_API pith_status pith_##name##_out(pith_tensor *out, const pith_tensor *x);         \
-    PITH_API pith_status pith_##name##_(pith_tensor *self);
-#define PITH_DECLARE_BINARY_(name)                                                          \
-    PITH_API pith_tensor *pith_##name(const pith_tensor *a, const pith_tensor *b);          \
-    PITH_API pith_status pith_##name##_out(pith_tensor *out, const pith_tensor *a,          \
-                                           const pith_tensor *b);                           \
-    PITH_API pith_status pith_##name##_(pith_tensor *self, const pith_tensor *other);
-PITH_FORALL_UNARY_OPS(PITH_DECLARE_UNARY_)
-PITH_FORALL_BINARY_OPS(PITH_DECLARE_BINARY_)
-#undef PITH_DECLARE_UNARY_
-#undef PITH_DECLARE_BINARY_
+/* The unary and binary elementwise ops (pith_neg, pith_add, ..., each with its _out and
+ * in-place form), written from the op file by scripts/gen_ops.py. */
+#include "pith/ops_elementwise.h"
 
 /* gelu: exact (erf) by default, or the tanh approximation. */
 PITH_API pith_tensor *pith_gelu(const pith_tensor *x, bool tanh_approximation);

@@ -190,7 +190,7 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
 }
 
 /* Whether a Python number may bind Tensor parameter `i` of `ov` under `numbers`. See Note
- * [The Python surface of the op table] (kernels/op_table.h). */
+ * [The Python surface of the op table] (op_surface.c). */
 static bool number_ok_at(const overload_object *ov, int i, int numbers)
 {
     const bind_param *p = &ov->params[i];
@@ -236,7 +236,7 @@ static Py_ssize_t varargs_match(pith_module_state *st, const overload_object *ov
     }
     if (call->tensor_varargs && b->varargs_index < 0 && npositional > 0 &&
         ov->params[positional[npositional - 1]].type == PITH_TYPE_TENSOR_LIST) {
-        /* einsum(eq, a, b), meshgrid(a, b): See Note [Tensors as varargs] (op_table.h) */
+        /* einsum(eq, a, b), meshgrid(a, b): See Note [Tensors as varargs] (op_surface.c) */
         int at = npositional - 1, list = positional[at];
         bool one_list = nargs == at + 1 && is_sequence(call->args[at]);
         bool by_keyword = false;

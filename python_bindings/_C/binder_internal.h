@@ -18,7 +18,7 @@ enum {
 };
 
 /* Where Python numbers bind Tensor parameters; See Note [The Python surface of the op
- * table] (kernels/op_table.h). */
+ * table] (op_surface.c). */
 enum { NUMBERS_NONE, NUMBERS_OTHER, NUMBERS_ALL };
 
 /* How a call spells its arguments: an OpOverload's call (schema names), a function's
@@ -65,7 +65,7 @@ typedef struct {
     PyObject *name; /* "add" */
     int mode;       /* MODE_FUNCTION or MODE_METHOD */
     int numbers;    /* NUMBERS_* */
-    bool tensor_varargs; /* See Note [Tensors as varargs] (kernels/op_table.h) */
+    bool tensor_varargs; /* See Note [Tensors as varargs] (op_surface.c) */
     bool factory;   /* takes requires_grad=, pin_memory=, layout=: Note [Python-only
                        arguments] (op_objects.c) */
     PyObject *as_tuple; /* nonzero's as_tuple=True: this Function (nonzero_numpy), or NULL */
@@ -80,14 +80,14 @@ typedef struct {
     Py_ssize_t nargs;
     PyObject *kwnames;
     int mode, numbers;
-    bool tensor_varargs; /* See Note [Tensors as varargs] (kernels/op_table.h) */
+    bool tensor_varargs; /* See Note [Tensors as varargs] (op_surface.c) */
 } bind_call;
 
 /* The arguments of a call in their parameters' slots (borrowed; NULL for absent). */
 typedef struct {
     PyObject *slots[BINDER_MAX_PARAMS];
     /* x.view(2, 3): the ints of the varargs int list; meshgrid(a, b): the tensors of the
-     * varargs tensor list (See Note [Tensors as varargs], kernels/op_table.h) */
+     * varargs tensor list (See Note [Tensors as varargs], op_surface.c) */
     PyObject *const *varargs;
     Py_ssize_t nvarargs;
     int varargs_index;

@@ -1,13 +1,51 @@
-/* op_surface.c — the op table's Python surface made into pith.<name> functions and
- * Tensor.<name> methods (See Note [The Python surface of the op table], kernels/
- * op_table.h), and the specs that __pith_dispatch__ handlers are called with, read from
- * the OpOverloads (See Note [Arguments of a boxed call], python_dispatch.c). */
+/* op_surface.c — the op file's Python surface made into pith.<name> functions and
+ * Tensor.<name> methods (See Note [The Python surface of the op table]), and the specs
+ * that __pith_dispatch__ handlers are called with, read from the OpOverloads (See Note
+ * [Arguments of a boxed call], python_dispatch.c). */
 #include <string.h>
 
 #include "binder_internal.h"
 #include "pydispatch.h"
 
 /* ---- the Python surface ---- */
+
+/* Note [The Python surface of the op table]
+ * Which op names Python shows, where, and which of their Tensor arguments take Python
+ * numbers: the `python` and `numbers` keys of each op of the op file (ops/ops.toml), which
+ * scripts/gen_ops.py writes into generated/op_surface.inc as surface[]. A name (a schema
+ * base name) groups every overload of that name: "max" is max, max.other and max.dim.
+ *     BOTH      pith.<name>(...) and Tensor.<name>(...)
+ *     FUNCTION  pith.<name>(...) only
+ *     METHOD    Tensor.<name>(...) only
+ *     INTERNAL  reachable only as pith.ops.pith.<name> (aliases, and ops whose Python form
+ *               is written by hand in pith/_api.py or module.c)
+ * The out overloads of a name (those with a mutable keyword-only argument) are chosen by
+ * `out=`; a METHOD or BOTH name whose in-place ops exist (name_, e.g. add_) also gets the
+ * method Tensor.<name>_ unless name_ has a surface of its own.
+ *
+ * NUMBERS says where a Python bool, int or float binds a Tensor argument (as a wrapped
+ * number; See Note [Python scalars as wrapped numbers]), following PyTorch:
+ *     ALL    every Tensor argument that the op only reads (PyTorch's numbers-as-tensors
+ *            ops, add/sub/mul/div/floor_divide/copy_, and the ops that have a Scalar
+ *            overload for either operand: remainder, pow, bitwise_*)
+ *     OTHER  every such argument but the first (the ops with a Scalar overload of `other`
+ *            only: the comparisons; where's self and other)
+ *     NONE   none (maximum(x, 2) is a TypeError, as in PyTorch)
+ *
+ * Every overload binds through one binder (binder.c), so a new unary op is one op record
+ * plus its loop. tests/python/test_op_surface.py fails when a built-in op name has no
+ * surface.
+ *
+ * Note [Tensors as varargs]
+ * The functions whose op has `varargs = true` take the tensors of their Tensor[] parameter
+ * (the last positional one) either as one list or tuple or as separate positional
+ * arguments, as torch.functional's `*tensors` wrappers do: einsum(eq, a, b) is
+ * einsum(eq, [a, b]) and meshgrid(a, b) is meshgrid([a, b]). The binder's rule
+ * (bind_match, binder.c): when such a function's call has at least as many positional
+ * arguments as come before the list, the arguments from the list's position on are the
+ * list, unless there is exactly one and it is a list or tuple (or none, and the list is
+ * given by keyword). Other Tensor[] functions (cat, stack) take one list only, as in
+ * PyTorch. broadcast_tensors(a, b) is broadcast_tensors([a, b]) by the same rule. */
 
 enum { VARIANT_BOTH, VARIANT_FUNCTION, VARIANT_METHOD, VARIANT_INTERNAL };
 
@@ -16,14 +54,10 @@ typedef struct {
     int variants, numbers;
 } surface_row;
 
-#define PITH_PYTHON_ROW_(n, variants, numbers) {#n, VARIANT_##variants, NUMBERS_##numbers},
-static const surface_row surface[] = {PITH_FORALL_PYTHON_SURFACE(PITH_PYTHON_ROW_)};
-#undef PITH_PYTHON_ROW_
+/* surface[], tensor_varargs[], elementwise_unary[] and elementwise_binary[], from the op
+ * file (scripts/gen_ops.py). */
+#include "generated/op_surface.inc"
 #define SURFACE_ROWS ((Py_ssize_t)(sizeof surface / sizeof *surface))
-
-#define PITH_TENSOR_VARARGS_NAME_(n) #n,
-static const char *const tensor_varargs[] = {PITH_FORALL_PYTHON_TENSOR_VARARGS(PITH_TENSOR_VARARGS_NAME_)};
-#undef PITH_TENSOR_VARARGS_NAME_
 
 /* Whether pith.<name> takes its tensors as varargs: See Note [Tensors as varargs]. */
 static bool takes_tensor_varargs(const char *name)
@@ -139,12 +173,9 @@ static PyObject *module_elementwise_ops(PyObject *module, PyObject *unused)
 {
     (void)module;
     (void)unused;
-#define NAME_(n) #n,
-    static const char *const unary[] = {PITH_FORALL_UNARY_OPS(NAME_)};
-    static const char *const binary[] = {PITH_FORALL_BINARY_OPS(NAME_)};
-#undef NAME_
-    PyObject *u = PyTuple_New((Py_ssize_t)(sizeof unary / sizeof *unary));
-    PyObject *b = PyTuple_New((Py_ssize_t)(sizeof binary / sizeof *binary));
+    const char *const *unary = elementwise_unary, *const *binary = elementwise_binary;
+    PyObject *u = PyTuple_New((Py_ssize_t)(sizeof elementwise_unary / sizeof *elementwise_unary));
+    PyObject *b = PyTuple_New((Py_ssize_t)(sizeof elementwise_binary / sizeof *elementwise_binary));
     for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(u); i++)
         PyTuple_SET_ITEM(u, i, PyUnicode_FromString(unary[i]));
     for (Py_ssize_t i = 0; u && b && i < PyTuple_GET_SIZE(b); i++)

@@ -11,7 +11,6 @@
 #include <pith/interpreter.h>
 #include <pith/pith.h>
 
-#include "kernels/op_table.h" /* the Python surface and operators of the ops */
 
 /* Note [Module state]
  * pith._C uses PEP 489 multi-phase init and heap types only, so each interpreter that
@@ -165,20 +164,18 @@ static inline pith_tensor *tensor_of(PyObject *obj)
     return ((pith_tensor_object *)obj)->t;
 }
 
-/* tensor_number.c: the operator slots of pith.Tensor, made from the op table's list of
- * operators (PITH_FORALL_PYTHON_BINARY_OPERATORS, kernels/op_table.h) for tensor.c's spec,
- * and declared here with their real signatures. */
+/* tensor_number.c: the operator slots of pith.Tensor (the binary ones from the op file's
+ * number_slot fields, generated/number_slots.inc) for tensor.c's spec, declared here with
+ * their real signatures. */
 #define TENSOR_UNARY_SLOTS(_)                                                               \
     _(Py_nb_negative, tensor_nb_negative) _(Py_nb_absolute, tensor_nb_absolute)             \
     _(Py_nb_invert, tensor_nb_invert) _(Py_nb_float, tensor_nb_float)                       \
     _(Py_nb_int, tensor_nb_int) _(Py_nb_index, tensor_nb_index)
-#define TENSOR_DECLARE_BINARY_(slot, name)                                                  \
-    PyObject *tensor_nb_##slot(PyObject *a, PyObject *b);                                   \
-    PyObject *tensor_nb_inplace_##slot(PyObject *a, PyObject *b);
+#define PITH_NUMBER_SLOT_DECLARATIONS
+#include "generated/number_slots.inc"
+#undef PITH_NUMBER_SLOT_DECLARATIONS
 #define TENSOR_DECLARE_UNARY_(slot, fn) PyObject *fn(PyObject *self);
-PITH_FORALL_PYTHON_BINARY_OPERATORS(TENSOR_DECLARE_BINARY_)
 TENSOR_UNARY_SLOTS(TENSOR_DECLARE_UNARY_)
-#undef TENSOR_DECLARE_BINARY_
 #undef TENSOR_DECLARE_UNARY_
 PyObject *tensor_nb_matrix_multiply(PyObject *a, PyObject *b);
 PyObject *tensor_nb_power(PyObject *a, PyObject *b, PyObject *mod);

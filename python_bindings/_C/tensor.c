@@ -629,13 +629,13 @@ static PyMemberDef tensor_members[] = {
 };
 
 #define TENSOR_SLOT_ENTRY_(slot, fn) {slot, (void *)fn},
-#define TENSOR_BINARY_SLOT_ENTRIES_(slot, name)                                             \
-    {Py_nb_##slot, (void *)tensor_nb_##slot}, {Py_nb_inplace_##slot, (void *)tensor_nb_inplace_##slot},
 
 /* Slot tables are constant C data, shared by every interpreter; the types made from them
  * are per module. */
 static PyType_Slot tensor_slots[] = {
-    PITH_FORALL_PYTHON_BINARY_OPERATORS(TENSOR_BINARY_SLOT_ENTRIES_)
+#define PITH_NUMBER_SLOT_ENTRIES
+#include "generated/number_slots.inc"
+#undef PITH_NUMBER_SLOT_ENTRIES
     {Py_nb_matrix_multiply, (void *)tensor_nb_matrix_multiply},
     TENSOR_UNARY_SLOTS(TENSOR_SLOT_ENTRY_)
     {Py_nb_power, (void *)tensor_nb_power},

@@ -1,7 +1,7 @@
 /* tensor_number.c — pith.Tensor's operator slots (+ - * / // % ** @ & | ^, their in-place
  * forms, unary - abs ~, comparisons, bool/int/float/index): each goes straight to the
- * typed C op, with no argument parsing. The binary ones come from the op table's list of
- * operators (PITH_FORALL_PYTHON_BINARY_OPERATORS, kernels/op_table.h). */
+ * typed C op, with no argument parsing. The binary ones come from the op file's
+ * number_slot fields (ops/ops.toml, generated/number_slots.inc). */
 #include <math.h>
 
 #include "state.h"
@@ -143,17 +143,11 @@ static PyObject *inplace_call(PyObject *a, PyObject *b, inplace_fn fn)
     return Py_NewRef(a);
 }
 
-#define TENSOR_BINARY_PAIR_(slot_name, op)                                                  \
-    PyObject *tensor_nb_##slot_name(PyObject *a, PyObject *b)                               \
-    {                                                                                       \
-        return binary_call(a, b, pith_##op);                                                \
-    }                                                                                       \
-    PyObject *tensor_nb_inplace_##slot_name(PyObject *a, PyObject *b)                       \
-    {                                                                                       \
-        return inplace_call(a, b, pith_##op##_);                                            \
-    }
-PITH_FORALL_PYTHON_BINARY_OPERATORS(TENSOR_BINARY_PAIR_)
-#undef TENSOR_BINARY_PAIR_
+/* tensor_nb_<slot> and tensor_nb_inplace_<slot> of every op with a number_slot in the op
+ * file, each a binary_call or inplace_call of the op's public C function. */
+#define PITH_NUMBER_SLOT_FUNCTIONS
+#include "generated/number_slots.inc"
+#undef PITH_NUMBER_SLOT_FUNCTIONS
 
 PyObject *tensor_nb_matrix_multiply(PyObject *a, PyObject *b)
 {

@@ -4,7 +4,6 @@
 #include "meta_parity.h"
 
 // After pith.h: macros only, the unary/binary op lists and their schema names.
-#include "kernels/op_table.h"
 
 namespace meta_parity {
 
@@ -113,15 +112,14 @@ struct BinaryInfo {
     const char *fn, *out, *inplace;
     bool alpha;
 };
-#define MP_IS_ALPHA_ALPHA true
-#define MP_IS_ALPHA_PLAIN false
-#define MP_BINARY_ENTRY(n, fn, out, inplace, extra) {fn, out, inplace, MP_IS_ALPHA_##extra},
-#define MP_BINARY_ROW(n) PITH_BINARY_INFO_##n(MP_BINARY_ENTRY, n)
-#define MP_UNARY_NAME(n) #n,
 
 void add_unary_cases(std::vector<Case> &v)
 {
-    static const char *const names[] = {PITH_FORALL_UNARY_OPS(MP_UNARY_NAME)};
+    static const char *const names[] = {
+#define PITH_TEST_UNARY_NAMES
+#include "tests/kernels/generated/elementwise_cases.inc"
+#undef PITH_TEST_UNARY_NAMES
+    };
     for (const char *n : names) {
         std::string fn = n, out = fn + ".out", inplace = fn + "_";
         // Functional: a dtype sweep; non-contiguous, 0-dim and empty inputs.
@@ -144,7 +142,11 @@ void add_unary_cases(std::vector<Case> &v)
 
 void add_binary_cases(std::vector<Case> &v)
 {
-    static const BinaryInfo infos[] = {PITH_FORALL_BINARY_OPS(MP_BINARY_ROW)};
+    static const BinaryInfo infos[] = {
+#define PITH_TEST_BINARY_OVERLOADS
+#include "tests/kernels/generated/elementwise_cases.inc"
+#undef PITH_TEST_BINARY_OVERLOADS
+    };
     for (const BinaryInfo &b : infos) {
         // The alpha argument comes before `out` on the stack.
         auto args = [&](std::vector<Arg> a, std::vector<Arg> tail = {}) {

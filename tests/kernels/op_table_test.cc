@@ -1,5 +1,5 @@
 // The op table as a whole: every row registered, with a CPU and a Meta kernel, under a name
-// that resolves back to it. See Note [One op table] in kernels/op_table.h.
+// that resolves back to it. See Note [The op file] in ops/ops.toml.
 #include <gtest/gtest.h>
 
 #include <string>

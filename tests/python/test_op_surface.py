@@ -1,5 +1,5 @@
 """The Python surface derived from the op table is complete (Note [The Python surface of the
-op table], kernels/op_table.h): every built-in op name has a row in pith._C._surface() (or
+op table], python_bindings/_C/op_surface.c): every built-in op name has a row in pith._C._surface() (or
 is the in-place form of one); every function and method row is a pith._C.Function or
 pith._C.Method; every public function and method is in the type stubs and in
 docs/python.md; every built-in op has a meta-parity case (tests/kernels/
@@ -125,18 +125,16 @@ def test_docs_name_every_public_op():
 
 def meta_parity_missing():
     """Built-in ops without a case in tests/kernels/meta_parity_cases.cc: the unary and binary
-    elementwise ops (with their in-place forms) get generated cases where the file expands
-    PITH_FORALL_UNARY_OPS / PITH_FORALL_BINARY_OPS (include/pith/ops.h); the others need a
-    row naming them ("name" or "name.overload")."""
+    elementwise ops (with their in-place forms) get generated cases where the file includes
+    tests/kernels/generated/elementwise_cases.inc (written from the op file by
+    scripts/gen_ops.py); the others need a row naming them ("name" or "name.overload")."""
     with open(os.path.join(REPO, "tests", "kernels", "meta_parity_cases.cc")) as f:
         cases = f.read()
-    with open(os.path.join(REPO, "include", "pith", "ops.h")) as f:
-        header = f.read()
+    generated = os.path.join("tests", "kernels", "generated", "elementwise_cases.inc")
     covered = set()
-    for macro in ("PITH_FORALL_UNARY_OPS", "PITH_FORALL_BINARY_OPS"):
-        if macro + "(" in cases:
-            body = re.search(r"#define " + macro + r"\(_\)((?:.*\\\n)*.*)", header).group(1)
-            for name in re.findall(r"_\((\w+)\)", body):
+    if generated in cases:
+        with open(os.path.join(REPO, generated)) as f:
+            for name in re.findall(r'"(\w+)[."]', f.read()):
                 covered.update({name, name + "_"})
     return sorted(n for n in BUILTIN if n not in covered and n not in METADATA and
                   not re.search(r'"(pith::)?' + re.escape(n) + r'[."]', cases))

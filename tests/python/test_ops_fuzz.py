@@ -464,7 +464,7 @@ SURFACE = dict(_C._surface())
 
 def method_names():
     """The op names Python shows as pith.<name> or Tensor.<name> (Note [The Python surface
-    of the op table], kernels/op_table.h)."""
+    of the op table], python_bindings/_C/op_surface.c)."""
     return sorted(name for name, variant in SURFACE.items() if variant != "internal")
 
 

@@ -5,6 +5,8 @@ PyTorch, when installed, gives the result dtype (or the error) and the values to
 the result dtype comes from PyTorch's tables in tests/data."""
 import math
 import operator
+import os
+import tomllib
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from conftest import (DTYPE_NAMES, FLOAT_NAMES, INT_NAMES, PROPERTY, assert_matc
                       round_to_bfloat16, shapes, tensors, to_pith, to_torch, torch_or_none)
 
 torch = torch_or_none()
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 KIND = {"bool": 0, **{n: 1 for n in INT_NAMES}, **{n: 2 for n in FLOAT_NAMES}}
 
 # ---- the oracle --------------------------------------------------------------------------
@@ -155,22 +158,22 @@ def grid(t_and_a, name, op):
 
 # ---- unary -------------------------------------------------------------------------------
 
-def _sigmoid(x):
-    return 1 / (1 + np.exp(-x))
+def _unary_references():
+    """The unary ops' NumPy references, result rules and input ranges: the `test` key of each
+    unary op of the op file (ops/ops.toml, Note [The op file])."""
+    with open(os.path.join(REPO, "ops", "ops.toml"), "rb") as f:
+        ops = tomllib.load(f)["op"]
+    unary = {name: rec["test"] for name, rec in ops.items() if rec.get("family") == "unary"}
+    refs = {name: eval("lambda x: " + t["numpy"], {"np": np, "math": math})  # noqa: S307
+            for name, t in unary.items()}
+    return unary, refs
 
 
-UNARY = {
-    "neg": np.negative, "abs": np.abs, "sign": np.sign, "exp": np.exp, "log": np.log,
-    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin,
-    "cos": np.cos, "tanh": np.tanh, "sigmoid": _sigmoid, "relu": lambda x: np.maximum(x, 0),
-    "logical_not": np.logical_not, "bitwise_not": np.invert,
-    "silu": lambda x: x * _sigmoid(x),
-    "erf": lambda x: np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype),
-}
-FLOAT_UNARY = {"exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "silu",
-               "erf"}
-UNARY_RANGE = {"exp": (-10, 10), "log": (0, 100), "log1p": (0, 100), "sqrt": (0, 100),
-               "rsqrt": (0, 100), "sin": (-100, 100), "cos": (-100, 100)}
+UNARY_TESTS, UNARY = _unary_references()
+FLOAT_UNARY = {n for n, t in UNARY_TESTS.items() if t.get("result") in ("float", "float_only")}
+# Float ops that PyTorch does not run on bool or integer tensors (no promotion to float).
+FLOAT_ONLY_UNARY = {n for n, t in UNARY_TESTS.items() if t.get("result") == "float_only"}
+UNARY_RANGE = {n: tuple(t["range"]) for n, t in UNARY_TESTS.items() if "range" in t}
 
 
 def torch_op(name):
@@ -186,21 +189,18 @@ def test_every_elementwise_op_of_the_table_has_a_numpy_reference():
     assert sorted(BINARY) == sorted(binary)
 
 
-# Float ops that PyTorch does not run on bool or integer tensors (no promotion to float).
-FLOAT_ONLY_UNARY = {"silu"}
-
-
 def unary_result_dtype(op, name):
     if op in FLOAT_ONLY_UNARY and KIND[name] < 2:
         return None
+    test = UNARY_TESTS[op]
+    if "bool" in test.get("rejects", ()) and name == "bool":
+        return None
+    if "float" in test.get("rejects", ()) and KIND[name] == 2:
+        return None
     if op in FLOAT_UNARY:
         return name if KIND[name] == 2 else "float32"
-    if op == "logical_not":
+    if test.get("result") == "bool":
         return "bool"
-    if op in ("neg", "abs", "relu") and name == "bool":
-        return None
-    if op == "bitwise_not" and KIND[name] == 2:
-        return None
     return name
 
 

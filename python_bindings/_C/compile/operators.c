@@ -81,7 +81,7 @@ PyObject *iterate(tx *x, PyObject *v)
 }
 
 /* Binary operators on tensors go to the op table's functions of the same names as the
- * number slots (PITH_FORALL_PYTHON_BINARY_OPERATORS), with Python numbers as wrapped
+ * number slots (the op file's number_slot fields), with Python numbers as wrapped
  * numbers, as tensor_number.c does: the same operator, so the same bits. */
 static const char *binary_function(int op, bool *inplace)
 {
