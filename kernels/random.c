@@ -129,30 +129,34 @@ static void uniform_write(const uint32_t w[4], int count, char *out, pith_dtype 
     }
 }
 
-static pith_status rand_make(pith_value *ret, pith_int_list size, pith_generator *gen,
-                             pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
+/* rand and randn: a new tensor of a floating dtype (the default dtype unless given), each
+ * block of it written by `write`. */
+static pith_status floating_random_make(const char *op, block_writer write, pith_value *ret,
+                                        pith_int_list size, pith_generator *gen,
+                                        pith_opt_dtype dtype, pith_opt_device device,
+                                        bool force_meta)
 {
     pith_dtype dt = PITH_FLOAT32;
     pith_device dev = PITH_CPU;
-    if (random_options("rand", dtype, pith_get_default_dtype(), device, true, &dt, &dev) != PITH_OK)
+    if (random_options(op, dtype, pith_get_default_dtype(), device, true, &dt, &dev) != PITH_OK)
         return pith_last_status();
-    pith_tensor *t = factory_new("rand", size, dt, force_meta ? PITH_META : dev);
+    pith_tensor *t = factory_new(op, size, dt, force_meta ? PITH_META : dev);
     if (!t)
         return pith_last_status();
-    random_generate(gen, t, floating_per_block(dt), uniform_write, NULL);
+    random_generate(gen, t, floating_per_block(dt), write, NULL);
     return ret_tensor(ret, t);
 }
 
 pith_status rand_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
                      pith_opt_dtype dtype, pith_opt_device device)
 {
-    return rand_make(ret, size, gen, dtype, device, false);
+    return floating_random_make("rand", uniform_write, ret, size, gen, dtype, device, false);
 }
 
 pith_status rand_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
                       pith_opt_dtype dtype, pith_opt_device device)
 {
-    return rand_make(ret, size, gen, dtype, device, true);
+    return floating_random_make("rand", uniform_write, ret, size, gen, dtype, device, true);
 }
 
 /* ---- randn ---- */
@@ -182,30 +186,16 @@ static void normal_write(const uint32_t w[4], int count, char *out, pith_dtype d
         element_store_double(dtype, out + (size_t)k * itemsize, z[k]);
 }
 
-static pith_status randn_make(pith_value *ret, pith_int_list size, pith_generator *gen,
-                              pith_opt_dtype dtype, pith_opt_device device, bool force_meta)
-{
-    pith_dtype dt = PITH_FLOAT32;
-    pith_device dev = PITH_CPU;
-    if (random_options("randn", dtype, pith_get_default_dtype(), device, true, &dt, &dev) != PITH_OK)
-        return pith_last_status();
-    pith_tensor *t = factory_new("randn", size, dt, force_meta ? PITH_META : dev);
-    if (!t)
-        return pith_last_status();
-    random_generate(gen, t, floating_per_block(dt), normal_write, NULL);
-    return ret_tensor(ret, t);
-}
-
 pith_status randn_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
                       pith_opt_dtype dtype, pith_opt_device device)
 {
-    return randn_make(ret, size, gen, dtype, device, false);
+    return floating_random_make("randn", normal_write, ret, size, gen, dtype, device, false);
 }
 
 pith_status randn_meta(pith_keyset ks, pith_value *ret, pith_int_list size, pith_generator *gen,
                        pith_opt_dtype dtype, pith_opt_device device)
 {
-    return randn_make(ret, size, gen, dtype, device, true);
+    return floating_random_make("randn", normal_write, ret, size, gen, dtype, device, true);
 }
 
 /* ---- randint ---- */
