@@ -253,18 +253,3 @@ void dtype_store_double(pith_dtype dtype, void *p, double v)
     case PITH_FLOAT64: *(double *)p = v; break;
     }
 }
-
-void dtype_store_int64(pith_dtype dtype, void *p, int64_t v)
-{
-    /* Integer targets wrap (two's complement, computed unsigned), as PyTorch's casts do. */
-    uint64_t u = (uint64_t)v;
-    switch (dtype) {
-    case PITH_BOOL: *(bool *)p = v != 0; break;
-    case PITH_UINT8: *(uint8_t *)p = (uint8_t)u; break;
-    case PITH_INT8: *(int8_t *)p = (int8_t)(uint8_t)u; break;
-    case PITH_INT16: *(int16_t *)p = (int16_t)(uint16_t)u; break;
-    case PITH_INT32: *(int32_t *)p = (int32_t)(uint32_t)u; break;
-    case PITH_INT64: *(int64_t *)p = v; break;
-    default: dtype_store_double(dtype, p, (double)v); break;
-    }
-}

@@ -202,9 +202,8 @@ static inline pith_bfloat16 float_to_bfloat16(float f)
  * the type's range rather than being undefined behaviour). */
 double dtype_load_double(pith_dtype dtype, const void *p);
 void dtype_store_double(pith_dtype dtype, void *p, double v);
-/* Loads / stores as int64 (exact for every integer dtype). */
+/* Loads as int64 (exact for every integer dtype). */
 int64_t dtype_load_int64(pith_dtype dtype, const void *p);
-void dtype_store_int64(pith_dtype dtype, void *p, int64_t v);
 
 static inline bool dtype_is_floating(pith_dtype d)
 {

@@ -158,7 +158,6 @@ static double dtype_table_fact(pith_dtype dtype, int what)
 size_t shim_dtype_table_size(pith_dtype dtype) { return (size_t)dtype_table_fact(dtype, 0); }
 double shim_dtype_table_lowest(pith_dtype dtype) { return dtype_table_fact(dtype, 1); }
 double shim_dtype_table_highest(pith_dtype dtype) { return dtype_table_fact(dtype, 2); }
-void shim_store_int64(pith_dtype dtype, void *p, int64_t v) { dtype_store_int64(dtype, p, v); }
 
 /* ---- allocator, parallel ---- */
 

@@ -54,7 +54,6 @@ uint16_t shim_ref_float_to_bfloat16(float f); /* nearest-even by comparing neigh
 double shim_load_double(pith_dtype dtype, const void *p);
 void shim_store_double(pith_dtype dtype, void *p, double v);
 int64_t shim_load_int64(pith_dtype dtype, const void *p);
-void shim_store_int64(pith_dtype dtype, void *p, int64_t v);
 /* The enum values of a dtype-table list (core/dtype.h), in its order: "all", "nested",
  * "integral", "signed_integral", "floating", "reduced_floating"; returns how many, or -1
  * for an unknown list. `out` holds PITH_NUM_DTYPES. */

@@ -293,25 +293,6 @@ TEST_F(DtypeTest, StoreDoubleClampsOutOfRangeIntegers)
     EXPECT_TRUE(b);
 }
 
-TEST_F(DtypeTest, StoreInt64WrapsIntoNarrowIntegers)
-{
-    int8_t i8;
-    shim_store_int64(PITH_INT8, &i8, 200);
-    EXPECT_EQ(i8, -56);
-    uint8_t u8;
-    shim_store_int64(PITH_UINT8, &u8, -1);
-    EXPECT_EQ(u8, 255);
-    int16_t i16;
-    shim_store_int64(PITH_INT16, &i16, 65537);
-    EXPECT_EQ(i16, 1);
-    bool b;
-    shim_store_int64(PITH_BOOL, &b, 2);
-    EXPECT_TRUE(b);
-    double d;
-    shim_store_int64(PITH_FLOAT64, &d, -(INT64_C(1) << 40));
-    EXPECT_EQ(d, -1099511627776.0);
-}
-
 TEST_F(DtypeTest, LoadInt64TruncatesFloatsTowardZero)
 {
     float f = 3.9f;
