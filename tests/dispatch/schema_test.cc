@@ -157,6 +157,21 @@ TEST_F(Schema, DtypeAndDeviceDefaults)
     EXPECT_EQ(s.args[4].default_device, PITH_META);
 }
 
+TEST_F(Schema, DtypeDefaultsTakeEveryNameAndAliasOfADtype)
+{
+    const char *names[] = {"bool",    "uint8",    "int8",    "int16",   "int32", "int64",
+                           "float16", "bfloat16", "float32", "float64", "half",  "short",
+                           "int",     "long",     "float",   "double"};
+    for (const char *name : names) {
+        std::string text = std::string("f(ScalarType a=") + name + ") -> Tensor";
+        parse_ok(text.c_str());
+        pith_dtype expected;
+        ASSERT_TRUE(pith_dtype_from_name(name, &expected)) << name;
+        EXPECT_EQ(s.args[0].default_kind, PITH_VALUE_DTYPE) << name;
+        EXPECT_EQ(s.args[0].default_dtype, expected) << name;
+    }
+}
+
 TEST_F(Schema, TensorDefaultsToNone)
 {
     parse_ok("f(Tensor? bias=None) -> Tensor");
@@ -336,6 +351,7 @@ const BadSchema bad_schemas[] = {
     {"add(int[] x=[1 2]) -> Tensor", "expected ',' or ']'", 16},
     {"add(int[] x=[1,) -> Tensor", "expected a number", 16},
     {"add(ScalarType t=complex) -> Tensor", "expected a dtype name or None", 18},
+    {"add(ScalarType t=float32_and_a_long_tail) -> Tensor", "expected a dtype name or None", 18},
     {"add(Device? d=cuda) -> Tensor", "expected cpu, meta or None", 15},
     {"add(Tensor x, *, *) -> Tensor", "a second '*'", 18},
     {"add(Tensor x, *) -> Tensor", "expected ',' after '*' but found ')'", 16},
