@@ -173,19 +173,16 @@ pith_dtype pith_promote_types(pith_dtype a, pith_dtype b)
 
 /* ---- generic load / store ---- */
 
+/* Each element through its table row's LOAD (See Note [Bool bytes] for bool). */
+#define DTYPE_LOAD_CASE_(cast, E, tag, T, CT, UT, ACC, LOAD, ...)                           \
+    case E:                                                                                 \
+        return cast LOAD(*(const T *)p);
+#define DTYPE_LOAD_ROW_(tag, cast) PITH_DTYPE_COLUMNS(DTYPE_LOAD_CASE_, tag, cast)
+
 double dtype_load_double(pith_dtype dtype, const void *p)
 {
     switch (dtype) {
-    case PITH_BOOL: return *(const uint8_t *)p != 0 ? 1.0 : 0.0; /* See Note [Bool bytes] */
-    case PITH_UINT8: return *(const uint8_t *)p;
-    case PITH_INT8: return *(const int8_t *)p;
-    case PITH_INT16: return *(const int16_t *)p;
-    case PITH_INT32: return *(const int32_t *)p;
-    case PITH_INT64: return (double)*(const int64_t *)p;
-    case PITH_FLOAT16: return half_to_float(*(const pith_half *)p);
-    case PITH_BFLOAT16: return bfloat16_to_float(*(const pith_bfloat16 *)p);
-    case PITH_FLOAT32: return *(const float *)p;
-    case PITH_FLOAT64: return *(const double *)p;
+        PITH_FORALL_DTYPES(DTYPE_LOAD_ROW_, (double))
     }
     return 0.0;
 }
@@ -193,12 +190,8 @@ double dtype_load_double(pith_dtype dtype, const void *p)
 int64_t dtype_load_int64(pith_dtype dtype, const void *p)
 {
     switch (dtype) {
-    case PITH_BOOL: return *(const uint8_t *)p != 0; /* See Note [Bool bytes] */
-    case PITH_UINT8: return *(const uint8_t *)p;
-    case PITH_INT8: return *(const int8_t *)p;
-    case PITH_INT16: return *(const int16_t *)p;
-    case PITH_INT32: return *(const int32_t *)p;
-    case PITH_INT64: return *(const int64_t *)p;
+        DTYPE_LOAD_ROW_(b, (int64_t))
+        PITH_FORALL_INTEGRAL_DTYPES(DTYPE_LOAD_ROW_, (int64_t))
     default: break;
     }
     /* Floating: truncate toward zero, clamped (see double_to_int64). */
