@@ -132,17 +132,16 @@ static PyObject *method_call(const char *name, impl_fn impl, PyObject *self,
 }
 
 
-#define FORALL_METHODS_(_)                                                                  \
-    _(to) _(float) _(double) _(half) _(bfloat16) _(long) _(int) _(short) _(char) _(byte)    \
-    _(bool)
-
-#define DEFINE_METHOD_(name)                                                                \
+/* The method of each conversion, and of to. `name` is only pasted or stringised, never
+ * passed on: an expanded `bool` would be _Bool. */
+#define DEFINE_METHOD_(name, dtype)                                                         \
     static PyObject *method_##name(PyObject *self, PyTypeObject *cls, PyObject *const *args, \
                                    size_t nargsf, PyObject *kwnames)                        \
     {                                                                                       \
         return method_call(#name, impl_##name, self, cls, args, nargsf, kwnames);           \
     }
-FORALL_METHODS_(DEFINE_METHOD_)
+DEFINE_METHOD_(to, PITH_NUM_DTYPES)
+PITH_FORALL_DTYPE_CONVERSIONS(DEFINE_METHOD_)
 #undef DEFINE_METHOD_
 
 /* _set_generic(name, fn): registers the generic implementation behind a fast entry. */
@@ -160,17 +159,49 @@ static PyObject *module_set_generic(PyObject *module, PyObject *const *args, Py_
     Py_RETURN_NONE;
 }
 
-#define METHOD_ENTRY_(name)                                                                 \
+#define METHOD_ENTRY_(name, dtype)                                                          \
     {#name, (PyCFunction)(void (*)(void))method_##name,                                     \
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS, NULL},
 
 PyMethodDef conversions_tensor_methods[] = {
-    FORALL_METHODS_(METHOD_ENTRY_)
+    METHOD_ENTRY_(to, PITH_NUM_DTYPES)
+    PITH_FORALL_DTYPE_CONVERSIONS(METHOD_ENTRY_)
     {NULL},
 };
+
+/* _dtype_conversions(): ((name, dtype), ...) of PITH_FORALL_DTYPE_CONVERSIONS, for
+ * pith/_api.py's generic forms of the same methods, so the list is written once. */
+static PyObject *module_dtype_conversions(PyObject *module, PyObject *unused)
+{
+    pith_module_state *st = state_of_module(module);
+    static const struct {
+        const char *name;
+        pith_dtype dtype;
+    } conversions[] = {
+#define CONVERSION_ROW_(name, dtype) {#name, dtype},
+        PITH_FORALL_DTYPE_CONVERSIONS(CONVERSION_ROW_)
+#undef CONVERSION_ROW_
+    };
+    size_t n = sizeof conversions / sizeof conversions[0];
+    PyObject *result = PyTuple_New((Py_ssize_t)n);
+    if (!result)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *dtype = dtype_object(st, conversions[i].dtype);
+        PyObject *pair = dtype ? Py_BuildValue("(sN)", conversions[i].name, dtype) : NULL;
+        if (!pair) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, (Py_ssize_t)i, pair);
+    }
+    return result;
+}
 
 PyMethodDef conversions_module_methods[] = {
     {"_set_generic", (PyCFunction)(void (*)(void))module_set_generic, METH_FASTCALL,
      "_set_generic(name, fn): the Python implementation behind a conversion's short path."},
+    {"_dtype_conversions", module_dtype_conversions, METH_NOARGS,
+     "_dtype_conversions(): ((name, dtype), ...), the methods x.float() & co. and their dtypes."},
     {NULL},
 };

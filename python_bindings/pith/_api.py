@@ -78,11 +78,9 @@ def _conversion(name, dtype):
     return convert
 
 
-_CONVERSIONS = {
-    "float": _C.float32, "double": _C.float64, "half": _C.float16, "bfloat16": _C.bfloat16,
-    "long": _C.int64, "int": _C.int32, "short": _C.int16, "char": _C.int8, "byte": _C.uint8,
-    "bool": _C.bool,
-}
+# x.float() & co. and their dtypes, as the C methods have them (PITH_FORALL_DTYPE_CONVERSIONS,
+# python_bindings/_C/state.h).
+_CONVERSIONS = _C._dtype_conversions()
 
 
 # ---- layouts (the binder takes layout= of the factories: Note [Python-only arguments]) ----
@@ -330,7 +328,7 @@ def install(namespace):
     is conversions.c's C method, whose short path takes x.to(dtype) and which calls this
     `to` for every other form."""
     set_generic("to", to)
-    for name, dtype in _CONVERSIONS.items():
+    for name, dtype in _CONVERSIONS:
         generic = _conversion(name, dtype)
         set_generic(name, generic)
     namespace["layout"] = layout
