@@ -139,7 +139,8 @@ static pith_status status_of_exception(PyObject *type)
     return PITH_ERR_RUNTIME;
 }
 
-PyObject *error_key(void)
+/* The key of the kept exception in the thread state dict (new reference). */
+static PyObject *error_key(void)
 {
     return PyUnicode_InternFromString("pith.dispatch_error");
 }

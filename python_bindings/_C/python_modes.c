@@ -71,19 +71,16 @@ static int setup_with(pith_module_state *st, PyObject *spec_fn, PyObject *no_def
     PyObject *specs = PyDict_New();
     PyObject *name = PyUnicode_InternFromString("__pith_dispatch__");
     PyObject *modes_key = PyUnicode_InternFromString("pith.dispatch_modes");
-    PyObject *error = error_key();
-    if (!specs || !name || !modes_key || !error) {
+    if (!specs || !name || !modes_key) {
         Py_XDECREF(specs);
         Py_XDECREF(name);
         Py_XDECREF(modes_key);
-        Py_XDECREF(error);
         return -1;
     }
     pydispatch_clear(st);
     st->dispatch.specs = specs;
     st->dispatch.name = name;
     st->dispatch.modes_key = modes_key;
-    st->dispatch.error_key = error;
     st->dispatch.spec_fn = Py_NewRef(spec_fn);
     st->dispatch.no_default = Py_NewRef(no_default);
     return 0;
@@ -137,7 +134,6 @@ void pydispatch_clear(pith_module_state *st)
     Py_CLEAR(st->dispatch.no_default);
     Py_CLEAR(st->dispatch.name);
     Py_CLEAR(st->dispatch.modes_key);
-    Py_CLEAR(st->dispatch.error_key);
 }
 
 static pith_module_state *setup_state(PyObject *module)

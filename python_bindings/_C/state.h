@@ -61,7 +61,6 @@ typedef struct {
         PyObject *no_default; /* the "no default" marker of pith._ops */
         PyObject *name;       /* "__pith_dispatch__" */
         PyObject *modes_key;  /* the mode stack's key in the thread state dict */
-        PyObject *error_key;  /* the kept exception's key; Note [Handler exceptions cross C] */
     } dispatch;
 } pith_module_state;
 
