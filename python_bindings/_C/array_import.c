@@ -312,6 +312,9 @@ static pith_tensor *buffer_copy(pith_module_state *st, const Py_buffer *v, const
     return t;
 }
 
+/* The Python side of a copy: the GIL and the exception. The copy itself is the kernel
+ * layer's (tensor_copy_as in kernels/elementwise_copy.c, behind to.dtype and clone), which
+ * the extension reaches through the public pith_to_dtype and pith_clone. */
 pith_tensor *tensor_copy_as(pith_module_state *st, const pith_tensor *t, pith_dtype dtype)
 {
     /* to_dtype returns its input for the same dtype, clone always copies */
