@@ -647,6 +647,13 @@ def gen_test_cases(ops):
         out.append(f'    {{"{fn}", "{outf}", "{inplace}", {"true" if op.alpha else "false"}}},')
     out += ["#endif", "/* The unary ops' names. */", "#ifdef PITH_TEST_UNARY_NAMES"]
     out += [f'    "{op.name}",' for op in unary]
+    out += ["#endif",
+            "/* The unary ops whose functional form accepts every input (no `rejects`, not",
+            " * float_only): no sample can fail their validation. */",
+            "#ifdef PITH_TEST_UNARY_WITHOUT_ERRORS"]
+    out += [f'    "{op.name}",' for op in unary
+            if not op.record["test"].get("rejects") and
+            op.record["test"].get("result") != "float_only"]
     out += ["#endif", ""]
     return c_file("elementwise_cases.inc — the unary and binary ops for the meta-parity "
                   "cases\n * (tests/kernels/meta_parity_cases.cc).", "\n".join(out))
