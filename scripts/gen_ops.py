@@ -703,8 +703,23 @@ def gen_number_slots(ops):
                   "_DECLARATIONS or _ENTRIES\n * defined.", "\n".join(out))
 
 
+def doc_with_lists(ops):
+    """docs/c_api.md with its lists of the unary and binary ops rewritten between their
+    <!-- unary-ops --> and <!-- binary-ops --> markers."""
+    text = read("docs/c_api.md")
+    unary, binary = elementwise_ops(ops)
+    for marker, family in (("unary-ops", unary), ("binary-ops", binary)):
+        pattern = re.compile(f"<!-- {marker} -->.*?<!-- /{marker} -->", re.S)
+        if not pattern.search(text):
+            fail(f"docs/c_api.md has no <!-- {marker} --> ... <!-- /{marker} --> markers")
+        listed = "`" + " ".join(op.name for op in family) + "`"
+        text = pattern.sub(lambda m: f"<!-- {marker} -->{listed}<!-- /{marker} -->", text)
+    return text
+
+
 def outputs(ops, rows):
     return {
+        "docs/c_api.md": doc_with_lists(ops),
         "ops/generated/op_decls.h": gen_op_decls(rows),
         "ops/generated/op_calls.c": gen_op_calls(rows),
         "ops/generated/api_elementwise.c": gen_public_elementwise(ops),
