@@ -47,6 +47,12 @@ const unary_def unary_sign = {"sign", RULE_PROMOTED, sign_loops, NULL};
 VECMATH_UNARY(exp, RULE_FLOAT)
 VECMATH_UNARY(log, RULE_FLOAT)
 VECMATH_UNARY(log1p, RULE_FLOAT)
+
+/* expm1: e^x - 1, exact near 0 where exp(x) - 1 cancels (libm's expm1, not vectorised). */
+EW_TAGS_FLOAT(EW_UNARY_SAME, expm1, EW_MATH(expm1, a))
+FLOAT_TABLE(expm1);
+const unary_def unary_expm1 = {"expm1", RULE_FLOAT, expm1_loops, NULL};
+
 VECMATH_UNARY(sqrt, RULE_FLOAT)
 VECMATH_UNARY(rsqrt, RULE_FLOAT)
 VECMATH_UNARY(sin, RULE_FLOAT)

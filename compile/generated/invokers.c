@@ -184,6 +184,36 @@ static pith_status invoke_log1p_(const pith_op *op, void (*fn)(void), pith_keyse
     return ((pith_sig_log1p_)fn)(ks, ret, self);
 }
 
+static pith_status invoke_expm1(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_expm1)fn)(ks, ret, self);
+}
+
+static pith_status invoke_expm1_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 1, &args[1], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_expm1_out)fn)(ks, ret, self, out);
+}
+
+static pith_status invoke_expm1_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_expm1_)fn)(ks, ret, self);
+}
+
 static pith_status invoke_sqrt(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -3611,6 +3641,9 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_log1p,
     invoke_log1p_out,
     invoke_log1p_,
+    invoke_expm1,
+    invoke_expm1_out,
+    invoke_expm1_,
     invoke_sqrt,
     invoke_sqrt_out,
     invoke_sqrt_,

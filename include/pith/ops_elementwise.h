@@ -27,6 +27,9 @@ PITH_API pith_status pith_log_(pith_tensor *self);
 PITH_API pith_tensor *pith_log1p(const pith_tensor *x);
 PITH_API pith_status pith_log1p_out(pith_tensor *out, const pith_tensor *x);
 PITH_API pith_status pith_log1p_(pith_tensor *self);
+PITH_API pith_tensor *pith_expm1(const pith_tensor *x);
+PITH_API pith_status pith_expm1_out(pith_tensor *out, const pith_tensor *x);
+PITH_API pith_status pith_expm1_(pith_tensor *self);
 PITH_API pith_tensor *pith_sqrt(const pith_tensor *x);
 PITH_API pith_status pith_sqrt_out(pith_tensor *out, const pith_tensor *x);
 PITH_API pith_status pith_sqrt_(pith_tensor *self);
@@ -124,7 +127,7 @@ PITH_API pith_status pith_bitwise_xor_out(pith_tensor *out, const pith_tensor *a
 PITH_API pith_status pith_bitwise_xor_(pith_tensor *self, const pith_tensor *other);
 
 /* The same ops as lists, for consumers that iterate over them: _(name). */
-#define PITH_FORALL_UNARY_OPS(_) _(neg) _(abs) _(sign) _(exp) _(log) _(log1p) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh) _(sigmoid) _(relu) _(silu) _(erf) _(logical_not) _(bitwise_not)
+#define PITH_FORALL_UNARY_OPS(_) _(neg) _(abs) _(sign) _(exp) _(log) _(log1p) _(expm1) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh) _(sigmoid) _(relu) _(silu) _(erf) _(logical_not) _(bitwise_not)
 #define PITH_FORALL_BINARY_OPS(_) _(add) _(sub) _(mul) _(div) _(floor_divide) _(remainder) _(pow) _(maximum) _(minimum) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) _(logical_and) _(logical_or) _(bitwise_and) _(bitwise_or) _(bitwise_xor)
 
 #ifdef __cplusplus

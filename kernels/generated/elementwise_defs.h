@@ -10,6 +10,7 @@ extern const unary_def unary_sign;
 extern const unary_def unary_exp;
 extern const unary_def unary_log;
 extern const unary_def unary_log1p;
+extern const unary_def unary_expm1;
 extern const unary_def unary_sqrt;
 extern const unary_def unary_rsqrt;
 extern const unary_def unary_sin;

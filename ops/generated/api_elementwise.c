@@ -99,6 +99,22 @@ PITH_API pith_status pith_log1p_(pith_tensor *self)
     return call_status(pith_call_log1p_(ret, self), ret);
 }
 
+PITH_API pith_tensor *pith_expm1(const pith_tensor *x)
+{
+    pith_value ret[1];
+    return op_call_result(pith_call_expm1(ret, x), ret);
+}
+PITH_API pith_status pith_expm1_out(pith_tensor *out, const pith_tensor *x)
+{
+    pith_value ret[1];
+    return call_status(pith_call_expm1_out(ret, x, out), ret);
+}
+PITH_API pith_status pith_expm1_(pith_tensor *self)
+{
+    pith_value ret[1];
+    return call_status(pith_call_expm1_(ret, self), ret);
+}
+
 PITH_API pith_tensor *pith_sqrt(const pith_tensor *x)
 {
     pith_value ret[1];

@@ -1185,6 +1185,203 @@ static const pith_kernel_record record_cpu_log1p_ = {
 static const pith_kernel_record record_meta_log1p_ = {
     (void (*)(void))log1p__meta, boxed_adapter_log1p_, (void *)&record_meta_log1p_};
 
+/* ---- expm1: expm1(Tensor self) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_expm1(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_expm1];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_expm1)kernel->unboxed)(ks, ret, self);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_expm1(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_expm1], ks);
+    if (kernel)
+        return ((pith_sig_expm1)kernel->unboxed)(ks, ret, self);
+    return redispatch_general_expm1(ks, ret, self);
+}
+pith_status pith_call_expm1(pith_value *ret, const pith_tensor *self)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "expm1", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_expm1(keyset_effective(ks), ret, self);
+}
+static pith_status boxed_adapter_expm1(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 1)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)1, stack->size);
+    const size_t base_ = stack->size - 1;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 1));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_expm1)record->unboxed)(ks, ret, self);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 1);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_expm1 = {
+    (void (*)(void))expm1_cpu, boxed_adapter_expm1, (void *)&record_cpu_expm1};
+static const pith_kernel_record record_meta_expm1 = {
+    (void (*)(void))expm1_meta, boxed_adapter_expm1, (void *)&record_meta_expm1};
+
+/* ---- expm1_out: expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_expm1_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_expm1_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_expm1_out)kernel->unboxed)(ks, ret, self, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_expm1_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_expm1_out], ks);
+    if (kernel)
+        return ((pith_sig_expm1_out)kernel->unboxed)(ks, ret, self, out);
+    return redispatch_general_expm1_out(ks, ret, self, out);
+}
+pith_status pith_call_expm1_out(pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "expm1_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "expm1_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_expm1_out(keyset_effective(ks), ret, self, out);
+}
+static pith_status boxed_adapter_expm1_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_expm1_out)record->unboxed)(ks, ret, self, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_expm1_out = {
+    (void (*)(void))expm1_out_cpu, boxed_adapter_expm1_out, (void *)&record_cpu_expm1_out};
+static const pith_kernel_record record_meta_expm1_out = {
+    (void (*)(void))expm1_out_meta, boxed_adapter_expm1_out, (void *)&record_meta_expm1_out};
+
+/* ---- expm1_: expm1_(Tensor(a!) self) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_expm1_(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_expm1_];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_expm1_)kernel->unboxed)(ks, ret, self);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_expm1_(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_expm1_], ks);
+    if (kernel)
+        return ((pith_sig_expm1_)kernel->unboxed)(ks, ret, self);
+    return redispatch_general_expm1_(ks, ret, self);
+}
+pith_status pith_call_expm1_(pith_value *ret, const pith_tensor *self)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "expm1_", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_expm1_(keyset_effective(ks), ret, self);
+}
+static pith_status boxed_adapter_expm1_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 1)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)1, stack->size);
+    const size_t base_ = stack->size - 1;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 1));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_expm1_)record->unboxed)(ks, ret, self);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 1);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_expm1_ = {
+    (void (*)(void))expm1__cpu, boxed_adapter_expm1_, (void *)&record_cpu_expm1_};
+static const pith_kernel_record record_meta_expm1_ = {
+    (void (*)(void))expm1__meta, boxed_adapter_expm1_, (void *)&record_meta_expm1_};
+
 /* ---- sqrt: sqrt(Tensor self) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_sqrt(pith_keyset ks, pith_value *ret, const pith_tensor *self)
@@ -18945,6 +19142,12 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 2, &record_cpu_log1p_out, &record_meta_log1p_out},
     {"log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_log1p_, &record_meta_log1p_},
+    {"expm1", "expm1(Tensor self) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_expm1, &record_meta_expm1},
+    {"expm1_out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 2, &record_cpu_expm1_out, &record_meta_expm1_out},
+    {"expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_expm1_, &record_meta_expm1_},
     {"sqrt", "sqrt(Tensor self) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_sqrt, &record_meta_sqrt},
     {"sqrt_out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",

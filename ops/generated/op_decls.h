@@ -25,6 +25,9 @@ typedef enum {
     PITH_OPID_log1p,
     PITH_OPID_log1p_out,
     PITH_OPID_log1p_,
+    PITH_OPID_expm1,
+    PITH_OPID_expm1_out,
+    PITH_OPID_expm1_,
     PITH_OPID_sqrt,
     PITH_OPID_sqrt_out,
     PITH_OPID_sqrt_,
@@ -382,6 +385,24 @@ pith_status pith_call_log1p_(pith_value *ret, const pith_tensor *self);
 pith_status pith_redispatch_log1p_(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status log1p__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status log1p__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+/* expm1(Tensor self) -> Tensor */
+typedef pith_status (*pith_sig_expm1)(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status pith_call_expm1(pith_value *ret, const pith_tensor *self);
+pith_status pith_redispatch_expm1(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status expm1_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status expm1_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_expm1_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status pith_call_expm1_out(pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status pith_redispatch_expm1_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status expm1_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status expm1_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+typedef pith_status (*pith_sig_expm1_)(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status pith_call_expm1_(pith_value *ret, const pith_tensor *self);
+pith_status pith_redispatch_expm1_(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status expm1__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status expm1__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 /* sqrt(Tensor self) -> Tensor */
 typedef pith_status (*pith_sig_sqrt)(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status pith_call_sqrt(pith_value *ret, const pith_tensor *self);

@@ -49,6 +49,7 @@ from . import (
     eq as eq,
     erf as erf,
     exp as exp,
+    expm1 as expm1,
     eye as eye,
     flatten as flatten,
     flip as flip,

@@ -82,6 +82,7 @@ const std::map<std::string, UnaryRef> &unary_refs()
         {"exp", {to_float, [](double x, pith_dtype) { return std::exp(x); }}},
         {"log", {to_float, [](double x, pith_dtype) { return std::log(x); }}},
         {"log1p", {to_float, [](double x, pith_dtype) { return std::log1p(x); }}},
+        {"expm1", {to_float, [](double x, pith_dtype) { return std::expm1(x); }}},
         {"sqrt", {to_float, [](double x, pith_dtype) { return std::sqrt(x); }}},
         {"rsqrt", {to_float, [](double x, pith_dtype) { return 1 / std::sqrt(x); }}},
         {"sin", {to_float, [](double x, pith_dtype) { return std::sin(x); }}},
