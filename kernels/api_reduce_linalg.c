@@ -48,65 +48,83 @@ static pith_tensor *result_tensor(pith_status status, const pith_value *ret)
     return status == PITH_OK ? ret[0].u.t : NULL;
 }
 
-#define API_DTYPE_REDUCTION_(name)                                                          \
-    pith_tensor *pith_##name(const pith_tensor *x, int ndims, const int *dims, bool keepdim) \
-    {                                                                                       \
-        dims_buffer b;                                                                      \
-        pith_value ret[1];                                                                  \
-        if (dims_convert(#name, ndims, dims, &b) != PITH_OK)                                \
-            return NULL;                                                                    \
-        pith_status status = pith_call_##name(ret, x, dims_optional(&b), keepdim, -1);      \
-        dims_free(&b);                                                                      \
-        return result_tensor(status, ret);                                                  \
+/* One public reduction: converts the C dims (ndims == 0: every dim) and calls the op. */
+static pith_tensor *reduction(pith_builtin_op_id id, const char *name, const pith_tensor *x,
+                              int ndims, const int *dims, bool keepdim, double correction)
+{
+    dims_buffer b;
+    pith_value ret[1];
+    if (dims_convert(name, ndims, dims, &b) != PITH_OK)
+        return NULL;
+    const pith_opt_int_list some = dims_optional(&b);
+    const pith_int_list list = {b.data, b.n};
+    pith_status status;
+    switch (id) {
+    case PITH_OPID_sum: status = pith_call_sum(ret, x, some, keepdim, -1); break;
+    case PITH_OPID_mean: status = pith_call_mean(ret, x, some, keepdim, -1); break;
+    case PITH_OPID_prod: status = pith_call_prod(ret, x, some, keepdim, -1); break;
+    case PITH_OPID_amax: status = pith_call_amax(ret, x, list, keepdim); break;
+    case PITH_OPID_amin: status = pith_call_amin(ret, x, list, keepdim); break;
+    case PITH_OPID_all: status = pith_call_all(ret, x, some, keepdim); break;
+    case PITH_OPID_any: status = pith_call_any(ret, x, some, keepdim); break;
+    case PITH_OPID_var:
+        status = pith_call_var(ret, x, some, keepdim, scalar_from_double(correction));
+        break;
+    case PITH_OPID_std:
+        status = pith_call_std(ret, x, some, keepdim, scalar_from_double(correction));
+        break;
+    default: status = pith_set_error(PITH_ERR_RUNTIME, "%s: not a reduction", name); break;
     }
-API_DTYPE_REDUCTION_(sum)
-API_DTYPE_REDUCTION_(mean)
-API_DTYPE_REDUCTION_(prod)
+    dims_free(&b);
+    return result_tensor(status, ret);
+}
 
-#define API_LIST_REDUCTION_(name)                                                           \
-    pith_tensor *pith_##name(const pith_tensor *x, int ndims, const int *dims, bool keepdim) \
-    {                                                                                       \
-        dims_buffer b;                                                                      \
-        pith_value ret[1];                                                                  \
-        if (dims_convert(#name, ndims, dims, &b) != PITH_OK)                                \
-            return NULL;                                                                    \
-        pith_int_list list = {b.data, b.n};                                                 \
-        pith_status status = pith_call_##name(ret, x, list, keepdim);                       \
-        dims_free(&b);                                                                      \
-        return result_tensor(status, ret);                                                  \
-    }
-API_LIST_REDUCTION_(amax)
-API_LIST_REDUCTION_(amin)
+pith_tensor *pith_sum(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_sum, "sum", x, ndims, dims, keepdim, 0);
+}
 
-#define API_BOOL_REDUCTION_(name)                                                           \
-    pith_tensor *pith_##name(const pith_tensor *x, int ndims, const int *dims, bool keepdim) \
-    {                                                                                       \
-        dims_buffer b;                                                                      \
-        pith_value ret[1];                                                                  \
-        if (dims_convert(#name, ndims, dims, &b) != PITH_OK)                                \
-            return NULL;                                                                    \
-        pith_status status = pith_call_##name(ret, x, dims_optional(&b), keepdim);          \
-        dims_free(&b);                                                                      \
-        return result_tensor(status, ret);                                                  \
-    }
-API_BOOL_REDUCTION_(all)
-API_BOOL_REDUCTION_(any)
+pith_tensor *pith_mean(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_mean, "mean", x, ndims, dims, keepdim, 0);
+}
 
-#define API_CORRECTION_REDUCTION_(name)                                                     \
-    pith_tensor *pith_##name(const pith_tensor *x, int ndims, const int *dims,              \
-                             double correction, bool keepdim)                               \
-    {                                                                                       \
-        dims_buffer b;                                                                      \
-        pith_value ret[1];                                                                  \
-        if (dims_convert(#name, ndims, dims, &b) != PITH_OK)                                \
-            return NULL;                                                                    \
-        pith_status status = pith_call_##name(ret, x, dims_optional(&b), keepdim,           \
-                                              scalar_from_double(correction));              \
-        dims_free(&b);                                                                      \
-        return result_tensor(status, ret);                                                  \
-    }
-API_CORRECTION_REDUCTION_(var)
-API_CORRECTION_REDUCTION_(std)
+pith_tensor *pith_prod(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_prod, "prod", x, ndims, dims, keepdim, 0);
+}
+
+pith_tensor *pith_amax(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_amax, "amax", x, ndims, dims, keepdim, 0);
+}
+
+pith_tensor *pith_amin(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_amin, "amin", x, ndims, dims, keepdim, 0);
+}
+
+pith_tensor *pith_all(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_all, "all", x, ndims, dims, keepdim, 0);
+}
+
+pith_tensor *pith_any(const pith_tensor *x, int ndims, const int *dims, bool keepdim)
+{
+    return reduction(PITH_OPID_any, "any", x, ndims, dims, keepdim, 0);
+}
+
+pith_tensor *pith_var(const pith_tensor *x, int ndims, const int *dims, double correction,
+                      bool keepdim)
+{
+    return reduction(PITH_OPID_var, "var", x, ndims, dims, keepdim, correction);
+}
+
+pith_tensor *pith_std(const pith_tensor *x, int ndims, const int *dims, double correction,
+                      bool keepdim)
+{
+    return reduction(PITH_OPID_std, "std", x, ndims, dims, keepdim, correction);
+}
 
 static pith_status values_indices(const char *op, pith_status (*call)(pith_value *,
                                                                       const pith_tensor *,

@@ -530,47 +530,39 @@ static pith_status triangle(pith_value *ret, const char *op, const pith_tensor *
     return ret_tensor(ret, out);
 }
 
-pith_status tril_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+/* tril and triu: a copy with the other triangle zeroed (on Meta only checked and shaped). */
+static pith_status triangle_new(pith_value *ret, const char *op, const pith_tensor *self,
+                                int64_t k, bool lower, pith_device device)
 {
-    return triangle(ret, "tril", self, diagonal, true, false);
-}
-
-pith_status triu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    return triangle(ret, "triu", self, diagonal, false, false);
-}
-
-/* tril_ and triu_ on CPU and Meta (triangle returns self at once for a meta tensor). */
-pith_status tril__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    return triangle(ret, "tril_", self, diagonal, true, true);
-}
-
-pith_status triu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    return triangle(ret, "triu_", self, diagonal, false, true);
-}
-
-pith_status tril__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    return triangle(ret, "tril_", self, diagonal, true, true);
-}
-
-pith_status triu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    return triangle(ret, "triu_", self, diagonal, false, true);
-}
-
-pith_status tril_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
-{
-    if (triangle_check("tril", self) != PITH_OK)
+    if (device != PITH_META)
+        return triangle(ret, op, self, k, lower, false);
+    if (triangle_check(op, self) != PITH_OK)
         return pith_last_status();
     return ret_tensor(ret, tensor_new(self->ndim, self->sizes, self->dtype, PITH_META));
 }
 
-pith_status triu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+/* The kernels for both devices (device_kernel in ops/ops.toml); tril_ and triu_ are the same
+ * on both (triangle returns self at once for a meta tensor). */
+pith_status tril_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        int64_t diagonal, pith_device device)
 {
-    if (triangle_check("triu", self) != PITH_OK)
-        return pith_last_status();
-    return ret_tensor(ret, tensor_new(self->ndim, self->sizes, self->dtype, PITH_META));
+    return triangle_new(ret, "tril", self, diagonal, true, device);
+}
+
+pith_status triu_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                        int64_t diagonal, pith_device device)
+{
+    return triangle_new(ret, "triu", self, diagonal, false, device);
+}
+
+pith_status tril__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         int64_t diagonal, pith_device device)
+{
+    return triangle(ret, "tril_", self, diagonal, true, true);
+}
+
+pith_status triu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                         int64_t diagonal, pith_device device)
+{
+    return triangle(ret, "triu_", self, diagonal, false, true);
 }

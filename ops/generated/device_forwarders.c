@@ -426,6 +426,42 @@ pith_status gather_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *
     return gather_out_kernel(ks, ret, self, dim, index, sparse_grad, out, PITH_META);
 }
 
+pith_status tril_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return tril_kernel(ks, ret, self, diagonal, PITH_CPU);
+}
+pith_status tril_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return tril_kernel(ks, ret, self, diagonal, PITH_META);
+}
+
+pith_status triu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triu_kernel(ks, ret, self, diagonal, PITH_CPU);
+}
+pith_status triu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triu_kernel(ks, ret, self, diagonal, PITH_META);
+}
+
+pith_status tril__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return tril__kernel(ks, ret, self, diagonal, PITH_CPU);
+}
+pith_status tril__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return tril__kernel(ks, ret, self, diagonal, PITH_META);
+}
+
+pith_status triu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triu__kernel(ks, ret, self, diagonal, PITH_CPU);
+}
+pith_status triu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
+{
+    return triu__kernel(ks, ret, self, diagonal, PITH_META);
+}
+
 pith_status embedding_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *weight, const pith_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
     return embedding_kernel(ks, ret, weight, indices, padding_idx, scale_grad_by_freq, sparse, PITH_CPU);

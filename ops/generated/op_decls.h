@@ -1495,24 +1495,28 @@ pith_status pith_call_tril(pith_value *ret, const pith_tensor *self, int64_t dia
 pith_status pith_redispatch_tril(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status tril_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status tril_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
+pith_status tril_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal, pith_device kernel_device);
 /* triu(Tensor self, int diagonal=0) -> Tensor */
 typedef pith_status (*pith_sig_triu)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_call_triu(pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_redispatch_triu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status triu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status triu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
+pith_status triu_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal, pith_device kernel_device);
 /* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
 typedef pith_status (*pith_sig_tril_)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_call_tril_(pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_redispatch_tril_(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status tril__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status tril__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
+pith_status tril__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal, pith_device kernel_device);
 /* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
 typedef pith_status (*pith_sig_triu_)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_call_triu_(pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status pith_redispatch_triu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status triu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
 pith_status triu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal);
+pith_status triu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal, pith_device kernel_device);
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
 typedef pith_status (*pith_sig_embedding)(pith_keyset ks, pith_value *ret, const pith_tensor *weight, const pith_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 pith_status pith_call_embedding(pith_value *ret, const pith_tensor *weight, const pith_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
