@@ -58,7 +58,8 @@ __version__ = "0.1.0"
 
 
 # Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
-# import-time budget (docs/python.md). A name maps to the submodule it is (None) or lives in.
+# import-time budget (docs/python.md, "Import cost"). A name maps to the submodule it is
+# (None) or lives in.
 _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
          "__config__": None, "show_config": "__config__",
          "autocast": "amp", "is_autocast_enabled": "amp",
@@ -69,14 +70,16 @@ _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp":
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
+        import sys
+        qualified = f"pith.{_LAZY[name] or name}"
         try:
-            module = importlib.import_module(f"pith.{_LAZY[name] or name}")
+            __import__(qualified)  # importlib.import_module, without importing importlib
         except ImportError as e:
             if name != "einops":
                 raise
             # pith.einops needs the optional einops package: without it the attribute does
             # not exist (hasattr is False), and `import pith.einops` says why.
             raise AttributeError(f"module 'pith' has no attribute 'einops' ({e})") from e
+        module = sys.modules[qualified]
         return module if _LAZY[name] is None else getattr(module, name)
     raise AttributeError(f"module 'pith' has no attribute {name!r}")
