@@ -501,13 +501,6 @@ static pith_status boxed_args_check(const char *fn, const pith_op *op, const pit
     return PITH_OK;
 }
 
-pith_status dispatch_call_boxed_keyset(const pith_op *op, pith_stack *stack, pith_keyset ks)
-{
-    if (boxed_args_check(__func__, op, stack) != PITH_OK || boxed_prepare(op, stack) != PITH_OK)
-        return pith_last_status();
-    return boxed_run(op, stack, ks);
-}
-
 pith_status pith_call_boxed(const pith_op *op, pith_stack *stack)
 {
     if (boxed_args_check(__func__, op, stack) != PITH_OK || boxed_prepare(op, stack) != PITH_OK)

@@ -92,9 +92,6 @@ static inline const pith_kernel_record *dispatch_pick_unboxed(const pith_op *op,
     return record && record->unboxed ? record : NULL;
 }
 
-/* pith_call_boxed with an explicit key set (already effective): fills defaults and checks
- * the arguments against the schema first. */
-pith_status dispatch_call_boxed_keyset(const pith_op *op, pith_stack *stack, pith_keyset ks);
 /* The union of the key sets of the tensors (and tensor lists) among the top `nargs`
  * values, plus the backend of any Device value (a factory's `device=`). */
 pith_keyset stack_keyset(const pith_stack *stack, size_t nargs);

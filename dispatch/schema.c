@@ -721,12 +721,3 @@ void schema_free(pith_schema *schema)
     memset(schema, 0, sizeof *schema);
 }
 
-int schema_find_arg(const pith_schema *schema, const char *name)
-{
-    if (!schema || !name)
-        return -1;
-    for (size_t i = 0; i < schema->nargs; i++)
-        if (strcmp(schema->args[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}

@@ -46,7 +46,5 @@ typedef struct {
 /* Parses `text` into `out` (zeroed first). On failure nothing is leaked. */
 pith_status schema_parse(const char *text, pith_schema *out);
 void schema_free(pith_schema *schema);
-/* Index of the argument named `name`, or -1. */
-int schema_find_arg(const pith_schema *schema, const char *name);
 
 #endif /* PITH_DISPATCH_SCHEMA_H */

@@ -312,10 +312,10 @@ static pith_tensor *buffer_copy(pith_module_state *st, const Py_buffer *v, const
     return t;
 }
 
-/* The Python side of a copy: the GIL and the exception. The copy itself is the kernel
- * layer's (tensor_copy_as in kernels/elementwise_copy.c, behind to.dtype and clone), which
- * the extension reaches through the public pith_to_dtype and pith_clone. */
-pith_tensor *tensor_copy_as(pith_module_state *st, const pith_tensor *t, pith_dtype dtype)
+/* The Python side of a copy: the GIL (released for a big one) and the exception. The copy
+ * itself is the kernel layer's (behind to.dtype and clone), which the extension reaches
+ * through the public pith_to_dtype and pith_clone. */
+pith_tensor *copy_without_gil(pith_module_state *st, const pith_tensor *t, pith_dtype dtype)
 {
     /* to_dtype returns its input for the same dtype, clone always copies */
     bool same = pith_tensor_dtype(t) == dtype;
@@ -340,7 +340,7 @@ static pith_tensor *copy_or_cast_steal(pith_module_state *st, pith_tensor *t, bo
 {
     if (!t || (!copy && (!has_dtype || pith_tensor_dtype(t) == dtype)))
         return t;
-    pith_tensor *out = tensor_copy_as(st, t, has_dtype ? dtype : pith_tensor_dtype(t));
+    pith_tensor *out = copy_without_gil(st, t, has_dtype ? dtype : pith_tensor_dtype(t));
     pith_release(t);
     return out;
 }

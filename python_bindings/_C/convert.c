@@ -1,5 +1,5 @@
 /* convert.c — Python data to tensors (pith.tensor's nested lists) and tensors back to Python
- * values (item, tolist), plus the `*size` argument convention of the factories. */
+ * values (item, tolist). */
 #include <string.h>
 
 #include "state.h"
@@ -316,41 +316,3 @@ PyObject *tensor_item(pith_tensor *t)
     return tensor_to_python(t, 1);
 }
 
-/* ---- `*size` ---- */
-
-int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn)
-{
-    PyObject *seq = args;
-    if (PyTuple_GET_SIZE(args) == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0)))
-        seq = PyTuple_GET_ITEM(args, 0); /* zeros((2, 3)) or zeros([2, 3]) */
-    PyObject *fast = PySequence_Fast(seq, "");
-    if (!fast) {
-        PyErr_Format(PyExc_TypeError, "%s(): size must be a tuple of ints, not %.200s", fn,
-                     Py_TYPE(seq)->tp_name);
-        return -1;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if (n > PITH_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "%s(): at most %d dims, got %zd", fn, PITH_MAX_DIMS, n);
-        Py_DECREF(fast);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        if (!PyIndex_Check(item) || PyBool_Check(item)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s(): argument 'size' must be a tuple of ints, but found element of "
-                         "type %.200s at pos %zd",
-                         fn, Py_TYPE(item)->tp_name, i);
-            Py_DECREF(fast);
-            return -1;
-        }
-        sizes[i] = PyLong_AsLongLong(item);
-        if (sizes[i] == -1 && PyErr_Occurred()) {
-            Py_DECREF(fast);
-            return -1;
-        }
-    }
-    Py_DECREF(fast);
-    return (int)n;
-}

@@ -227,7 +227,7 @@ PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     pith_tensor *exported = t;
     if (copied)
-        exported = tensor_copy_as(st, t, pith_tensor_dtype(t));
+        exported = copy_without_gil(st, t, pith_tensor_dtype(t));
     else
         pith_retain(t);
     return exported ? export_capsule(st, exported, versioned, copied) : NULL;
@@ -463,7 +463,7 @@ PyObject *module_from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     pith_tensor *t = dlpack_import(st, obj);
     if (t && copied) {
-        pith_tensor *c = tensor_copy_as(st, t, pith_tensor_dtype(t));
+        pith_tensor *c = copy_without_gil(st, t, pith_tensor_dtype(t));
         pith_release(t);
         t = c;
     }

@@ -294,7 +294,7 @@ static PyObject *module_as_tensor(PyObject *module, PyObject *args, PyObject *kw
         pith_tensor *t = tensor_of(data);
         if (!has_dtype || pith_tensor_dtype(t) == dtype)
             return Py_NewRef(data);
-        pith_tensor *cast = tensor_copy_as(st, t, dtype);
+        pith_tensor *cast = copy_without_gil(st, t, dtype);
         return cast ? tensor_wrap(st, cast) : NULL;
     }
     pith_tensor *t = interop_tensor_from(st, data, 1, has_dtype, dtype);
@@ -426,7 +426,7 @@ static PyObject *module_tensor_bytes(PyObject *module, PyObject *obj)
     pith_tensor *c = t;
     if (pith_is_contiguous(t))
         pith_retain(c);
-    else if (!(c = tensor_copy_as(st, t, pith_tensor_dtype(t))))
+    else if (!(c = copy_without_gil(st, t, pith_tensor_dtype(t))))
         return NULL;
     int64_t nbytes = pith_numel(c) * (int64_t)pith_dtype_size(pith_tensor_dtype(c));
     PyObject *bytes = PyBytes_FromStringAndSize(nbytes ? pith_data_ptr(c) : "", nbytes);

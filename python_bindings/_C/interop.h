@@ -24,7 +24,7 @@ pith_tensor *buffer_import(pith_module_state *st, PyObject *obj, buffer_source s
                            import_mode mode, int has_dtype, pith_dtype dtype);
 /* A new contiguous copy of `t` in `dtype` (new C reference; NULL with a Python error),
  * made without the GIL when it is big. */
-pith_tensor *tensor_copy_as(pith_module_state *st, const pith_tensor *t, pith_dtype dtype);
+pith_tensor *copy_without_gil(pith_module_state *st, const pith_tensor *t, pith_dtype dtype);
 
 /* dlpack.c: Tensor.__dlpack__, Tensor.__dlpack_device__ and pith.from_dlpack. */
 PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -186,7 +186,7 @@ PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op);
 pith_tensor *operand_to_tensor(pith_module_state *st, PyObject *obj, int *not_implemented);
 
 /* conversions.c: the methods x.float(), x.long() ... and the dtype each converts to (the
- * compile translator records them as to.dtype: compile_translate.c). */
+ * compile translator records them as to.dtype: compile/attributes.c). */
 #define PITH_FORALL_DTYPE_CONVERSIONS(_)                                                    \
     _(float, PITH_FLOAT32) _(double, PITH_FLOAT64) _(half, PITH_FLOAT16)                    \
     _(bfloat16, PITH_BFLOAT16) _(long, PITH_INT64) _(int, PITH_INT32) _(short, PITH_INT16)  \
@@ -211,8 +211,6 @@ pith_tensor *tensor_from_data(pith_module_state *st, PyObject *data, int has_dty
                               pith_dtype dtype);
 PyObject *tensor_tolist(pith_tensor *t);
 PyObject *tensor_item(pith_tensor *t);
-/* Parses `*size` or one sequence of ints; returns ndim or -1 with an exception set. */
-int sizes_from_args(PyObject *args, int64_t *sizes, const char *fn);
 
 /* stash.c: _stash, _unstash and share (added to the module by tensor_type_init), and the
  * end of a tensor's handles, called when its wrapper sees that C holds no more

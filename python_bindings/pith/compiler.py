@@ -7,7 +7,7 @@ inside one, a PEP 523 frame hook captures the frames of the compiled function an
 compiled graph (pith_graph, <pith/graph.h>), and answers later calls from a cache guarded
 in C. Anything the translator does not support runs eagerly, with the same results.
 docs/compile.md describes the use, the guards, the fallbacks and the limits; the C side is
-python_bindings/_C/compile_hook.c (Note [The frame hook]) and compile_translate.c (Note
+python_bindings/_C/compile/hook.c (Note [The frame hook]) and compile/translate.c (Note
 [Guard soundness]).
 """
 import functools
@@ -102,7 +102,7 @@ def _rebuild(mod, fullgraph, dynamic=None):
 
 
 def _region_flags(fullgraph, dynamic):
-    """_compile_region's flags (compile_hook.c): 1 fullgraph, 2 dynamic=False."""
+    """_compile_region's flags (compile/hook.c): 1 fullgraph, 2 dynamic=False."""
     return (1 if fullgraph else 0) | (2 if dynamic is False else 0)
 
 

@@ -67,16 +67,6 @@ pith_status shim_schema_parse(const char *text, shim_schema *out)
     return PITH_OK;
 }
 
-int shim_schema_find_arg(const char *text, const char *name)
-{
-    pith_schema s;
-    if (schema_parse(text, &s) != PITH_OK)
-        return -2;
-    int i = schema_find_arg(&s, name);
-    schema_free(&s);
-    return i;
-}
-
 const char *shim_arg_type_name(int type)
 {
     return arg_type_name((pith_arg_type)type);

@@ -42,8 +42,6 @@ typedef struct {
 
 /* schema_parse, copied into `out`; the status and error as schema_parse sets them. */
 pith_status shim_schema_parse(const char *text, shim_schema *out);
-/* schema_find_arg on a fresh parse (-2 when the schema does not parse). */
-int shim_schema_find_arg(const char *text, const char *name);
 /* arg_type_name(i) for i in [0, shim_num_arg_types()). */
 const char *shim_arg_type_name(int type);
 int shim_num_arg_types(void);

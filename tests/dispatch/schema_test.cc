@@ -266,14 +266,6 @@ TEST_F(Schema, WhitespaceIsFree)
     EXPECT_EQ(s.nreturns, 2u);
 }
 
-TEST_F(Schema, FindArgument)
-{
-    const char *text = "f(Tensor x, int n=1) -> Tensor";
-    EXPECT_EQ(shim_schema_find_arg(text, "x"), 0);
-    EXPECT_EQ(shim_schema_find_arg(text, "n"), 1);
-    EXPECT_EQ(shim_schema_find_arg(text, "missing"), -1);
-}
-
 TEST_F(Schema, EveryRegisteredSchemaParses)
 {
     size_t n = pith_op_count();
