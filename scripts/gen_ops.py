@@ -697,10 +697,14 @@ def gen_number_slots(ops):
     for op in slots:
         out += [f"    {{Py_nb_{op.number_slot}, (void *)tensor_nb_{op.number_slot}}},",
                 f"    {{Py_nb_inplace_{op.number_slot}, (void *)tensor_nb_inplace_{op.number_slot}}},"]
+    out += ["#endif", "#ifdef PITH_NUMBER_SLOT_TRANSLATOR_CASES"]
+    for op in slots:
+        out.append(f'    case NB_{op.number_slot.upper()}: return "{op.name}";')
     out += ["#endif", ""]
     return c_file("number_slots.inc — Python's binary operators on tensors, from the op file's "
                   "number_slot\n * fields. Included with one of PITH_NUMBER_SLOT_FUNCTIONS, "
-                  "_DECLARATIONS or _ENTRIES\n * defined.", "\n".join(out))
+                  "_DECLARATIONS, _ENTRIES or\n * _TRANSLATOR_CASES (the compile translator's "
+                  "operators) defined.", "\n".join(out))
 
 
 def doc_with_lists(ops):

@@ -87,15 +87,10 @@ static const char *binary_function(int op, bool *inplace)
 {
     *inplace = op >= NB_INPLACE_ADD;
     switch (*inplace ? op - NB_INPLACE_ADD : op) {
-    case NB_ADD: return "add";
-    case NB_SUBTRACT: return "sub";
-    case NB_MULTIPLY: return "mul";
-    case NB_TRUE_DIVIDE: return "div";
-    case NB_FLOOR_DIVIDE: return "floor_divide";
-    case NB_REMAINDER: return "remainder";
-    case NB_AND: return "bitwise_and";
-    case NB_OR: return "bitwise_or";
-    case NB_XOR: return "bitwise_xor";
+#define PITH_NUMBER_SLOT_TRANSLATOR_CASES
+#include "../generated/number_slots.inc"
+#undef PITH_NUMBER_SLOT_TRANSLATOR_CASES
+    /* `@` and `**`, whose slots tensor_number.c writes by hand */
     case NB_MATRIX_MULTIPLY: return "matmul";
     case NB_POWER: return "pow";
     default: return NULL;
