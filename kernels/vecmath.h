@@ -49,10 +49,9 @@
 extern "C" {
 #endif
 
-/* The functions of one float argument; gelu is the exact (erf) form. */
-#define VECMATH_FORALL_UNARY(_)                                                             \
-    _(exp) _(log) _(log1p) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh) _(sigmoid) _(silu) _(erf)  \
-    _(gelu) _(gelu_tanh)
+/* VECMATH_FORALL_UNARY, the functions of one float argument, and their bounds: written from
+ * the op file's vecmath keys (ops/ops.toml) by scripts/gen_ops.py. */
+#include "kernels/generated/vecmath_functions.h"
 
 typedef void (*vecmath_f32)(float *out, const float *in, int64_t n);
 typedef void (*vecmath_f64)(double *out, const double *in, int64_t n);

@@ -1,6 +1,7 @@
 /* check_vecmath_ulp.c — measures the error of pith's vectorised math functions, in ulps of the
  * result, for every instruction-set table the CPU can run (See Note [Vectorised math
- * functions], kernels/vecmath.h), and fails when one exceeds kernels/vecmath_bounds.h.
+ * functions], kernels/vecmath.h), and fails when one exceeds its bound (the op file's vecmath
+ * keys, kernels/generated/vecmath_functions.h).
  *
  *     build/check_vecmath_ulp [--stride N] [--float64 SAMPLES] [--only NAME]
  *
@@ -23,7 +24,7 @@
 #include <string.h>
 
 #include "kernels/vecmath.h"
-#include "kernels/vecmath_bounds.h"
+#include "kernels/generated/vecmath_functions.h"
 #include "tests/kernels/vecmath_reference.h"
 
 typedef struct {

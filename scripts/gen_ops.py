@@ -139,7 +139,8 @@ def inplace_schema(functional, full_name):
 KINDS = {"backend", "every_device", "composite_explicit", "composite_implicit"}
 PYTHON = {"both": "BOTH", "function": "FUNCTION", "method": "METHOD", "internal": "INTERNAL"}
 NUMBERS = {"all": "ALL", "other": "OTHER", "none": "NONE"}
-OP_KEYS = {"family", "python", "numbers", "varargs", "number_slot", "overload", "test"}
+OP_KEYS = {"family", "python", "numbers", "varargs", "number_slot", "overload", "test",
+           "vecmath"}
 TEST_KEYS = {"numpy", "result", "rejects", "range"}
 OVERLOAD_KEYS = {"id", "schema", "kind", "out", "inplace", "device_kernel"}
 
@@ -175,6 +176,11 @@ class Op:
             fail(f"[op.{name}]: python must be one of {sorted(PYTHON)}")
         if self.numbers not in NUMBERS:
             fail(f"[op.{name}]: numbers must be one of {sorted(NUMBERS)}")
+        self.vecmath = record.get("vecmath", {})
+        for function, bound in self.vecmath.items():
+            if not (isinstance(bound, list) and len(bound) == 2 and
+                    all(isinstance(b, (int, float)) and b > 0 for b in bound)):
+                fail(f"[op.{name}]: vecmath.{function} is [float32 bound, float64 bound]")
         test = record.get("test", {})
         if set(test) - TEST_KEYS or test.get("result", "same") not in (
                 "same", "float", "float_only", "bool") or \
@@ -507,6 +513,29 @@ def gen_device_forwarders(rows):
                   "device_kernel:\n * each passes its device to <id>_kernel.", "\n".join(out))
 
 
+def gen_vecmath_functions(ops):
+    unary = [(f, b) for op in ops if op.family != "binary" for f, b in op.vecmath.items()]
+    power = [b for op in ops if op.family == "binary" for f, b in op.vecmath.items()]
+    if len(power) != 1 or [f for op in ops if op.family == "binary" for f in op.vecmath] != ["pow"]:
+        fail("the one vectorised function of two arguments is pow's")
+    out = ["#ifndef PITH_KERNELS_GENERATED_VECMATH_FUNCTIONS_H",
+           "#define PITH_KERNELS_GENERATED_VECMATH_FUNCTIONS_H", "",
+           "/* The functions of one float argument (gelu is the exact (erf) form): _(name). */",
+           "#define VECMATH_FORALL_UNARY(_) " + " ".join(f"_({f})" for f, _ in unary), "",
+           "/* _(function, float32 bound, float64 bound), in ulps of the result: what every",
+           " * instruction set's table meets, float32 against float64 references over every",
+           " * float input (scripts/check_vecmath_ulp.c), float64 against long double ones",
+           " * (sampled: tests/kernels/vecmath_test.cc and the checker's --float64). */",
+           "#define VECMATH_FORALL_UNARY_BOUNDS(_) " +
+           " ".join(f"_({f}, {b[0]}, {b[1]})" for f, b in unary), "",
+           "/* pow(x, y), float32 and float64 */",
+           f"#define VECMATH_POW_BOUND_F32 {power[0][0]}",
+           f"#define VECMATH_POW_BOUND_F64 {power[0][1]}", "", "#endif", ""]
+    return c_file("vecmath_functions.h — the vectorised math functions and their error "
+                  "bounds, from the op\n * file's vecmath keys. See Note [Vectorised math "
+                  "functions] (kernels/vecmath.h).", "\n".join(out))
+
+
 def elementwise_ops(ops):
     return ([op for op in ops if op.family == "unary"], [op for op in ops if op.family == "binary"])
 
@@ -654,9 +683,12 @@ def gen_test_cases(ops):
     out += [f'    "{op.name}",' for op in unary
             if not op.record["test"].get("rejects") and
             op.record["test"].get("result") != "float_only"]
+    out += ["#endif", "/* The unary ops with a vectorised function: {name, pith_<name>}. */",
+            "#ifdef PITH_TEST_VECMATH_UNARY_OPS"]
+    out += [f'    {{"{op.name}", pith_{op.name}}},' for op in unary if op.name in op.vecmath]
     out += ["#endif", ""]
     return c_file("elementwise_cases.inc — the unary and binary ops for the meta-parity "
-                  "cases\n * (tests/kernels/meta_parity_cases.cc).", "\n".join(out))
+                  "cases\n * (tests/kernels/meta_parity_cases.cc) and the vecmath tests.", "\n".join(out))
 
 
 def gen_python_surface(ops):
@@ -733,6 +765,7 @@ def outputs(ops, rows):
         "kernels/generated/elementwise_kernels.inc": gen_elementwise_kernels(ops),
         "kernels/generated/elementwise_fusable_cases.inc": gen_elementwise_cases(ops),
         "kernels/generated/elementwise_defs.h": gen_elementwise_defs(ops),
+        "kernels/generated/vecmath_functions.h": gen_vecmath_functions(ops),
         "python_bindings/_C/generated/op_surface.inc": gen_python_surface(ops),
         "tests/kernels/generated/elementwise_cases.inc": gen_test_cases(ops),
         "python_bindings/_C/generated/number_slots.inc": gen_number_slots(ops),

@@ -19,7 +19,7 @@
 
 #include "common/pith_test.h"
 #include "kernels/vecmath.h"
-#include "kernels/vecmath_bounds.h"
+#include "kernels/generated/vecmath_functions.h"
 #include "pith/pith.h"
 #include "vecmath_reference.h"
 
@@ -735,17 +735,9 @@ struct UnaryOp {
 const std::vector<UnaryOp> &UnaryOps()
 {
     static const std::vector<UnaryOp> ops = {
-        {"exp", pith_exp},
-        {"log", pith_log},
-        {"log1p", pith_log1p},
-        {"sqrt", pith_sqrt},
-        {"rsqrt", pith_rsqrt},
-        {"sin", pith_sin},
-        {"cos", pith_cos},
-        {"tanh", pith_tanh},
-        {"sigmoid", pith_sigmoid},
-        {"silu", pith_silu},
-        {"erf", pith_erf},
+#define PITH_TEST_VECMATH_UNARY_OPS
+#include "tests/kernels/generated/elementwise_cases.inc"
+#undef PITH_TEST_VECMATH_UNARY_OPS
         {"gelu", [](const pith_tensor *x) { return pith_gelu(x, false); }},
         {"gelu_tanh", [](const pith_tensor *x) { return pith_gelu(x, true); }},
     };
