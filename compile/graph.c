@@ -567,26 +567,18 @@ typedef struct {
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
 } geometry_snapshot;
 
-pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
+/* Fills `call`, the call's own stack, with the arguments on `stack` (copies) and the
+ * defaults of the rest, and checks each against op's schema. */
+static pith_status call_stack_build(const pith_op *op, const pith_stack *stack,
+                                    pith_stack *call)
 {
-    if (!g)
-        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the graph is NULL");
-    if (!op)
-        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the operator is NULL");
-    if (!stack)
-        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the stack is NULL");
     const pith_schema *schema = &op->schema;
-    if (stack->size > schema->nargs)
-        return pith_set_error(PITH_ERR_VALUE, "%s: expected at most %zu arguments, got %zu",
-                              op_display_name(op), schema->nargs, stack->size);
-    /* The call's own stack: the arguments with their defaults. */
-    pith_stack call = {0};
     pith_status status = PITH_OK;
     for (size_t i = 0; i < stack->size && status == PITH_OK; i++) {
         pith_value v;
         status = value_copy(stack_at(stack, i), &v);
         if (status == PITH_OK)
-            status = stack_push_value(&call, v);
+            status = stack_push_value(call, v);
     }
     for (size_t i = stack->size; i < schema->nargs && status == PITH_OK; i++) {
         if (!schema->args[i].has_default)
@@ -594,37 +586,29 @@ pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
                                     "%s: missing argument '%s' (position %zu)",
                                     op_display_name(op), schema->args[i].name, i + 1);
         else
-            status = pith_op_push_default(op, (int)i, &call);
+            status = pith_op_push_default(op, (int)i, call);
     }
-    for (size_t i = 0; i < call.size && status == PITH_OK; i++)
-        status = arg_check(op, i, stack_at(&call, i));
-    if (status != PITH_OK)
-        goto done;
+    for (size_t i = 0; i < call->size && status == PITH_OK; i++)
+        status = arg_check(op, i, stack_at(call, i));
+    return status;
+}
 
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->nnodes + 1, sizeof *g->nodes)) {
-        status = pith_last_status();
-        goto done;
+/* Replaces the arguments on `call` by node `n`'s, which hold the graph's own stand-ins. */
+static pith_status call_args_standins(const gnode *n, pith_stack *call)
+{
+    for (size_t i = 0; i < call->size; i++) {
+        value_clear(stack_at(call, i));
+        if (value_copy(&n->args[i], stack_at(call, i)) != PITH_OK)
+            return pith_last_status();
     }
-    int node = (int)g->nnodes;
-    gnode *n = &g->nodes[node];
-    memset(n, 0, sizeof *n);
-    n->op = op;
-    status = node_args(g, n, &call);
-    if (status == PITH_OK)
-        status = node_effects(g, n);
-    if (status != PITH_OK) {
-        node_clear(n);
-        goto done;
-    }
-    /* Run the op's Meta kernel over the graph's own stand-ins. */
-    for (size_t i = 0; i < call.size; i++) {
-        value_clear(stack_at(&call, i));
-        if (value_copy(&n->args[i], stack_at(&call, i)) != PITH_OK) {
-            status = pith_last_status();
-            node_clear(n);
-            goto done;
-        }
-    }
+    return PITH_OK;
+}
+
+/* Runs node `n`'s Meta kernel on `call`, and checks that it resized no tensor it writes. */
+static pith_status node_meta_run(const pith_graph *g, const gnode *n, pith_stack *call)
+{
+    const pith_op *op = n->op;
+    const pith_schema *schema = &op->schema;
     geometry_snapshot snap[PITH_MAX_RETURNS];
     size_t nsnap = 0;
     for (size_t k = 0; k < n->nrefs && nsnap < PITH_MAX_RETURNS; k++)
@@ -641,7 +625,7 @@ pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
     tls->included |= PITH_KEYSET(PITH_KEY_META);
     tls->excluded |= PITH_KEYSET(PITH_KEY_PYTHON) | PITH_KEYSET(PITH_KEY_PYTHON_MODE);
     tls->excluded &= ~PITH_KEYSET(PITH_KEY_META);
-    status = pith_call_boxed(op, &call);
+    pith_status status = pith_call_boxed(op, call);
     *tls = saved;
     for (size_t k = 0; k < nsnap && status == PITH_OK; k++)
         if (!shape_equal(snap[k].t->ndim, snap[k].t->sizes, snap[k].ndim, snap[k].sizes) ||
@@ -652,6 +636,51 @@ pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
                                     "of the wrong shape); a graph value keeps its shape, so "
                                     "pass an out= of the result's shape",
                                     op_display_name(op));
+    return status;
+}
+
+/* Hands the results on `call` back on `stack`, in place of the arguments. */
+static pith_status call_results_return(pith_stack *stack, pith_stack *call)
+{
+    pith_status status = PITH_OK;
+    pith_stack_drop(stack, stack->size);
+    for (size_t i = 0; i < call->size && status == PITH_OK; i++) {
+        status = stack_push_value(stack, *stack_at(call, i));
+        stack_at(call, i)->kind = PITH_VALUE_NONE;
+    }
+    return status;
+}
+
+pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
+{
+    if (!g)
+        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the graph is NULL");
+    if (!op)
+        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the operator is NULL");
+    if (!stack)
+        return pith_set_error(PITH_ERR_VALUE, "pith_graph_call: the stack is NULL");
+    if (stack->size > op->schema.nargs)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected at most %zu arguments, got %zu",
+                              op_display_name(op), op->schema.nargs, stack->size);
+    pith_stack call = {0}; /* the arguments with their defaults */
+    pith_status status = call_stack_build(op, stack, &call);
+    if (status != PITH_OK)
+        goto done;
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->nnodes + 1, sizeof *g->nodes)) {
+        status = pith_last_status();
+        goto done;
+    }
+    int node = (int)g->nnodes;
+    gnode *n = &g->nodes[node];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    status = node_args(g, n, &call);
+    if (status == PITH_OK)
+        status = node_effects(g, n);
+    if (status == PITH_OK)
+        status = call_args_standins(n, &call);
+    if (status == PITH_OK)
+        status = node_meta_run(g, n, &call);
     if (status != PITH_OK) {
         node_clear(n);
         goto done;
@@ -665,12 +694,7 @@ pith_status pith_graph_call(pith_graph *g, const pith_op *op, pith_stack *stack)
     n = &g->nodes[node];
     for (size_t k = 0; k < n->nmutated; k++)
         g->root_version[g->values[n->mutated[k]].root]++;
-    /* Hand the results back in place of the arguments. */
-    pith_stack_drop(stack, stack->size);
-    for (size_t i = 0; i < call.size && status == PITH_OK; i++) {
-        status = stack_push_value(stack, *stack_at(&call, i));
-        stack_at(&call, i)->kind = PITH_VALUE_NONE;
-    }
+    status = call_results_return(stack, &call);
 done:
     pith_stack_drop(&call, call.size);
     free(call.values);
