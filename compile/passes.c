@@ -428,6 +428,174 @@ static size_t round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* Which step makes each value (def_step) and which kind of step it is (maker: STEP_VIEW when
+ * none), and the last step that reads or writes each root (last_step). */
+static void steps_scan(const planner *p, int *def_step, int *last_step, step_kind *maker)
+{
+    const pith_graph *g = p->g;
+    const pith_compiled *c = p->c;
+    for (size_t v = 0; v < g->nvalues; v++)
+        maker[v] = STEP_VIEW;
+    for (size_t s = 0; s < c->nsteps; s++) {
+        const cstep *st = &c->steps[s];
+        for (size_t r = 0; r < st->nresults; r++) {
+            int v = st->results[r];
+            /* a group's results are made by several of its nodes */
+            if ((st->kind == STEP_GROUP || g->values[v].node == st->node) && def_step[v] < 0) {
+                def_step[v] = (int)s;
+                maker[v] = st->kind;
+            }
+        }
+        for (size_t k = 0; k < st->nrefs; k++)
+            last_step[root_of(p, st->refs[k].value)] = (int)s;
+        for (size_t r = 0; r < st->nresults; r++)
+            last_step[root_of(p, st->results[r])] = (int)s;
+    }
+}
+
+/* The kind of a root: where its storage comes from. `maker` is the kind of step that makes
+ * it, `reaches_output` whether an output lives in it. */
+static root_kind root_kind_of(const gvalue *root, step_kind maker, bool reaches_output)
+{
+    switch (root->kind) {
+    case GVAL_INPUT:
+        return ROOT_INPUT;
+    case GVAL_PARAM:
+        return ROOT_PARAM;
+    case GVAL_CONST:
+        return ROOT_CONST;
+    case GVAL_RESULT:
+        break;
+    }
+    if (maker == STEP_CALL)
+        return ROOT_DYN;
+    return reaches_output ? ROOT_FRESH : ROOT_ARENA;
+}
+
+/* How a run gets value `gv`'s tensor (cv->rk set), made by a step of kind `maker`. */
+static void value_slot(cvalue *cv, const gvalue *gv, step_kind maker, bool is_root)
+{
+    if (gv->kind == GVAL_INPUT) {
+        cv->slot = SLOT_INPUT;
+        cv->input = gv->index;
+    } else if (gv->kind == GVAL_PARAM || gv->kind == GVAL_CONST) {
+        cv->slot = SLOT_EXTERNAL;
+        cv->ext = gv->kind == GVAL_PARAM ? gv->held : gv->t;
+        pith_retain(cv->ext);
+    } else if (maker == STEP_CALL) {
+        cv->slot = SLOT_RUN;
+        cv->from_call = true;
+    } else if (is_root) {
+        cv->slot = cv->rk == ROOT_ARENA ? SLOT_STATIC : SLOT_RUN;
+    } else {
+        cv->slot = cv->rk == ROOT_ARENA || cv->rk == ROOT_PARAM || cv->rk == ROOT_CONST
+                       ? SLOT_STATIC
+                       : SLOT_REBOUND;
+    }
+}
+
+/* Fills c->values (root, def, slot and root kinds), and gives each arena root a buffer with
+ * its live range; returns the number of buffers. */
+static size_t values_plan(const planner *p, const bool *reaches_output, const int *def_step,
+                          const int *last_step, const step_kind *maker)
+{
+    const pith_graph *g = p->g;
+    pith_compiled *c = p->c;
+    size_t nbuf = 0;
+    for (size_t v = 0; v < g->nvalues; v++) {
+        const gvalue *gv = &g->values[v];
+        cvalue *cv = &c->values[v];
+        int rid = root_of(p, (int)v);
+        cv->root = rid;
+        cv->def = def_step[v];
+        if (!p->live_value[v] || (gv->kind == GVAL_RESULT && def_step[v] < 0 &&
+                                  def_step[rid] < 0))
+            continue;
+        cv->meta = gv->t;
+        pith_retain(gv->t);
+        const gvalue *root = &g->values[rid];
+        cv->delta = gv->t->offset - root->t->offset;
+        cv->rk = root_kind_of(root, maker[rid], reaches_output[rid]);
+        bool is_root = rid == (int)v;
+        value_slot(cv, gv, maker[v], is_root);
+        if (is_root && cv->rk == ROOT_ARENA) {
+            cbuffer *b = &c->buffers[nbuf];
+            b->bytes = round64(gv->t->storage->nbytes ? gv->t->storage->nbytes : 1);
+            b->first = def_step[v];
+            b->last = last_step[v] < b->first ? b->first : last_step[v];
+            b->root = (int)v;
+            cv->buffer = (int)nbuf++;
+            c->intermediate_bytes += b->bytes;
+        }
+    }
+    return nbuf;
+}
+
+/* The buffers' indices by size, largest first (an insertion sort: stable). */
+static void buffers_order(const pith_compiled *c, int *order)
+{
+    size_t nbuf = c->nbuffers;
+    for (size_t i = 0; i < nbuf; i++)
+        order[i] = (int)i;
+    for (size_t i = 1; i < nbuf; i++) {
+        int x = order[i];
+        size_t j = i;
+        while (j > 0 && c->buffers[order[j - 1]].bytes < c->buffers[x].bytes) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+}
+
+/* The lowest offset at which buffer `b` overlaps no `placed` buffer live at the same time. */
+static size_t buffer_offset(const pith_compiled *c, const bool *placed, const cbuffer *b)
+{
+    size_t offset = 0;
+    bool moved = true;
+    while (moved) {
+        moved = false;
+        for (size_t j = 0; j < c->nbuffers; j++) {
+            const cbuffer *o = &c->buffers[j];
+            if (!placed[j] || o->last < b->first || b->last < o->first)
+                continue;
+            if (offset < o->offset + o->bytes && o->offset < offset + b->bytes) {
+                offset = o->offset + o->bytes;
+                moved = true;
+            }
+        }
+    }
+    return offset;
+}
+
+/* Place the buffers: largest first, lowest offset free over the live range (or one after
+ * the other, without plan_memory). */
+static pith_status buffers_place(pith_compiled *c)
+{
+    size_t nbuf = c->nbuffers;
+    int *order = malloc((nbuf ? nbuf : 1) * sizeof *order);
+    bool *placed = calloc(nbuf ? nbuf : 1, sizeof *placed);
+    if (!order || !placed) {
+        free(order);
+        free(placed);
+        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+    }
+    buffers_order(c, order);
+    size_t arena = 0;
+    for (size_t i = 0; i < nbuf; i++) {
+        cbuffer *b = &c->buffers[order[i]];
+        size_t offset = c->opts.plan_memory ? buffer_offset(c, placed, b) : arena;
+        b->offset = offset;
+        placed[order[i]] = true;
+        if (offset + b->bytes > arena)
+            arena = offset + b->bytes;
+    }
+    c->arena_bytes = arena;
+    free(order);
+    free(placed);
+    return PITH_OK;
+}
+
 /* Slot and root kinds, buffers with their live ranges, and the arena's layout. */
 static pith_status plan(planner *p)
 {
@@ -447,7 +615,6 @@ static pith_status plan(planner *p)
         def_step[v] = last_step[v] = -1;
     for (size_t o = 0; o < c->noutputs; o++)
         reaches_output[root_of(p, c->outputs[o])] = true;
-    /* Which step makes each value, and which kind of step. */
     step_kind *maker = malloc((g->nvalues ? g->nvalues : 1) * sizeof *maker);
     if (!maker) {
         free(reaches_output);
@@ -455,136 +622,13 @@ static pith_status plan(planner *p)
         free(last_step);
         return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
     }
-    for (size_t v = 0; v < g->nvalues; v++)
-        maker[v] = STEP_VIEW;
-    for (size_t s = 0; s < c->nsteps; s++) {
-        const cstep *st = &c->steps[s];
-        for (size_t r = 0; r < st->nresults; r++) {
-            int v = st->results[r];
-            /* a group's results are made by several of its nodes */
-            if ((st->kind == STEP_GROUP || g->values[v].node == st->node) && def_step[v] < 0) {
-                def_step[v] = (int)s;
-                maker[v] = st->kind;
-            }
-        }
-        for (size_t k = 0; k < st->nrefs; k++)
-            last_step[root_of(p, st->refs[k].value)] = (int)s;
-        for (size_t r = 0; r < st->nresults; r++)
-            last_step[root_of(p, st->results[r])] = (int)s;
-    }
-    size_t nbuf = 0;
-    for (size_t v = 0; v < g->nvalues; v++) {
-        const gvalue *gv = &g->values[v];
-        cvalue *cv = &c->values[v];
-        int rid = root_of(p, (int)v);
-        cv->root = rid;
-        cv->def = def_step[v];
-        if (!p->live_value[v] || (gv->kind == GVAL_RESULT && def_step[v] < 0 &&
-                                  def_step[rid] < 0))
-            continue;
-        cv->meta = gv->t;
-        pith_retain(gv->t);
-        const gvalue *root = &g->values[rid];
-        cv->delta = gv->t->offset - root->t->offset;
-        switch (root->kind) {
-        case GVAL_INPUT:
-            cv->rk = ROOT_INPUT;
-            break;
-        case GVAL_PARAM:
-            cv->rk = ROOT_PARAM;
-            break;
-        case GVAL_CONST:
-            cv->rk = ROOT_CONST;
-            break;
-        case GVAL_RESULT:
-            if (maker[rid] == STEP_CALL)
-                cv->rk = ROOT_DYN;
-            else
-                cv->rk = reaches_output[rid] ? ROOT_FRESH : ROOT_ARENA;
-            break;
-        }
-        bool is_root = rid == (int)v;
-        if (gv->kind == GVAL_INPUT) {
-            cv->slot = SLOT_INPUT;
-            cv->input = gv->index;
-        } else if (gv->kind == GVAL_PARAM || gv->kind == GVAL_CONST) {
-            cv->slot = SLOT_EXTERNAL;
-            cv->ext = gv->kind == GVAL_PARAM ? gv->held : gv->t;
-            pith_retain(cv->ext);
-        } else if (maker[v] == STEP_CALL) {
-            cv->slot = SLOT_RUN;
-            cv->from_call = true;
-        } else if (is_root) {
-            cv->slot = cv->rk == ROOT_ARENA ? SLOT_STATIC : SLOT_RUN;
-        } else {
-            cv->slot = cv->rk == ROOT_ARENA || cv->rk == ROOT_PARAM || cv->rk == ROOT_CONST
-                           ? SLOT_STATIC
-                           : SLOT_REBOUND;
-        }
-        if (is_root && cv->rk == ROOT_ARENA) {
-            cbuffer *b = &c->buffers[nbuf];
-            b->bytes = round64(gv->t->storage->nbytes ? gv->t->storage->nbytes : 1);
-            b->first = def_step[v];
-            b->last = last_step[v] < b->first ? b->first : last_step[v];
-            b->root = (int)v;
-            cv->buffer = (int)nbuf++;
-            c->intermediate_bytes += b->bytes;
-        }
-    }
-    c->nbuffers = nbuf;
+    steps_scan(p, def_step, last_step, maker);
+    c->nbuffers = values_plan(p, reaches_output, def_step, last_step, maker);
     free(reaches_output);
     free(def_step);
     free(last_step);
     free(maker);
-    /* Place the buffers: largest first, lowest offset free over the live range. */
-    int *order = malloc((nbuf ? nbuf : 1) * sizeof *order);
-    bool *placed = calloc(nbuf ? nbuf : 1, sizeof *placed);
-    if (!order || !placed) {
-        free(order);
-        free(placed);
-        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
-    }
-    for (size_t i = 0; i < nbuf; i++)
-        order[i] = (int)i;
-    for (size_t i = 1; i < nbuf; i++) { /* insertion sort: stable, by size descending */
-        int x = order[i];
-        size_t j = i;
-        while (j > 0 && c->buffers[order[j - 1]].bytes < c->buffers[x].bytes) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = x;
-    }
-    size_t arena = 0;
-    for (size_t i = 0; i < nbuf; i++) {
-        cbuffer *b = &c->buffers[order[i]];
-        size_t offset = 0;
-        if (!c->opts.plan_memory) {
-            offset = arena;
-        } else {
-            bool moved = true;
-            while (moved) {
-                moved = false;
-                for (size_t j = 0; j < nbuf; j++) {
-                    const cbuffer *o = &c->buffers[j];
-                    if (!placed[j] || o->last < b->first || b->last < o->first)
-                        continue;
-                    if (offset < o->offset + o->bytes && o->offset < offset + b->bytes) {
-                        offset = o->offset + o->bytes;
-                        moved = true;
-                    }
-                }
-            }
-        }
-        b->offset = offset;
-        placed[order[i]] = true;
-        if (offset + b->bytes > arena)
-            arena = offset + b->bytes;
-    }
-    c->arena_bytes = arena;
-    free(order);
-    free(placed);
-    return PITH_OK;
+    return buffers_place(c);
 }
 
 pith_compiled *pith_graph_compile(const pith_graph *g, const pith_compile_options *opts)
