@@ -76,6 +76,12 @@ static pith_status run_finish(pith_value *ret, pith_tensor *dst, elementwise_mod
 pith_status unary_run(const unary_def *def, pith_value *ret, const pith_tensor *self,
                       const pith_tensor *target, elementwise_mode mode, bool meta)
 {
+    return unary_run_ctx(def, ret, self, NULL, target, mode, meta);
+}
+
+pith_status unary_run_ctx(const unary_def *def, pith_value *ret, const pith_tensor *self,
+                          void *ctx, const pith_tensor *target, elementwise_mode mode, bool meta)
+{
     const char *op = def->name;
     pith_dtype compute, result;
     pith_tensor *dst;
@@ -90,7 +96,7 @@ pith_status unary_run(const unary_def *def, pith_value *ret, const pith_tensor *
     if (elementwise_output(op, mode, (pith_tensor *)target, self->ndim, self->sizes, result,
                            meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
         return pith_last_status();
-    if (!meta && elementwise_apply(dst, result, 1, &self, &compute, loop, NULL, NULL) != PITH_OK) {
+    if (!meta && elementwise_apply(dst, result, 1, &self, &compute, loop, ctx, NULL) != PITH_OK) {
         if (mode == ELEMENTWISE_FUNCTIONAL)
             pith_release(dst);
         return pith_last_status();

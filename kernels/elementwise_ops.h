@@ -59,6 +59,9 @@ typedef struct {
  * for FUNCTIONAL. `meta` validates and computes metadata only. */
 pith_status unary_run(const unary_def *def, pith_value *ret, const pith_tensor *self,
                       const pith_tensor *target, elementwise_mode mode, bool meta);
+/* unary_run with `ctx` for the loop (the parameters of a parametrised activation). */
+pith_status unary_run_ctx(const unary_def *def, pith_value *ret, const pith_tensor *self,
+                          void *ctx, const pith_tensor *target, elementwise_mode mode, bool meta);
 pith_status binary_run(const binary_def *def, pith_value *ret, const pith_tensor *self,
                        const pith_tensor *other, pith_scalar alpha,
                        const pith_tensor *target, elementwise_mode mode, bool meta);

@@ -531,9 +531,10 @@ def gen_vecmath_functions(ops):
            "/* pow(x, y), float32 and float64 */",
            f"#define VECMATH_POW_BOUND_F32 {power[0][0]}",
            f"#define VECMATH_POW_BOUND_F64 {power[0][1]}", "", "#endif", ""]
-    return c_file("vecmath_functions.h — the vectorised math functions and their error "
-                  "bounds, from the op\n * file's vecmath keys. See Note [Vectorised math "
-                  "functions] (kernels/vecmath.h).", "\n".join(out))
+    what = ("vecmath_functions.h — the vectorised math functions and their error bounds, "
+            "from the op\n * file's vecmath keys. See Note [Vectorised math functions] "
+            "(kernels/vecmath.h).")
+    return c_file(what, "\n".join(out))
 
 
 def elementwise_ops(ops):
@@ -695,9 +696,15 @@ def gen_python_surface(ops):
     out = ["/* The Python surface of each op name: See Note [The Python surface of the op table]",
            " * (python_bindings/_C/op_surface.c). */",
            "static const surface_row surface[] = {"]
+    names = {op.name for op in ops}
     for op in ops:
         if op.python:
             out.append(f'    {{"{op.name}", VARIANT_{PYTHON[op.python]}, NUMBERS_{NUMBERS[op.numbers]}}},')
+        # An in-place form of a name without a method (leaky_relu_ of leaky_relu) is reachable
+        # as pith.ops.pith.<name>_ only; a method name gets Tensor.<name>_ by the rule.
+        if op.python in ("internal", "function"):
+            for base in sorted({r.schema.base for r in op.rows if r.form == "inplace"} - names):
+                out.append(f'    {{"{base}", VARIANT_INTERNAL, NUMBERS_NONE}},')
     out += ["};", "", "/* See Note [Tensors as varargs] (python_bindings/_C/op_surface.c). */",
             "static const char *const tensor_varargs[] = {"]
     out += [f'    "{op.name}",' for op in ops if op.varargs]

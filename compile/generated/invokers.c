@@ -1342,6 +1342,156 @@ static pith_status invoke_bitwise_xor_(const pith_op *op, void (*fn)(void), pith
     return ((pith_sig_bitwise_xor_)fn)(ks, ret, self, other);
 }
 
+static pith_status invoke_leaky_relu(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, &args[1], &negative_slope) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_leaky_relu)fn)(ks, ret, self, negative_slope);
+}
+
+static pith_status invoke_leaky_relu_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, &args[1], &negative_slope) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, &args[2], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_leaky_relu_out)fn)(ks, ret, self, negative_slope, out);
+}
+
+static pith_status invoke_leaky_relu_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, &args[1], &negative_slope) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_leaky_relu_)fn)(ks, ret, self, negative_slope);
+}
+
+static pith_status invoke_elu(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, &args[1], &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, &args[2], &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, &args[3], &input_scale) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_elu)fn)(ks, ret, self, alpha, scale, input_scale);
+}
+
+static pith_status invoke_elu_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, &args[1], &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, &args[2], &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, &args[3], &input_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 4, &args[4], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_elu_out)fn)(ks, ret, self, alpha, scale, input_scale, out);
+}
+
+static pith_status invoke_elu_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, &args[1], &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, &args[2], &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, &args[3], &input_scale) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_elu_)fn)(ks, ret, self, alpha, scale, input_scale);
+}
+
+static pith_status invoke_softplus(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar beta;
+    if (unbox_SCALAR(op, 1, &args[1], &beta) != PITH_OK)
+        return pith_last_status();
+    pith_scalar threshold;
+    if (unbox_SCALAR(op, 2, &args[2], &threshold) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_softplus)fn)(ks, ret, self, beta, threshold);
+}
+
+static pith_status invoke_softplus_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar beta;
+    if (unbox_SCALAR(op, 1, &args[1], &beta) != PITH_OK)
+        return pith_last_status();
+    pith_scalar threshold;
+    if (unbox_SCALAR(op, 2, &args[2], &threshold) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 3, &args[3], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_softplus_out)fn)(ks, ret, self, beta, threshold, out);
+}
+
+static pith_status invoke_log_sigmoid(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_log_sigmoid)fn)(ks, ret, self);
+}
+
+static pith_status invoke_log_sigmoid_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 1, &args[1], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_log_sigmoid_out)fn)(ks, ret, self, out);
+}
+
 static pith_status invoke_gelu(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -3737,6 +3887,16 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_bitwise_xor,
     invoke_bitwise_xor_out,
     invoke_bitwise_xor_,
+    invoke_leaky_relu,
+    invoke_leaky_relu_out,
+    invoke_leaky_relu_,
+    invoke_elu,
+    invoke_elu_out,
+    invoke_elu_,
+    invoke_softplus,
+    invoke_softplus_out,
+    invoke_log_sigmoid,
+    invoke_log_sigmoid_out,
     invoke_gelu,
     invoke_gelu_out,
     invoke_gelu_,

@@ -7999,6 +7999,748 @@ static const pith_kernel_record record_cpu_bitwise_xor_ = {
 static const pith_kernel_record record_meta_bitwise_xor_ = {
     (void (*)(void))bitwise_xor__meta, boxed_adapter_bitwise_xor_, (void *)&record_meta_bitwise_xor_};
 
+/* ---- leaky_relu: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_leaky_relu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_leaky_relu)kernel->unboxed)(ks, ret, self, negative_slope);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, negative_slope);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_leaky_relu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_leaky_relu], ks);
+    if (kernel)
+        return ((pith_sig_leaky_relu)kernel->unboxed)(ks, ret, self, negative_slope);
+    return redispatch_general_leaky_relu(ks, ret, self, negative_slope);
+}
+pith_status pith_call_leaky_relu(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "leaky_relu", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_leaky_relu(keyset_effective(ks), ret, self, negative_slope);
+}
+static pith_status boxed_adapter_leaky_relu(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &negative_slope) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_leaky_relu)record->unboxed)(ks, ret, self, negative_slope);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_leaky_relu = {
+    (void (*)(void))leaky_relu_cpu, boxed_adapter_leaky_relu, (void *)&record_cpu_leaky_relu};
+static const pith_kernel_record record_meta_leaky_relu = {
+    (void (*)(void))leaky_relu_meta, boxed_adapter_leaky_relu, (void *)&record_meta_leaky_relu};
+
+/* ---- leaky_relu_out: leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_leaky_relu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_leaky_relu_out)kernel->unboxed)(ks, ret, self, negative_slope, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, negative_slope);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_leaky_relu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_leaky_relu_out], ks);
+    if (kernel)
+        return ((pith_sig_leaky_relu_out)kernel->unboxed)(ks, ret, self, negative_slope, out);
+    return redispatch_general_leaky_relu_out(ks, ret, self, negative_slope, out);
+}
+pith_status pith_call_leaky_relu_out(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "leaky_relu_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "leaky_relu_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_leaky_relu_out(keyset_effective(ks), ret, self, negative_slope, out);
+}
+static pith_status boxed_adapter_leaky_relu_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &negative_slope) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_leaky_relu_out)record->unboxed)(ks, ret, self, negative_slope, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_leaky_relu_out = {
+    (void (*)(void))leaky_relu_out_cpu, boxed_adapter_leaky_relu_out, (void *)&record_cpu_leaky_relu_out};
+static const pith_kernel_record record_meta_leaky_relu_out = {
+    (void (*)(void))leaky_relu_out_meta, boxed_adapter_leaky_relu_out, (void *)&record_meta_leaky_relu_out};
+
+/* ---- leaky_relu_: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_leaky_relu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu_];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_leaky_relu_)kernel->unboxed)(ks, ret, self, negative_slope);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, negative_slope);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_leaky_relu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_leaky_relu_], ks);
+    if (kernel)
+        return ((pith_sig_leaky_relu_)kernel->unboxed)(ks, ret, self, negative_slope);
+    return redispatch_general_leaky_relu_(ks, ret, self, negative_slope);
+}
+pith_status pith_call_leaky_relu_(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "leaky_relu_", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_leaky_relu_(keyset_effective(ks), ret, self, negative_slope);
+}
+static pith_status boxed_adapter_leaky_relu_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar negative_slope;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &negative_slope) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_leaky_relu_)record->unboxed)(ks, ret, self, negative_slope);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_leaky_relu_ = {
+    (void (*)(void))leaky_relu__cpu, boxed_adapter_leaky_relu_, (void *)&record_cpu_leaky_relu_};
+static const pith_kernel_record record_meta_leaky_relu_ = {
+    (void (*)(void))leaky_relu__meta, boxed_adapter_leaky_relu_, (void *)&record_meta_leaky_relu_};
+
+/* ---- elu: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_elu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_elu];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_elu)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, alpha);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, scale);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, input_scale);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_elu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_elu], ks);
+    if (kernel)
+        return ((pith_sig_elu)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    return redispatch_general_elu(ks, ret, self, alpha, scale, input_scale);
+}
+pith_status pith_call_elu(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "elu", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_elu(keyset_effective(ks), ret, self, alpha, scale, input_scale);
+}
+static pith_status boxed_adapter_elu(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 4)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)4, stack->size);
+    const size_t base_ = stack->size - 4;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, stack_at(stack, base_ + 3), &input_scale) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 4));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_elu)record->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 4);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_elu = {
+    (void (*)(void))elu_cpu, boxed_adapter_elu, (void *)&record_cpu_elu};
+static const pith_kernel_record record_meta_elu = {
+    (void (*)(void))elu_meta, boxed_adapter_elu, (void *)&record_meta_elu};
+
+/* ---- elu_out: elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_elu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_elu_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_elu_out)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, alpha);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, scale);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, input_scale);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_elu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_elu_out], ks);
+    if (kernel)
+        return ((pith_sig_elu_out)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale, out);
+    return redispatch_general_elu_out(ks, ret, self, alpha, scale, input_scale, out);
+}
+pith_status pith_call_elu_out(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "elu_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "elu_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_elu_out(keyset_effective(ks), ret, self, alpha, scale, input_scale, out);
+}
+static pith_status boxed_adapter_elu_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 5)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)5, stack->size);
+    const size_t base_ = stack->size - 5;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, stack_at(stack, base_ + 3), &input_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 4, stack_at(stack, base_ + 4), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 5));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_elu_out)record->unboxed)(ks, ret, self, alpha, scale, input_scale, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 5);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_elu_out = {
+    (void (*)(void))elu_out_cpu, boxed_adapter_elu_out, (void *)&record_cpu_elu_out};
+static const pith_kernel_record record_meta_elu_out = {
+    (void (*)(void))elu_out_meta, boxed_adapter_elu_out, (void *)&record_meta_elu_out};
+
+/* ---- elu_: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_elu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_elu_];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_elu_)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, alpha);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, scale);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, input_scale);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_elu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_elu_], ks);
+    if (kernel)
+        return ((pith_sig_elu_)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    return redispatch_general_elu_(ks, ret, self, alpha, scale, input_scale);
+}
+pith_status pith_call_elu_(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "elu_", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_elu_(keyset_effective(ks), ret, self, alpha, scale, input_scale);
+}
+static pith_status boxed_adapter_elu_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 4)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)4, stack->size);
+    const size_t base_ = stack->size - 4;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar alpha;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &alpha) != PITH_OK)
+        return pith_last_status();
+    pith_scalar scale;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &scale) != PITH_OK)
+        return pith_last_status();
+    pith_scalar input_scale;
+    if (unbox_SCALAR(op, 3, stack_at(stack, base_ + 3), &input_scale) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 4));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_elu_)record->unboxed)(ks, ret, self, alpha, scale, input_scale);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 4);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_elu_ = {
+    (void (*)(void))elu__cpu, boxed_adapter_elu_, (void *)&record_cpu_elu_};
+static const pith_kernel_record record_meta_elu_ = {
+    (void (*)(void))elu__meta, boxed_adapter_elu_, (void *)&record_meta_elu_};
+
+/* ---- softplus: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_softplus(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_softplus];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_softplus)kernel->unboxed)(ks, ret, self, beta, threshold);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, beta);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, threshold);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_softplus(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_softplus], ks);
+    if (kernel)
+        return ((pith_sig_softplus)kernel->unboxed)(ks, ret, self, beta, threshold);
+    return redispatch_general_softplus(ks, ret, self, beta, threshold);
+}
+pith_status pith_call_softplus(pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "softplus", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_softplus(keyset_effective(ks), ret, self, beta, threshold);
+}
+static pith_status boxed_adapter_softplus(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar beta;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &beta) != PITH_OK)
+        return pith_last_status();
+    pith_scalar threshold;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &threshold) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_softplus)record->unboxed)(ks, ret, self, beta, threshold);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_softplus = {
+    (void (*)(void))softplus_cpu, boxed_adapter_softplus, (void *)&record_cpu_softplus};
+static const pith_kernel_record record_meta_softplus = {
+    (void (*)(void))softplus_meta, boxed_adapter_softplus, (void *)&record_meta_softplus};
+
+/* ---- softplus_out: softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_softplus_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_softplus_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_softplus_out)kernel->unboxed)(ks, ret, self, beta, threshold, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, beta);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, threshold);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_softplus_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_softplus_out], ks);
+    if (kernel)
+        return ((pith_sig_softplus_out)kernel->unboxed)(ks, ret, self, beta, threshold, out);
+    return redispatch_general_softplus_out(ks, ret, self, beta, threshold, out);
+}
+pith_status pith_call_softplus_out(pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "softplus_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "softplus_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_softplus_out(keyset_effective(ks), ret, self, beta, threshold, out);
+}
+static pith_status boxed_adapter_softplus_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 4)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)4, stack->size);
+    const size_t base_ = stack->size - 4;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar beta;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &beta) != PITH_OK)
+        return pith_last_status();
+    pith_scalar threshold;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &threshold) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 3, stack_at(stack, base_ + 3), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 4));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_softplus_out)record->unboxed)(ks, ret, self, beta, threshold, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 4);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_softplus_out = {
+    (void (*)(void))softplus_out_cpu, boxed_adapter_softplus_out, (void *)&record_cpu_softplus_out};
+static const pith_kernel_record record_meta_softplus_out = {
+    (void (*)(void))softplus_out_meta, boxed_adapter_softplus_out, (void *)&record_meta_softplus_out};
+
+/* ---- log_sigmoid: log_sigmoid(Tensor self) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_log_sigmoid(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_log_sigmoid];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_log_sigmoid)kernel->unboxed)(ks, ret, self);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_log_sigmoid(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_log_sigmoid], ks);
+    if (kernel)
+        return ((pith_sig_log_sigmoid)kernel->unboxed)(ks, ret, self);
+    return redispatch_general_log_sigmoid(ks, ret, self);
+}
+pith_status pith_call_log_sigmoid(pith_value *ret, const pith_tensor *self)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "log_sigmoid", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_log_sigmoid(keyset_effective(ks), ret, self);
+}
+static pith_status boxed_adapter_log_sigmoid(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 1)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)1, stack->size);
+    const size_t base_ = stack->size - 1;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 1));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_log_sigmoid)record->unboxed)(ks, ret, self);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 1);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_log_sigmoid = {
+    (void (*)(void))log_sigmoid_cpu, boxed_adapter_log_sigmoid, (void *)&record_cpu_log_sigmoid};
+static const pith_kernel_record record_meta_log_sigmoid = {
+    (void (*)(void))log_sigmoid_meta, boxed_adapter_log_sigmoid, (void *)&record_meta_log_sigmoid};
+
+/* ---- log_sigmoid_out: log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_log_sigmoid_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_log_sigmoid_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_log_sigmoid_out)kernel->unboxed)(ks, ret, self, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_log_sigmoid_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_log_sigmoid_out], ks);
+    if (kernel)
+        return ((pith_sig_log_sigmoid_out)kernel->unboxed)(ks, ret, self, out);
+    return redispatch_general_log_sigmoid_out(ks, ret, self, out);
+}
+pith_status pith_call_log_sigmoid_out(pith_value *ret, const pith_tensor *self, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "log_sigmoid_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "log_sigmoid_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_log_sigmoid_out(keyset_effective(ks), ret, self, out);
+}
+static pith_status boxed_adapter_log_sigmoid_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_log_sigmoid_out)record->unboxed)(ks, ret, self, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_log_sigmoid_out = {
+    (void (*)(void))log_sigmoid_out_cpu, boxed_adapter_log_sigmoid_out, (void *)&record_cpu_log_sigmoid_out};
+static const pith_kernel_record record_meta_log_sigmoid_out = {
+    (void (*)(void))log_sigmoid_out_meta, boxed_adapter_log_sigmoid_out, (void *)&record_meta_log_sigmoid_out};
+
 /* ---- gelu: gelu(Tensor self, *, str approximate='none') -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_gelu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate)
@@ -19334,6 +20076,26 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 3, &record_cpu_bitwise_xor_out, &record_meta_bitwise_xor_out},
     {"bitwise_xor_", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 2, &record_cpu_bitwise_xor_, &record_meta_bitwise_xor_},
+    {"leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR}, 2, &record_cpu_leaky_relu, &record_meta_leaky_relu},
+    {"leaky_relu_out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_TENSOR}, 3, &record_cpu_leaky_relu_out, &record_meta_leaky_relu_out},
+    {"leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR}, 2, &record_cpu_leaky_relu_, &record_meta_leaky_relu_},
+    {"elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR}, 4, &record_cpu_elu, &record_meta_elu},
+    {"elu_out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_TENSOR}, 5, &record_cpu_elu_out, &record_meta_elu_out},
+    {"elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR}, 4, &record_cpu_elu_, &record_meta_elu_},
+    {"softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR}, 3, &record_cpu_softplus, &record_meta_softplus},
+    {"softplus_out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_TENSOR}, 4, &record_cpu_softplus_out, &record_meta_softplus_out},
+    {"log_sigmoid", "log_sigmoid(Tensor self) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_log_sigmoid, &record_meta_log_sigmoid},
+    {"log_sigmoid_out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 2, &record_cpu_log_sigmoid_out, &record_meta_log_sigmoid_out},
     {"gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_STR}, 2, &record_cpu_gelu, &record_meta_gelu},
     {"gelu_out", "gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)",

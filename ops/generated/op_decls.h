@@ -121,6 +121,16 @@ typedef enum {
     PITH_OPID_bitwise_xor,
     PITH_OPID_bitwise_xor_out,
     PITH_OPID_bitwise_xor_,
+    PITH_OPID_leaky_relu,
+    PITH_OPID_leaky_relu_out,
+    PITH_OPID_leaky_relu_,
+    PITH_OPID_elu,
+    PITH_OPID_elu_out,
+    PITH_OPID_elu_,
+    PITH_OPID_softplus,
+    PITH_OPID_softplus_out,
+    PITH_OPID_log_sigmoid,
+    PITH_OPID_log_sigmoid_out,
     PITH_OPID_gelu,
     PITH_OPID_gelu_out,
     PITH_OPID_gelu_,
@@ -961,6 +971,76 @@ pith_status pith_call_bitwise_xor_(pith_value *ret, const pith_tensor *self, con
 pith_status pith_redispatch_bitwise_xor_(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
 pith_status bitwise_xor__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
 pith_status bitwise_xor__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+typedef pith_status (*pith_sig_leaky_relu)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status pith_call_leaky_relu(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status pith_redispatch_leaky_relu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, pith_device kernel_device);
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_leaky_relu_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
+pith_status pith_call_leaky_relu_out(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
+pith_status pith_redispatch_leaky_relu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
+pith_status leaky_relu_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
+pith_status leaky_relu_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
+pith_status leaky_relu_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out, pith_device kernel_device);
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+typedef pith_status (*pith_sig_leaky_relu_)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status pith_call_leaky_relu_(pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status pith_redispatch_leaky_relu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
+pith_status leaky_relu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, pith_device kernel_device);
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+typedef pith_status (*pith_sig_elu)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status pith_call_elu(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status pith_redispatch_elu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, pith_device kernel_device);
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_elu_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out);
+pith_status pith_call_elu_out(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out);
+pith_status pith_redispatch_elu_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out);
+pith_status elu_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out);
+pith_status elu_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out);
+pith_status elu_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out, pith_device kernel_device);
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+typedef pith_status (*pith_sig_elu_)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status pith_call_elu_(pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status pith_redispatch_elu_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale);
+pith_status elu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, pith_device kernel_device);
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+typedef pith_status (*pith_sig_softplus)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold);
+pith_status pith_call_softplus(pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold);
+pith_status pith_redispatch_softplus(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold);
+pith_status softplus_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold);
+pith_status softplus_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold);
+pith_status softplus_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, pith_device kernel_device);
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_softplus_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out);
+pith_status pith_call_softplus_out(pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out);
+pith_status pith_redispatch_softplus_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out);
+pith_status softplus_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out);
+pith_status softplus_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out);
+pith_status softplus_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out, pith_device kernel_device);
+/* log_sigmoid(Tensor self) -> Tensor */
+typedef pith_status (*pith_sig_log_sigmoid)(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status pith_call_log_sigmoid(pith_value *ret, const pith_tensor *self);
+pith_status pith_redispatch_log_sigmoid(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status log_sigmoid_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status log_sigmoid_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status log_sigmoid_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_device kernel_device);
+/* log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_log_sigmoid_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status pith_call_log_sigmoid_out(pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status pith_redispatch_log_sigmoid_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status log_sigmoid_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status log_sigmoid_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out);
+pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out, pith_device kernel_device);
 /* gelu(Tensor self, *, str approximate='none') -> Tensor */
 typedef pith_status (*pith_sig_gelu)(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status pith_call_gelu(pith_value *ret, const pith_tensor *self, const char *approximate);

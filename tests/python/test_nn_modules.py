@@ -580,3 +580,66 @@ def test_global_hook_signature_matches_torch(name):
     torch = fresh_torch()
     assert (parameters_of(getattr(nn.modules.module, name))
             == parameters_of(getattr(torch.nn.modules.module, name)))
+
+
+# ---- the activations that are ops of their own -------------------------------------------
+# leaky_relu, elu, softplus and log_sigmoid are single ops (ops/ops.toml, kernels/
+# activations.c), so a dispatch mode sees one call where it used to see a composition, and
+# their out= and in-place overloads work as PyTorch's.
+
+ACTIVATION_OPS = [
+    ("leaky_relu", (0.2,), lambda F_, x: F_.leaky_relu(x, 0.2)),
+    ("elu", (0.5, 2.0, 1.5), None),
+    ("softplus", (2.0, 3.0), lambda F_, x: F_.softplus(x, beta=2.0, threshold=3.0)),
+    ("log_sigmoid", (), lambda F_, x: F_.logsigmoid(x)),
+]
+
+
+@pytest.mark.parametrize("name,args,functional", ACTIVATION_OPS)
+def test_activation_is_one_op_under_a_dispatch_mode(name, args, functional):
+    from pith.utils import DispatchMode
+
+    seen = []
+
+    class Recording(DispatchMode):
+        def __pith_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.name)
+            return func(*args, **(kwargs or {}))
+
+    x = pith.tensor([[-2.0, -0.5], [0.0, 3.0]])
+    with Recording():
+        (functional or (lambda F_, t: getattr(pith.ops.pith, name)(t, *args)))(F, x)
+    assert seen == [f"pith::{name}"]
+
+
+@pytest.mark.parametrize("name,args,functional", ACTIVATION_OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_activation_op_and_its_out_form_match_torch(name, args, functional, dtype):
+    torch = fresh_torch()
+    a = np.linspace(-25, 25, 101).reshape(101, 1)[::2]  # non-contiguous after the cast below
+    x = to_pith(a, dtype)
+    expected = getattr(torch.ops.aten, name)(to_torch(a, dtype), *args)
+    rtol, atol = FLOAT_TOL.get(dtype, TOLERANCE.get(dtype))
+    assert_matches_torch(getattr(pith.ops.pith, name)(x, *args), expected, rtol=rtol, atol=atol)
+    out = pith.empty(0, dtype=x.dtype)
+    result = getattr(pith.ops.pith, name).out(x, *args, out=out)
+    assert result is out
+    assert_matches_torch(out, expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name,args", [("leaky_relu_", (0.2,)), ("elu_", (0.5, 2.0, 1.5))])
+def test_activation_in_place_writes_self(name, args):
+    torch = fresh_torch()
+    a = np.array([-3.0, -0.25, 0.0, 0.5, 4.0])
+    x = to_pith(a, "float32")
+    view = x[1:]
+    result = getattr(pith.ops.pith, name)(x, *args)
+    assert result is x
+    expected = getattr(torch.ops.aten, name)(to_torch(a, "float32"), *args)
+    assert_matches_torch(x, expected, rtol=1e-6, atol=2e-6)
+    assert_matches_torch(view, expected[1:], rtol=1e-6, atol=2e-6)
+
+
+def test_activation_op_of_an_integer_tensor_is_a_type_error():
+    with pytest.raises(TypeError, match="leaky_relu: not implemented for dtype int64"):
+        pith.ops.pith.leaky_relu(pith.tensor([1, 2]), 0.1)

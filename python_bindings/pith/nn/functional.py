@@ -1,8 +1,9 @@
 """pith.nn.functional: the functional forms of the nn layers, as torch.nn.functional (names,
 keyword names, defaults, exception types), written over pith's operators.
 
-linear, gelu, layer_norm, embedding, softmax and log_softmax are single pith ops; the other
-activations, dropout, the losses and scaled_dot_product_attention are compositions of them.
+linear, gelu, leaky_relu, elu, softplus, logsigmoid, layer_norm, embedding, softmax and
+log_softmax are single pith ops; hardtanh is clamp; dropout, the losses and
+scaled_dot_product_attention are compositions of them.
 """
 import math
 import numbers
@@ -65,31 +66,21 @@ def relu_(input):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """x where x > 0, else negative_slope * x."""
+    """x where x > 0, else negative_slope * x: the op leaky_relu (or leaky_relu_)."""
     _check_float_kernel(input, "leaky_relu_cpu")
-    x = _upcast(input)
-    return _result(input, _C.where(x > 0, x, x * negative_slope), inplace)
+    ops = _pith.ops.pith
+    return (ops.leaky_relu_ if inplace else ops.leaky_relu)(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, inplace=True)
 
 
-def _expm1_nonpositive(x):
-    """exp(x) - 1 for x <= 0 without cancellation near 0: Kahan's (u - 1) * x / log(u) with
-    u = exp(x), exact where u rounds to 1 (then the result is x) or to 0 (then -1)."""
-    u = x.exp()
-    um1 = u - 1
-    value = um1 * x / u.log()
-    return _C.where(u == 1, x, _C.where(um1 == -1, um1, value))
-
-
 def elu(input, alpha=1.0, inplace=False):
-    """x where x > 0, else alpha * (exp(x) - 1)."""
+    """x where x > 0, else alpha * expm1(x): the op elu (or elu_)."""
     _check_float_kernel(input, "elu_cpu")
-    x = _upcast(input)
-    negative = _expm1_nonpositive(x.clamp(max=0)) * alpha
-    return _result(input, _C.where(x > 0, x, negative), inplace)
+    ops = _pith.ops.pith
+    return (ops.elu_ if inplace else ops.elu)(input, alpha)
 
 
 def elu_(input, alpha=1.0):
@@ -115,23 +106,16 @@ def relu6(input, inplace=False):
 
 
 def softplus(input, beta=1, threshold=20):
-    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold: the op
+    softplus."""
     _check_float_kernel(input, "softplus_cpu")
-    x = _upcast(input)
-    scaled = x * beta
-    smooth = scaled.clamp(max=threshold).exp().log1p() / beta
-    return _result(input, _C.where(scaled > threshold, x, smooth), False)
-
-
-def _log_sigmoid(x):
-    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow, no log of 0.
-    return x.clamp(max=0) - (-x.abs()).exp().log1p()
+    return _pith.ops.pith.softplus(input, beta, threshold)
 
 
 def logsigmoid(input):
-    """log(1 / (1 + exp(-x))), computed without overflow."""
+    """log(1 / (1 + exp(-x))), computed without overflow: the op log_sigmoid."""
     _check_float_kernel(input, "log_sigmoid_cpu")
-    return _result(input, _log_sigmoid(_upcast(input)), False)
+    return _pith.ops.pith.log_sigmoid(input)
 
 
 def gelu(input, approximate="none"):
