@@ -294,69 +294,89 @@ static void broadcast_strides(const pith_tensor *t, int ndim, const int64_t *siz
     }
 }
 
-/* Builds the group of steps [start, end) of c->steps; `materialised` says which results
- * something after the group reads. */
-static pith_status group_build(pith_compiled *c, const pith_graph *g, const int *repl,
-                               size_t start, size_t end, bool head, bool root,
-                               const bool *materialised, cgroup **out)
-{
-    cgroup *grp = calloc(1, sizeof *grp);
-    size_t nm = end - start;
+/* The state of group_build while it lays out one group's operands. */
+typedef struct {
+    const pith_graph *g;
+    cgroup *grp;
+    const bool *materialised; /* per value: something after the group reads it */
     pith_dtype operand_dtype[GROUP_MAX_OPERANDS];
     int last_use[GROUP_MAX_MEMBERS]; /* per member: the last member that reads its result */
-    int scratch_owner[GROUP_MAX_SCRATCH];
+    int scratch_owner[GROUP_MAX_SCRATCH]; /* per tile buffer: its member; -1 free, -2 a cast */
+    int alias;       /* the member computed in place in the head's result (head_alias), or -1 */
+    int next_cast;   /* the tile buffer of the next OPERAND_CAST */
+    size_t itemsize; /* bytes per element of a tile buffer: the widest that one holds */
+    bool rows;       /* a tile is a whole row: the innermost row_dims dims */
+    int row_dims;
+    int ndim; /* the group's shape (rows_flatten makes a row one dim) */
+    int64_t sizes[PITH_MAX_DIMS];
+} group_layout;
+
+/* A group with room for `nm` members and every operand, or NULL when out of memory. */
+static cgroup *group_alloc(size_t nm)
+{
+    cgroup *grp = calloc(1, sizeof *grp);
     if (!grp || !(grp->members = calloc(nm, sizeof *grp->members)) ||
         !(grp->operands = calloc(GROUP_MAX_OPERANDS, sizeof *grp->operands))) {
         if (grp)
             free(grp->members);
         free(grp);
-        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+        return NULL;
     }
-    grp->nmembers = nm;
-    grp->gemm = head;
-    bool rows = root; /* a tile is a whole row: the innermost row_dims dims */
-    int row_dims = 1;
-    const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
-    int ndim = shape->ndim;
-    int64_t sizes[PITH_MAX_DIMS];
-    memcpy(sizes, shape->sizes, (size_t)ndim * sizeof *sizes);
+    return grp;
+}
+
+/* Reads steps [start, start + nmembers) as the group's members, and notes the last member
+ * that reads each member's result and whether (over how many dims) a tile is a row. */
+static void members_read(group_layout *b, const pith_compiled *c, size_t start, bool head,
+                         bool root)
+{
+    cgroup *grp = b->grp;
+    size_t nm = grp->nmembers;
     for (size_t k = 0; k < nm; k++) {
-        member_of_step(g, &c->steps[start + k], &grp->members[k],
+        member_of_step(b->g, &c->steps[start + k], &grp->members[k],
                        k == 0 && head      ? MEMBER_HEAD
                        : k + 1 == nm && root ? MEMBER_ROOT
                                              : MEMBER_CHAIN);
-        rows |= grp->members[k].row;
+        b->rows |= grp->members[k].row;
         if (grp->members[k].row_dims)
-            row_dims = grp->members[k].row_dims;
-        last_use[k] = -1;
+            b->row_dims = grp->members[k].row_dims;
+        b->last_use[k] = -1;
         for (size_t j = 0; j < k; j++)
             for (int i = 0; i < grp->members[k].f.nin; i++)
                 if (grp->members[k].in[i] >= 0 &&
                     grp->members[k].in[i] == grp->members[j].result)
-                    last_use[j] = (int)k;
+                    b->last_use[j] = (int)k;
     }
-    for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
-        scratch_owner[s] = -1;
-    /* A head's result that only one member reads, and nothing after the group, is written
-     * into that member's result, which the member then computes in place (See Note [GEMM
-     * epilogues]): member `alias`. */
-    int alias = -1;
-    if (head && !materialised[grp->members[0].result] && last_use[0] > 0) {
-        int readers = 0;
-        for (size_t k = 1; k < nm; k++)
-            for (int i = 0; i < grp->members[k].f.nin; i++)
-                if (grp->members[k].in[i] == grp->members[0].result) {
-                    readers++;
-                    break;
-                }
-        if (readers == 1 &&
-            grp->members[last_use[0]].f.out_dtype == grp->members[0].f.out_dtype)
-            alias = last_use[0];
-    }
-    size_t itemsize = 1;
-    /* Tile buffers 0 .. ncasts-1 hold the converted inputs for the whole group (-2). */
+}
+
+/* A head's result that only one member reads, and nothing after the group, is written
+ * into that member's result, which the member then computes in place (See Note [GEMM
+ * epilogues]): that member, or -1. */
+static int head_alias(const group_layout *b, bool head)
+{
+    const cgroup *grp = b->grp;
+    if (!head || b->materialised[grp->members[0].result] || b->last_use[0] <= 0)
+        return -1;
+    int readers = 0;
+    for (size_t k = 1; k < grp->nmembers; k++)
+        for (int i = 0; i < grp->members[k].f.nin; i++)
+            if (grp->members[k].in[i] == grp->members[0].result) {
+                readers++;
+                break;
+            }
+    if (readers == 1 &&
+        grp->members[b->last_use[0]].f.out_dtype == grp->members[0].f.out_dtype)
+        return b->last_use[0];
+    return -1;
+}
+
+/* Tile buffers 0 .. ncasts-1 hold the converted inputs for the whole group (-2). */
+static void casts_reserve(group_layout *b)
+{
+    cgroup *grp = b->grp;
+    const pith_graph *g = b->g;
     run_casts casts = {0};
-    for (size_t k = 0; k < nm; k++) {
+    for (size_t k = 0; k < grp->nmembers; k++) {
         const gmember *m = &grp->members[k];
         for (int i = 0; i < m->f.nin && !m->gemm; i++) {
             int v = m->in[i];
@@ -371,150 +391,190 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
                 continue;
             casts.value[casts.n] = v;
             casts.to[casts.n] = want;
-            scratch_owner[casts.n++] = -2;
-            if (dtype_itemsize(want) > itemsize)
-                itemsize = dtype_itemsize(want);
+            b->scratch_owner[casts.n++] = -2;
+            if (dtype_itemsize(want) > b->itemsize)
+                b->itemsize = dtype_itemsize(want);
         }
     }
     if (casts.n > grp->nscratch)
         grp->nscratch = casts.n;
-    int next_cast = 0;
-    for (size_t k = 0; k < nm; k++) {
-        gmember *m = &grp->members[k];
-        bool pending[3] = {false, false, false}; /* inputs that are the aliased head's result */
-        for (int i = 0; i < m->f.nin; i++) {
-            int v = m->in[i];
-            int o = -1;
-            if (v < 0)
-                continue; /* None: stays -1 */
-            if ((int)k == alias && v == grp->members[0].result) {
-                pending[i] = true;
-                continue;
-            }
-            for (size_t j = 0; j < k && o < 0; j++)
-                if (grp->members[j].result == v)
-                    o = grp->members[j].out;
-            const gvalue *gv = &g->values[v];
-            if (o >= 0) {
-                m->in[i] = o; /* a member's result */
-                continue;
-            }
-            /* An input from outside: read whole by a product, a constant converted once,
-             * a tensor converted per tile, or a tensor read as it is. */
-            operand_kind kind = m->gemm                             ? OPERAND_HEAD
-                                : gv->kind == GVAL_CONST            ? OPERAND_CONST
-                                : gv->t->dtype != m->f.in_dtypes[i] ? OPERAND_CAST
-                                                                    : OPERAND_VALUE;
-            pith_dtype read_as = kind == OPERAND_CONST || kind == OPERAND_CAST
-                                     ? m->f.in_dtypes[i]
-                                     : gv->t->dtype;
-            o = operand_find(grp, kind, v, read_as, operand_dtype);
-            if (o < 0) {
-                o = (int)grp->noperands++;
-                goperand *op = &grp->operands[o];
-                op->kind = kind;
-                op->value = v;
-                operand_dtype[o] = read_as;
-                if (kind == OPERAND_CONST) {
-                    /* the conversion eager makes (elementwise_apply), made once */
-                    char *args[2] = {(char *)op->constant, tensor_data(gv->t)};
-                    int64_t one = 1, strides[2] = {0, 0};
-                    cast_loop(read_as, gv->t->dtype)(args, &one, strides, NULL);
-                } else if (kind != OPERAND_HEAD) {
-                    broadcast_strides(gv->t, ndim, sizes, op->strides);
-                }
-                if (kind == OPERAND_CAST) {
-                    op->to = read_as;
-                    op->cast = cast_loop(read_as, gv->t->dtype);
-                    op->scratch = next_cast++;
-                }
-            }
-            m->in[i] = o;
-        }
-        if (k == 0 && alias >= 0) {
-            m->out = -1; /* set with member `alias`'s result */
+}
+
+/* The operand of input `i` of member `m`, value `v` from outside the group: read whole by
+ * a product, a constant converted once, a tensor converted per tile, or a tensor read as
+ * it is. Members that read `v` alike share it. */
+static int input_operand(group_layout *b, const gmember *m, int i, int v)
+{
+    cgroup *grp = b->grp;
+    const gvalue *gv = &b->g->values[v];
+    operand_kind kind = m->gemm                             ? OPERAND_HEAD
+                        : gv->kind == GVAL_CONST            ? OPERAND_CONST
+                        : gv->t->dtype != m->f.in_dtypes[i] ? OPERAND_CAST
+                                                            : OPERAND_VALUE;
+    pith_dtype read_as = kind == OPERAND_CONST || kind == OPERAND_CAST ? m->f.in_dtypes[i]
+                                                                        : gv->t->dtype;
+    int o = operand_find(grp, kind, v, read_as, b->operand_dtype);
+    if (o >= 0)
+        return o;
+    o = (int)grp->noperands++;
+    goperand *op = &grp->operands[o];
+    op->kind = kind;
+    op->value = v;
+    b->operand_dtype[o] = read_as;
+    if (kind == OPERAND_CONST) {
+        /* the conversion eager makes (elementwise_apply), made once */
+        char *args[2] = {(char *)op->constant, tensor_data(gv->t)};
+        int64_t one = 1, strides[2] = {0, 0};
+        cast_loop(read_as, gv->t->dtype)(args, &one, strides, NULL);
+    } else if (kind != OPERAND_HEAD) {
+        broadcast_strides(gv->t, b->ndim, b->sizes, op->strides);
+    }
+    if (kind == OPERAND_CAST) {
+        op->to = read_as;
+        op->cast = cast_loop(read_as, gv->t->dtype);
+        op->scratch = b->next_cast++;
+    }
+    return o;
+}
+
+/* Points member k's inputs at their operands: an earlier member's result, or a value from
+ * outside. Inputs that are the aliased head's result wait in `pending` (member_output). */
+static void member_inputs(group_layout *b, size_t k, bool *pending)
+{
+    gmember *m = &b->grp->members[k];
+    for (int i = 0; i < m->f.nin; i++) {
+        int v = m->in[i];
+        int o = -1;
+        if (v < 0)
+            continue; /* None: stays -1 */
+        if ((int)k == b->alias && v == b->grp->members[0].result) {
+            pending[i] = true;
             continue;
         }
-        /* Tile buffers of results whose last reader is before this member are free. */
-        for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
-            if (scratch_owner[s] >= 0 && last_use[scratch_owner[s]] < (int)k)
-                scratch_owner[s] = -1;
-        const pith_tensor *r = g->values[m->result].t;
-        int o = (int)grp->noperands++;
-        goperand *op = &grp->operands[o];
-        op->value = m->result;
-        operand_dtype[o] = r->dtype;
-        m->out = o;
-        int free_slot = -1;
-        for (int s = 0; s < GROUP_MAX_SCRATCH && free_slot < 0; s++)
-            if (scratch_owner[s] == -1)
-                free_slot = s;
-        if (m->reduce) {
-            /* One output per row: contiguous over the dims before the row's, 0 along them. */
-            op->kind = OPERAND_VALUE;
-            int64_t stride = (int64_t)dtype_itemsize(r->dtype);
-            for (int d = ndim - 1; d >= ndim - row_dims; d--)
-                op->strides[d] = 0;
-            for (int d = ndim - row_dims - 1; d >= 0; d--) {
-                op->strides[d] = sizes[d] == 1 ? 0 : stride;
-                stride *= sizes[d];
-            }
-        } else if (!m->gemm && !materialised[m->result] && free_slot >= 0 &&
-                   last_use[k] >= 0) {
-            op->kind = OPERAND_SCRATCH;
-            op->scratch = free_slot;
-            scratch_owner[free_slot] = (int)k;
-            if (free_slot + 1 > grp->nscratch)
-                grp->nscratch = free_slot + 1;
-            if (dtype_itemsize(r->dtype) > itemsize)
-                itemsize = dtype_itemsize(r->dtype);
-        } else {
-            op->kind = OPERAND_VALUE;
-            broadcast_strides(r, ndim, sizes, op->strides);
-        }
-        if ((int)k == alias) {
-            if (op->kind != OPERAND_VALUE) { /* in a tile buffer: the head gets its own */
-                o = (int)grp->noperands++;
-                goperand *h = &grp->operands[o];
-                h->kind = OPERAND_VALUE;
-                h->value = grp->members[0].result;
-                operand_dtype[o] = grp->members[0].f.out_dtype;
-                broadcast_strides(g->values[h->value].t, ndim, sizes, h->strides);
-            }
-            grp->members[0].out = o;
-            for (int i = 0; i < m->f.nin; i++)
-                if (pending[i])
-                    m->in[i] = o;
-        }
+        for (size_t j = 0; j < k && o < 0; j++)
+            if (b->grp->members[j].result == v)
+                o = b->grp->members[j].out;
+        m->in[i] = o >= 0 ? o : input_operand(b, m, i, v); /* a member's result, or outside */
     }
-    /* A row of several dims is one dim for every operand: each steps through them as
-     * through one (contiguous, or broadcast along the whole row), else no group. */
-    if (rows && row_dims > 1) {
-        for (size_t o = 0; o < grp->noperands; o++) {
-            const goperand *op = &grp->operands[o];
-            for (int d = ndim - row_dims; d < ndim - 1 &&
-                                          (op->kind == OPERAND_VALUE || op->kind == OPERAND_CAST);
-                 d++)
-                if (sizes[d] != 1 && op->strides[d] != op->strides[d + 1] * sizes[d + 1]) {
-                    cgroup_free(grp);
-                    *out = NULL;
-                    return PITH_OK;
-                }
-        }
-        for (int d = ndim - row_dims; d < ndim - 1; d++)
-            sizes[ndim - 1] *= sizes[d];
-        for (size_t o = 0; o < grp->noperands; o++)
-            grp->operands[o].strides[ndim - row_dims] = grp->operands[o].strides[ndim - 1];
-        sizes[ndim - row_dims] = sizes[ndim - 1];
-        ndim -= row_dims - 1;
+}
+
+/* The strides of a root's output: one output per row, contiguous over the dims before the
+ * row's, 0 along them. */
+static void row_output_strides(const group_layout *b, const pith_tensor *r, int64_t *strides)
+{
+    int ndim = b->ndim;
+    int64_t stride = (int64_t)dtype_itemsize(r->dtype);
+    for (int d = ndim - 1; d >= ndim - b->row_dims; d--)
+        strides[d] = 0;
+    for (int d = ndim - b->row_dims - 1; d >= 0; d--) {
+        strides[d] = b->sizes[d] == 1 ? 0 : stride;
+        stride *= b->sizes[d];
     }
-    /* Coalesce: drop size-1 dims, then merge each dim into the one inside it when every
-     * tensor operand steps through both as through one. */
+}
+
+/* Gives member k's result its operand `o`: a root's output, a tile buffer when only later
+ * members read it and one is free, else its own tensor. For the aliased member, the head's
+ * result is that tensor too, and the `pending` inputs read it. */
+static void member_output(group_layout *b, size_t k, const bool *pending)
+{
+    cgroup *grp = b->grp;
+    gmember *m = &grp->members[k];
+    /* Tile buffers of results whose last reader is before this member are free. */
+    for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
+        if (b->scratch_owner[s] >= 0 && b->last_use[b->scratch_owner[s]] < (int)k)
+            b->scratch_owner[s] = -1;
+    const pith_tensor *r = b->g->values[m->result].t;
+    int o = (int)grp->noperands++;
+    goperand *op = &grp->operands[o];
+    op->value = m->result;
+    b->operand_dtype[o] = r->dtype;
+    m->out = o;
+    int free_slot = -1;
+    for (int s = 0; s < GROUP_MAX_SCRATCH && free_slot < 0; s++)
+        if (b->scratch_owner[s] == -1)
+            free_slot = s;
+    if (m->reduce) {
+        op->kind = OPERAND_VALUE;
+        row_output_strides(b, r, op->strides);
+    } else if (!m->gemm && !b->materialised[m->result] && free_slot >= 0 &&
+               b->last_use[k] >= 0) {
+        op->kind = OPERAND_SCRATCH;
+        op->scratch = free_slot;
+        b->scratch_owner[free_slot] = (int)k;
+        if (free_slot + 1 > grp->nscratch)
+            grp->nscratch = free_slot + 1;
+        if (dtype_itemsize(r->dtype) > b->itemsize)
+            b->itemsize = dtype_itemsize(r->dtype);
+    } else {
+        op->kind = OPERAND_VALUE;
+        broadcast_strides(r, b->ndim, b->sizes, op->strides);
+    }
+    if ((int)k != b->alias)
+        return;
+    if (op->kind != OPERAND_VALUE) { /* in a tile buffer: the head gets its own */
+        o = (int)grp->noperands++;
+        goperand *h = &grp->operands[o];
+        h->kind = OPERAND_VALUE;
+        h->value = grp->members[0].result;
+        b->operand_dtype[o] = grp->members[0].f.out_dtype;
+        broadcast_strides(b->g->values[h->value].t, b->ndim, b->sizes, h->strides);
+    }
+    grp->members[0].out = o;
+    for (int i = 0; i < m->f.nin; i++)
+        if (pending[i])
+            m->in[i] = o;
+}
+
+/* Gives every member's inputs and result their operands, in step order. */
+static void operands_place(group_layout *b)
+{
+    for (size_t k = 0; k < b->grp->nmembers; k++) {
+        bool pending[3] = {false, false, false}; /* inputs that are the aliased head's result */
+        member_inputs(b, k, pending);
+        if (k == 0 && b->alias >= 0) {
+            b->grp->members[k].out = -1; /* set with member `alias`'s result */
+            continue;
+        }
+        member_output(b, k, pending);
+    }
+}
+
+/* A row of several dims is one dim for every operand: each steps through them as
+ * through one (contiguous, or broadcast along the whole row), else no group (false). */
+static bool rows_flatten(group_layout *b)
+{
+    cgroup *grp = b->grp;
+    int ndim = b->ndim, row_dims = b->row_dims;
+    int64_t *sizes = b->sizes;
+    if (!b->rows || row_dims <= 1)
+        return true;
+    for (size_t o = 0; o < grp->noperands; o++) {
+        const goperand *op = &grp->operands[o];
+        for (int d = ndim - row_dims; d < ndim - 1 &&
+                                      (op->kind == OPERAND_VALUE || op->kind == OPERAND_CAST);
+             d++)
+            if (sizes[d] != 1 && op->strides[d] != op->strides[d + 1] * sizes[d + 1])
+                return false;
+    }
+    for (int d = ndim - row_dims; d < ndim - 1; d++)
+        sizes[ndim - 1] *= sizes[d];
+    for (size_t o = 0; o < grp->noperands; o++)
+        grp->operands[o].strides[ndim - row_dims] = grp->operands[o].strides[ndim - 1];
+    sizes[ndim - row_dims] = sizes[ndim - 1];
+    b->ndim = ndim - (row_dims - 1);
+    return true;
+}
+
+/* Coalesce: drop size-1 dims, then merge each dim into the one inside it when every
+ * tensor operand steps through both as through one. Sets the group's ndim and sizes. */
+static void dims_coalesce(const group_layout *b)
+{
+    cgroup *grp = b->grp;
     int nd = 0;
     int64_t csizes[PITH_MAX_DIMS];
     int keep[PITH_MAX_DIMS];
-    for (int d = 0; d < ndim; d++)
-        if (sizes[d] != 1)
+    for (int d = 0; d < b->ndim; d++)
+        if (b->sizes[d] != 1)
             keep[nd++] = d;
     for (size_t o = 0; o < grp->noperands; o++) {
         int64_t s[PITH_MAX_DIMS] = {0};
@@ -523,11 +583,11 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
         memcpy(grp->operands[o].strides, s, sizeof s);
     }
     for (int i = 0; i < nd; i++)
-        csizes[i] = sizes[keep[i]];
+        csizes[i] = b->sizes[keep[i]];
     int out_nd = 0;
     for (int i = nd - 1; i >= 0; i--) {
         /* Rows, and the panels of a product, keep the innermost dim apart. */
-        bool merge = out_nd > 0 && !((rows || head) && out_nd == 1);
+        bool merge = out_nd > 0 && !((b->rows || grp->gemm) && out_nd == 1);
         int inner = PITH_MAX_DIMS - out_nd; /* built from the end of the arrays */
         for (size_t o = 0; o < grp->noperands && merge; o++) {
             const goperand *op = &grp->operands[o];
@@ -556,8 +616,13 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     for (size_t o = 0; o < grp->noperands; o++)
         memmove(grp->operands[o].strides, grp->operands[o].strides + PITH_MAX_DIMS - out_nd,
                 (size_t)out_nd * sizeof(int64_t));
-    grp->numel = shape->numel;
-    /* See Note [Fusion tiles]. */
+}
+
+/* The group's tile and the bytes of its tile buffers, per thread. See Note [Fusion tiles]. */
+static void tile_choose(pith_compiled *c, const group_layout *b)
+{
+    cgroup *grp = b->grp;
+    size_t itemsize = b->itemsize;
     size_t streams = (size_t)grp->nscratch;
     for (size_t o = 0; o < grp->noperands; o++)
         streams += grp->operands[o].kind == OPERAND_VALUE || grp->operands[o].kind == OPERAND_CAST;
@@ -568,13 +633,52 @@ static pith_status group_build(pith_compiled *c, const pith_graph *g, const int 
     int64_t inner = grp->sizes[grp->ndim - 1];
     while (tile / 2 >= inner && tile > 64)
         tile /= 2;
-    if (rows) /* a tile is a row: the innermost dim, kept apart when coalescing */
-        tile = sizes[ndim - 1];
+    if (b->rows) /* a tile is a row: the innermost dim, kept apart when coalescing */
+        tile = b->sizes[b->ndim - 1];
     grp->tile = tile;
     grp->scratch_itemsize = itemsize;
     size_t bytes = ((size_t)tile * itemsize * (size_t)grp->nscratch + 63) & ~(size_t)63;
     if (bytes > c->scratch_bytes)
         c->scratch_bytes = bytes;
+}
+
+/* Builds the group of steps [start, end) of c->steps; `materialised` says which results
+ * something after the group reads. A row that is not one dim for every operand leaves
+ * *out NULL. */
+static pith_status group_build(pith_compiled *c, const pith_graph *g, const int *repl,
+                               size_t start, size_t end, bool head, bool root,
+                               const bool *materialised, cgroup **out)
+{
+    group_layout b; /* not zeroed: each field is set before it is read */
+    b.grp = group_alloc(end - start);
+    if (!b.grp)
+        return pith_set_error(PITH_ERR_NOMEM, "pith_graph_compile: out of memory");
+    cgroup *grp = b.grp;
+    grp->nmembers = end - start;
+    grp->gemm = head;
+    b.g = g;
+    b.materialised = materialised;
+    b.rows = root;
+    b.row_dims = 1;
+    const pith_tensor *shape = g->values[c->steps[start].results[0]].t;
+    b.ndim = shape->ndim;
+    memcpy(b.sizes, shape->sizes, (size_t)b.ndim * sizeof *b.sizes);
+    members_read(&b, c, start, head, root);
+    for (int s = 0; s < GROUP_MAX_SCRATCH; s++)
+        b.scratch_owner[s] = -1;
+    b.alias = head_alias(&b, head);
+    b.itemsize = 1;
+    casts_reserve(&b);
+    b.next_cast = 0;
+    operands_place(&b);
+    if (!rows_flatten(&b)) {
+        cgroup_free(grp);
+        *out = NULL;
+        return PITH_OK;
+    }
+    dims_coalesce(&b);
+    grp->numel = shape->numel;
+    tile_choose(c, &b);
     *out = grp;
     return PITH_OK;
 }
