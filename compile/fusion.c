@@ -137,6 +137,23 @@ typedef enum {
 /* Step `st` as a member of kind `kind`: an out step of a call that kernels/ can fuse, with a
  * contiguous, non-empty result of the dtype it writes. Its inputs go in in[]. See Note
  * [Fused elementwise calls] and Note [Fused reductions]. */
+/* Note [Fusion classes]
+ * Which built-in ops may join a fused group, and as what, is a fact of the op file: the
+ * `fusion` key of each functional overload (ops/ops.toml), written into
+ * compile_fusion_classes[] (compile/generated/fusion_classes.c). A GEMM head is of class
+ * FUSION_GEMM, a root of FUSION_REDUCTION, a chain member of FUSION_ELEMENTWISE or
+ * FUSION_ROW; an op with no class never joins. Whether one call of such an op may (its
+ * dtypes, dims and arguments, so that the group computes eager's bits) is the class's
+ * *_fusable_of function in kernels/, which decodes the call (See Note [Fused elementwise
+ * calls], Note [Fused reductions], Note [GEMM panels]); each of those accepts only ops of
+ * its class. */
+static fusion_class fusion_class_of(const pith_op *op)
+{
+    int id = op->builtin_id;
+    return id >= 0 && id < PITH_NUM_BUILTIN_OPS ? (fusion_class)compile_fusion_classes[id]
+                                                : FUSION_NONE;
+}
+
 static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, member_kind kind)
 {
     bool root = kind == MEMBER_ROOT;
@@ -154,23 +171,27 @@ static bool member_of_step(const pith_graph *g, const cstep *st, gmember *m, mem
     m->row = m->lnorm = m->gemm = false;
     m->row_dims = 0;
     m->row_len = 0;
+    fusion_class class = fusion_class_of(n->op);
     if (kind == MEMBER_HEAD) {
-        if (!matmul_fusable_of(n->op, n->args, n->nargs, &m->mm) || r->dtype != m->mm.dtype)
+        if (class != FUSION_GEMM || !matmul_fusable_of(n->op, n->args, n->nargs, &m->mm) ||
+            r->dtype != m->mm.dtype)
             return false;
         m->gemm = true;
         m->f = member_f(m->mm.addend >= 0 ? 3 : 2, r->dtype);
     } else if (root) {
-        if (!reduce_fusable_of(n->op, n->args, n->nargs, &m->r) || m->r.row > TILE_MAX)
+        if (class != FUSION_REDUCTION || !reduce_fusable_of(n->op, n->args, n->nargs, &m->r) ||
+            m->r.row > TILE_MAX)
             return false;
         if (m->r.row < GROUP_MIN_TILE && r->numel > 1)
             return false; /* short rows, and more than one: See Note [Fusion tiles] */
         m->f = member_f(1, r->dtype);
         m->row_dims = m->r.dims;
         m->row_len = m->r.row;
-    } else if (elementwise_fusable_of(n->op, n->args, n->nargs, &m->f)) {
-        if (r->dtype != m->f.out_dtype)
+    } else if (class == FUSION_ELEMENTWISE) {
+        if (!elementwise_fusable_of(n->op, n->args, n->nargs, &m->f) ||
+            r->dtype != m->f.out_dtype)
             return false;
-    } else if (call) {
+    } else if (call || class != FUSION_ROW) {
         return false;
     } else if (softmax_fusable_of(n->op, n->args, n->nargs, &m->sm)) {
         m->row = true;

@@ -111,6 +111,17 @@ typedef pith_status (*compile_invoker)(const pith_op *op, void (*fn)(void), pith
                                        const pith_value *args, pith_value *ret);
 compile_invoker compile_invoker_of(const pith_op *op);
 
+/* How a call of a built-in op may join a fused group: See Note [Fusion classes]
+ * (fusion.c). The table is written from the op file (compile/generated/fusion_classes.c). */
+typedef enum {
+    FUSION_NONE = 0,
+    FUSION_ELEMENTWISE, /* a member of an elementwise chain */
+    FUSION_REDUCTION,   /* a reduction root */
+    FUSION_ROW,         /* a row member: softmax, log_softmax, layer_norm */
+    FUSION_GEMM         /* a GEMM head */
+} fusion_class;
+extern const unsigned char compile_fusion_classes[PITH_NUM_BUILTIN_OPS];
+
 /* ---- compiled graphs (passes.c plans them, executor.c runs them) ---- */
 
 typedef enum {

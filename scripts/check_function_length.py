@@ -154,6 +154,7 @@ def main():
     if long:
         print(f"{len(long)} function(s) over {args.limit} lines", file=sys.stderr)
         return 1
+    print(f"check_function_length.py: {len(found)} functions, none over {args.limit} lines")
     return 0
 
 

@@ -142,15 +142,17 @@ NUMBERS = {"all": "ALL", "other": "OTHER", "none": "NONE"}
 OP_KEYS = {"family", "python", "numbers", "varargs", "number_slot", "overload", "test",
            "vecmath"}
 TEST_KEYS = {"numpy", "result", "rejects", "range"}
-OVERLOAD_KEYS = {"id", "schema", "kind", "out", "inplace", "device_kernel"}
+OVERLOAD_KEYS = {"id", "schema", "kind", "out", "inplace", "device_kernel", "fusion"}
+FUSION = {"elementwise": "FUSION_ELEMENTWISE", "reduction": "FUSION_REDUCTION", "row": "FUSION_ROW",
+          "gemm": "FUSION_GEMM"}
 
 
 class Row:
     """One operator overload: what the registry knows as one op."""
 
-    def __init__(self, ident, schema, kind, op, form, device_kernel=False):
+    def __init__(self, ident, schema, kind, op, form, device_kernel=False, fusion=None):
         self.id, self.schema, self.kind, self.op, self.form = ident, Schema(schema), kind, op, form
-        self.device_kernel = device_kernel
+        self.device_kernel, self.fusion = device_kernel, fusion
 
     @property
     def composite(self):
@@ -218,7 +220,10 @@ class Op:
                      f"(functional, out, inplace)")
             if forms and kind != "backend":
                 fail(f"[op.{name}] {ident}: only a backend overload has a device_kernel")
-            row = Row(ident, ov["schema"], kind, self, "functional", "functional" in forms)
+            fusion = ov.get("fusion", "elementwise" if self.family else None)
+            if fusion is not None and fusion not in FUSION:
+                fail(f"[op.{name}] {ident}: fusion is one of {sorted(FUSION)}")
+            row = Row(ident, ov["schema"], kind, self, "functional", "functional" in forms, fusion)
             if row.schema.base != name:
                 fail(f"[op.{name}]: {ov['schema']!r} is not an overload of {name}")
             self.rows.append(row)
@@ -500,6 +505,17 @@ def gen_invokers(rows):
                   "a kernel\n * directly (See compile/invoke.c).", "\n".join(out))
 
 
+def gen_fusion_classes(rows):
+    out = ['#include "compile/graph_internal.h"', "",
+           "/* The op file's fusion key of each functional overload: See Note [Fusion classes]",
+           " * (compile/fusion.c). */",
+           "const unsigned char compile_fusion_classes[PITH_NUM_BUILTIN_OPS] = {"]
+    out += [f"    [PITH_OPID_{row.id}] = {FUSION[row.fusion]}," for row in rows if row.fusion]
+    out += ["};", ""]
+    return c_file("fusion_classes.c — the fusion class of each built-in op (compile/fusion.c).",
+                  "\n".join(out))
+
+
 def gen_device_forwarders(rows):
     out = ['#include "kernels/ops_internal.h"', ""]
     for row in rows:
@@ -769,6 +785,7 @@ def outputs(ops, rows):
         "ops/generated/device_forwarders.c": gen_device_forwarders(rows),
         "include/pith/ops_elementwise.h": gen_public_elementwise_header(ops),
         "compile/generated/invokers.c": gen_invokers(rows),
+        "compile/generated/fusion_classes.c": gen_fusion_classes(rows),
         "kernels/generated/elementwise_kernels.inc": gen_elementwise_kernels(ops),
         "kernels/generated/elementwise_fusable_cases.inc": gen_elementwise_cases(ops),
         "kernels/generated/elementwise_defs.h": gen_elementwise_defs(ops),
