@@ -1,5 +1,5 @@
 /* elementwise_misc.c — the elementwise ops outside the unary/binary lists: gelu (exact or
- * tanh), clamp / clamp_ with Scalar bounds, where, and the float classifiers isnan,
+ * tanh), clamp / clamp_ with Scalar bounds, hardtanh, where, and the float classifiers isnan,
  * isinf, isposinf, isneginf and isfinite. */
 #include <math.h>
 #include <string.h>
@@ -166,6 +166,79 @@ pith_status clamp__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *se
                           pith_scalar min, pith_scalar max, pith_device device)
 {
     return clamp_run(ret, self, min, max, ELEMENTWISE_INPLACE, device == PITH_META);
+}
+
+/* ---- hardtanh: clamp's loop in self's own dtype (no promotion), as PyTorch's: the bounds
+ * are converted to that dtype (a float bound of an integer tensor truncated toward zero,
+ * range-checked), bool is refused, and so is a negative bound of an unsigned tensor. ---- */
+
+static pith_status hardtanh_bound(const char *what, pith_scalar s, pith_dtype dtype,
+                                  elementwise_scalar *out)
+{
+    if (dtype_is_floating(dtype) || s.kind != PITH_SCALAR_DOUBLE)
+        return scalar_convert("hardtanh", what, s, dtype, out);
+    double d = s.u.d;
+    if (!(d > -9223372036854775809.0 && d < 9223372036854775808.0)) /* NaN too */
+        return pith_set_error(PITH_ERR_VALUE,
+                              "hardtanh: %s %g cannot be converted to type %s without overflow",
+                              what, d, pith_dtype_name(dtype));
+    return scalar_convert("hardtanh", what, scalar_from_int((int64_t)d), dtype, out);
+}
+
+static pith_status hardtanh_run(pith_value *ret, const pith_tensor *self, pith_scalar min,
+                                pith_scalar max, const pith_tensor *target,
+                                elementwise_mode mode, bool meta)
+{
+    const char *op = "hardtanh";
+    pith_dtype dtype = self->dtype;
+    clamp_bounds bounds;
+    pith_tensor *dst;
+    if (elementwise_check_devices(op, meta, 1, &self, target) != PITH_OK)
+        return pith_last_status();
+    if (dtype == PITH_BOOL)
+        return pith_set_error(PITH_ERR_RUNTIME, "hardtanh: Bool inputs not supported");
+    if (dtype == PITH_UINT8 && (scalar_to_double(min) < 0 || scalar_to_double(max) < 0))
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "hardtanh: cannot do hardtanh on an unsigned type with negative "
+                              "limits");
+    if (hardtanh_bound("min_val", min, dtype, &bounds.lo) != PITH_OK ||
+        hardtanh_bound("max_val", max, dtype, &bounds.hi) != PITH_OK)
+        return pith_last_status();
+    if (elementwise_output(op, mode, (pith_tensor *)target, self->ndim, self->sizes, dtype,
+                           meta ? PITH_META : PITH_CPU, &dst) != PITH_OK)
+        return pith_last_status();
+    if (!meta && elementwise_apply(dst, dtype, 1, &self, &dtype, clamp_loops[dtype], &bounds,
+                                   NULL) != PITH_OK) {
+        if (mode == ELEMENTWISE_FUNCTIONAL)
+            pith_release(dst);
+        return pith_last_status();
+    }
+    if (mode == ELEMENTWISE_FUNCTIONAL)
+        return ret_tensor(ret, dst);
+    tensor_bump_version(dst);
+    return ret_self(ret, dst);
+}
+
+/* The kernels for both devices (device_kernel in ops/ops.toml). */
+pith_status hardtanh_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_scalar min_val, pith_scalar max_val, pith_device device)
+{
+    return hardtanh_run(ret, self, min_val, max_val, NULL, ELEMENTWISE_FUNCTIONAL,
+                        device == PITH_META);
+}
+
+pith_status hardtanh_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                pith_scalar min_val, pith_scalar max_val, const pith_tensor *out,
+                                pith_device device)
+{
+    return hardtanh_run(ret, self, min_val, max_val, out, ELEMENTWISE_OUT, device == PITH_META);
+}
+
+pith_status hardtanh__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                             pith_scalar min_val, pith_scalar max_val, pith_device device)
+{
+    return hardtanh_run(ret, self, min_val, max_val, self, ELEMENTWISE_INPLACE,
+                        device == PITH_META);
 }
 
 /* ---- where: picks bytes, so one loop per element size ---- */

@@ -1606,6 +1606,54 @@ static pith_status invoke_isfinite(const pith_op *op, void (*fn)(void), pith_key
     return ((pith_sig_isfinite)fn)(ks, ret, self);
 }
 
+static pith_status invoke_hardtanh(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, &args[1], &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, &args[2], &max_val) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_hardtanh)fn)(ks, ret, self, min_val, max_val);
+}
+
+static pith_status invoke_hardtanh_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, &args[1], &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, &args[2], &max_val) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 3, &args[3], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_hardtanh_out)fn)(ks, ret, self, min_val, max_val, out);
+}
+
+static pith_status invoke_hardtanh_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, &args[1], &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, &args[2], &max_val) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_hardtanh_)fn)(ks, ret, self, min_val, max_val);
+}
+
 static pith_status invoke_where(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -3907,6 +3955,9 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_isposinf,
     invoke_isneginf,
     invoke_isfinite,
+    invoke_hardtanh,
+    invoke_hardtanh_out,
+    invoke_hardtanh_,
     invoke_where,
     invoke_copy_,
     invoke_to_dtype,

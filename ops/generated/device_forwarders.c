@@ -183,6 +183,33 @@ pith_status isfinite_meta(pith_keyset ks, pith_value *ret, const pith_tensor *se
     return isfinite_kernel(ks, ret, self, PITH_META);
 }
 
+pith_status hardtanh_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    return hardtanh_kernel(ks, ret, self, min_val, max_val, PITH_CPU);
+}
+pith_status hardtanh_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    return hardtanh_kernel(ks, ret, self, min_val, max_val, PITH_META);
+}
+
+pith_status hardtanh_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
+{
+    return hardtanh_out_kernel(ks, ret, self, min_val, max_val, out, PITH_CPU);
+}
+pith_status hardtanh_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
+{
+    return hardtanh_out_kernel(ks, ret, self, min_val, max_val, out, PITH_META);
+}
+
+pith_status hardtanh__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    return hardtanh__kernel(ks, ret, self, min_val, max_val, PITH_CPU);
+}
+pith_status hardtanh__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    return hardtanh__kernel(ks, ret, self, min_val, max_val, PITH_META);
+}
+
 pith_status where_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *condition, const pith_tensor *self, const pith_tensor *other)
 {
     return where_kernel(ks, ret, condition, self, other, PITH_CPU);

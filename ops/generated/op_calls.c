@@ -9420,6 +9420,233 @@ static const pith_kernel_record record_cpu_isfinite = {
 static const pith_kernel_record record_meta_isfinite = {
     (void (*)(void))isfinite_meta, boxed_adapter_isfinite, (void *)&record_meta_isfinite};
 
+/* ---- hardtanh: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_hardtanh(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_hardtanh)kernel->unboxed)(ks, ret, self, min_val, max_val);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, min_val);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, max_val);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_hardtanh(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_hardtanh], ks);
+    if (kernel)
+        return ((pith_sig_hardtanh)kernel->unboxed)(ks, ret, self, min_val, max_val);
+    return redispatch_general_hardtanh(ks, ret, self, min_val, max_val);
+}
+pith_status pith_call_hardtanh(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "hardtanh", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_hardtanh(keyset_effective(ks), ret, self, min_val, max_val);
+}
+static pith_status boxed_adapter_hardtanh(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &max_val) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_hardtanh)record->unboxed)(ks, ret, self, min_val, max_val);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_hardtanh = {
+    (void (*)(void))hardtanh_cpu, boxed_adapter_hardtanh, (void *)&record_cpu_hardtanh};
+static const pith_kernel_record record_meta_hardtanh = {
+    (void (*)(void))hardtanh_meta, boxed_adapter_hardtanh, (void *)&record_meta_hardtanh};
+
+/* ---- hardtanh_out: hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_hardtanh_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_hardtanh_out)kernel->unboxed)(ks, ret, self, min_val, max_val, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, min_val);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, max_val);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_hardtanh_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_hardtanh_out], ks);
+    if (kernel)
+        return ((pith_sig_hardtanh_out)kernel->unboxed)(ks, ret, self, min_val, max_val, out);
+    return redispatch_general_hardtanh_out(ks, ret, self, min_val, max_val, out);
+}
+pith_status pith_call_hardtanh_out(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "hardtanh_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "hardtanh_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_hardtanh_out(keyset_effective(ks), ret, self, min_val, max_val, out);
+}
+static pith_status boxed_adapter_hardtanh_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 4)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)4, stack->size);
+    const size_t base_ = stack->size - 4;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &max_val) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 3, stack_at(stack, base_ + 3), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 4));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_hardtanh_out)record->unboxed)(ks, ret, self, min_val, max_val, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 4);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_hardtanh_out = {
+    (void (*)(void))hardtanh_out_cpu, boxed_adapter_hardtanh_out, (void *)&record_cpu_hardtanh_out};
+static const pith_kernel_record record_meta_hardtanh_out = {
+    (void (*)(void))hardtanh_out_meta, boxed_adapter_hardtanh_out, (void *)&record_meta_hardtanh_out};
+
+/* ---- hardtanh_: hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_hardtanh_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh_];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_hardtanh_)kernel->unboxed)(ks, ret, self, min_val, max_val);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, min_val);
+    if (status == PITH_OK)
+        status = box_SCALAR(stack, max_val);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_hardtanh_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_hardtanh_], ks);
+    if (kernel)
+        return ((pith_sig_hardtanh_)kernel->unboxed)(ks, ret, self, min_val, max_val);
+    return redispatch_general_hardtanh_(ks, ret, self, min_val, max_val);
+}
+pith_status pith_call_hardtanh_(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "hardtanh_", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_hardtanh_(keyset_effective(ks), ret, self, min_val, max_val);
+}
+static pith_status boxed_adapter_hardtanh_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_scalar min_val;
+    if (unbox_SCALAR(op, 1, stack_at(stack, base_ + 1), &min_val) != PITH_OK)
+        return pith_last_status();
+    pith_scalar max_val;
+    if (unbox_SCALAR(op, 2, stack_at(stack, base_ + 2), &max_val) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_hardtanh_)record->unboxed)(ks, ret, self, min_val, max_val);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_hardtanh_ = {
+    (void (*)(void))hardtanh__cpu, boxed_adapter_hardtanh_, (void *)&record_cpu_hardtanh_};
+static const pith_kernel_record record_meta_hardtanh_ = {
+    (void (*)(void))hardtanh__meta, boxed_adapter_hardtanh_, (void *)&record_meta_hardtanh_};
+
 /* ---- where: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_where(pith_keyset ks, pith_value *ret, const pith_tensor *condition, const pith_tensor *self, const pith_tensor *other)
@@ -20116,6 +20343,12 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_isneginf, &record_meta_isneginf},
     {"isfinite", "isfinite(Tensor self) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_isfinite, &record_meta_isfinite},
+    {"hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR}, 3, &record_cpu_hardtanh, &record_meta_hardtanh},
+    {"hardtanh_out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR, PITH_TYPE_TENSOR}, 4, &record_cpu_hardtanh_out, &record_meta_hardtanh_out},
+    {"hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_SCALAR, PITH_TYPE_SCALAR}, 3, &record_cpu_hardtanh_, &record_meta_hardtanh_},
     {"where", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR}, 3, &record_cpu_where, &record_meta_where},
     {"copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",

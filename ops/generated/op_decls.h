@@ -141,6 +141,9 @@ typedef enum {
     PITH_OPID_isposinf,
     PITH_OPID_isneginf,
     PITH_OPID_isfinite,
+    PITH_OPID_hardtanh,
+    PITH_OPID_hardtanh_out,
+    PITH_OPID_hardtanh_,
     PITH_OPID_where,
     PITH_OPID_copy_,
     PITH_OPID_to_dtype,
@@ -1111,6 +1114,27 @@ pith_status pith_redispatch_isfinite(pith_keyset ks, pith_value *ret, const pith
 pith_status isfinite_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status isfinite_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status isfinite_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_device kernel_device);
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+typedef pith_status (*pith_sig_hardtanh)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status pith_call_hardtanh(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status pith_redispatch_hardtanh(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, pith_device kernel_device);
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_hardtanh_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out);
+pith_status pith_call_hardtanh_out(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out);
+pith_status pith_redispatch_hardtanh_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out);
+pith_status hardtanh_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out);
+pith_status hardtanh_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out);
+pith_status hardtanh_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out, pith_device kernel_device);
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+typedef pith_status (*pith_sig_hardtanh_)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status pith_call_hardtanh_(pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status pith_redispatch_hardtanh_(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
+pith_status hardtanh__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, pith_device kernel_device);
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 typedef pith_status (*pith_sig_where)(pith_keyset ks, pith_value *ret, const pith_tensor *condition, const pith_tensor *self, const pith_tensor *other);
 pith_status pith_call_where(pith_value *ret, const pith_tensor *condition, const pith_tensor *self, const pith_tensor *other);

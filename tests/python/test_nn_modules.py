@@ -583,12 +583,13 @@ def test_global_hook_signature_matches_torch(name):
 
 
 # ---- the activations that are ops of their own -------------------------------------------
-# leaky_relu, elu, softplus and log_sigmoid are single ops (ops/ops.toml, kernels/
+# leaky_relu, elu, hardtanh, softplus and log_sigmoid are single ops (ops/ops.toml, kernels/
 # activations.c), so a dispatch mode sees one call where it used to see a composition, and
 # their out= and in-place overloads work as PyTorch's.
 
 ACTIVATION_OPS = [
     ("leaky_relu", (0.2,), lambda F_, x: F_.leaky_relu(x, 0.2)),
+    ("hardtanh", (-0.5, 2.0), lambda F_, x: F_.hardtanh(x, -0.5, 2.0)),
     ("elu", (0.5, 2.0, 1.5), None),
     ("softplus", (2.0, 3.0), lambda F_, x: F_.softplus(x, beta=2.0, threshold=3.0)),
     ("log_sigmoid", (), lambda F_, x: F_.logsigmoid(x)),
@@ -627,7 +628,8 @@ def test_activation_op_and_its_out_form_match_torch(name, args, functional, dtyp
     assert_matches_torch(out, expected, rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("name,args", [("leaky_relu_", (0.2,)), ("elu_", (0.5, 2.0, 1.5))])
+@pytest.mark.parametrize("name,args", [("leaky_relu_", (0.2,)), ("elu_", (0.5, 2.0, 1.5)),
+                                       ("hardtanh_", (-1.0, 1.0))])
 def test_activation_in_place_writes_self(name, args):
     torch = fresh_torch()
     a = np.array([-3.0, -0.25, 0.0, 0.5, 4.0])
@@ -643,3 +645,33 @@ def test_activation_in_place_writes_self(name, args):
 def test_activation_op_of_an_integer_tensor_is_a_type_error():
     with pytest.raises(TypeError, match="leaky_relu: not implemented for dtype int64"):
         pith.ops.pith.leaky_relu(pith.tensor([1, 2]), 0.1)
+
+
+@pytest.mark.parametrize("dtype,low,high,values", [
+    ("int8", -1.7, 2.7, [0, 100, -100]),       # float bounds of an integer tensor: truncated
+    ("int64", 2, 1, [0, 1, 2, 3]),             # min > max: max, as clamp
+    ("uint8", 0, 2, [0, 1, 2, 3]),
+    ("float16", 0.1, 2.9, [0.0, 1.0, 2.0, 3.0]),  # bounds in the tensor's dtype
+    ("float32", 0.5, 1.5, [0.0, 2.0, float("nan"), float("inf")]),
+    ("float32", float("nan"), 1.0, [0.0, 1.0]),
+    ("uint8", 0, -2, [0, 1]),                  # unsigned with a negative bound: refused
+    ("bool", 0, 1, [True, False]),             # refused
+    ("int8", -300, 300, [0, 1]),               # a bound out of int8's range: refused
+])
+def test_hardtanh_op_keeps_the_dtype_and_refuses_as_torch(dtype, low, high, values):
+    torch = fresh_torch()
+
+    def run(lib, op):
+        try:
+            return op(lib.tensor(values, dtype=getattr(lib, dtype)), low, high)
+        except RuntimeError as error:  # pith's PithError is a RuntimeError too
+            return error
+
+    expected = run(torch, torch.ops.aten.hardtanh)
+    got = run(pith, pith.ops.pith.hardtanh)
+    if isinstance(expected, Exception):
+        assert isinstance(got, RuntimeError), got
+        return
+    assert str(got.dtype).rpartition(".")[2] == str(expected.dtype).rpartition(".")[2]
+    np.testing.assert_array_equal(to_numpy(got.to(pith.float64)),
+                                  expected.to(torch.float64).numpy())

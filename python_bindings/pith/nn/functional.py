@@ -1,8 +1,8 @@
 """pith.nn.functional: the functional forms of the nn layers, as torch.nn.functional (names,
 keyword names, defaults, exception types), written over pith's operators.
 
-linear, gelu, leaky_relu, elu, softplus, logsigmoid, layer_norm, embedding, softmax and
-log_softmax are single pith ops; hardtanh is clamp; dropout, the losses and
+linear, gelu, leaky_relu, elu, hardtanh (and relu6), softplus, logsigmoid, layer_norm,
+embedding, softmax and log_softmax are single pith ops; dropout, the losses and
 scaled_dot_product_attention are compositions of them.
 """
 import math
@@ -88,12 +88,13 @@ def elu_(input, alpha=1.0):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """input clamped to [min_val, max_val]; integer inputs keep their dtype."""
+    """input clamped to [min_val, max_val] in its own dtype: the op hardtanh (or hardtanh_)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype == _C.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
-    return _result(input, input.clamp(min_val, max_val), inplace)
+    ops = _pith.ops.pith
+    return (ops.hardtanh_ if inplace else ops.hardtanh)(input, min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
