@@ -36,13 +36,10 @@ install(FILES ${PROJECT_BINARY_DIR}/pithConfig.cmake
 file(RELATIVE_PATH PITH_PC_RELATIVE_PREFIX
      /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" PITH_PC_RELATIVE_PREFIX "${PITH_PC_RELATIVE_PREFIX}")
-# OpenBLAS goes into Libs.private as the flags pkg-config gave us, not as
-# `Requires.private: openblas`: a static libpith still links the *shared* libopenblas, and
-# openblas.pc's own private libraries (libgfortran, for a static libopenblas) are not needed
-# and often not installed.
-# With a RUNPATH to the build it names (See Note [One OpenBLAS]).
-list(JOIN OPENBLAS_LDFLAGS " " PITH_PC_OPENBLAS_LIBS)
-string(APPEND PITH_PC_OPENBLAS_LIBS " -Wl,-rpath,${PITH_OPENBLAS_LIBDIR}")
+# OpenBLAS is not linked at all: libpith loads it on first use, and a static user's program
+# only needs the RUNPATH to the build pith was built against, so that its dlopen finds that
+# one (See Note [One OpenBLAS]), and libdl.
+set(PITH_PC_OPENBLAS_LIBS "-Wl,-rpath,${PITH_OPENBLAS_LIBDIR} -ldl")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/pith.pc.in ${PROJECT_BINARY_DIR}/pith.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pith.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -8,7 +8,6 @@
  * layouts are copied. The output is written in place (beta = 0 when there is nothing to
  * add), and when B has no batch of its own and A's batch and row dims chain, the whole
  * batch is one call with the rows stacked (linear over [batch, tokens, features]). */
-#include <cblas.h>
 #include <limits.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "core/dtype.h"
 #include "core/parallel.h"
 #include "kernels/linalg.h"
+#include "kernels/linalg_blas.h"
 #include "kernels/reduce.h"
 #include "kernels/vecmath.h"
 
@@ -262,11 +262,11 @@ static pith_status blas_dot(pith_dtype dtype, int64_t k, const char *x, int64_t 
         return PITH_ERR_NOMEM;
     }
     if (dtype == PITH_FLOAT32) {
-        float d = cblas_sdot((int)k, (const float *)x, (int)incx, (const float *)y, (int)incy);
+        float d = openblas.sdot((int)k, (const float *)x, (int)incx, (const float *)y, (int)incy);
         float r = (float)s.alpha * d;
         *(float *)c = s.beta_zero ? r : r + (float)s.beta * *(float *)c;
     } else {
-        double d = cblas_ddot((int)k, (const double *)x, (int)incx, (const double *)y,
+        double d = openblas.ddot((int)k, (const double *)x, (int)incx, (const double *)y,
                               (int)incy);
         double r = s.alpha * d;
         *(double *)c = s.beta_zero ? r : r + s.beta * *(double *)c;
@@ -295,10 +295,10 @@ static pith_status blas_gemv(pith_dtype dtype, int64_t rows, int64_t cols, const
     int r = (int)(trans ? cols : rows), q = (int)(trans ? rows : cols);
     double beta = s.beta_zero ? 0.0 : s.beta;
     if (dtype == PITH_FLOAT32)
-        cblas_sgemv(CblasRowMajor, t, r, q, (float)s.alpha, (const float *)mat, (int)ld,
+        openblas.sgemv(CblasRowMajor, t, r, q, (float)s.alpha, (const float *)mat, (int)ld,
                     (const float *)x, (int)incx, (float)beta, (float *)y, 1);
     else
-        cblas_dgemv(CblasRowMajor, t, r, q, s.alpha, (const double *)mat, (int)ld,
+        openblas.dgemv(CblasRowMajor, t, r, q, s.alpha, (const double *)mat, (int)ld,
                     (const double *)x, (int)incx, beta, (double *)y, 1);
     free(copy_m);
     free(copy_x);
@@ -320,11 +320,11 @@ static pith_status blas_gemm(pith_dtype dtype, int64_t n, int64_t m, int64_t k, 
     }
     double beta = s.beta_zero ? 0.0 : s.beta;
     if (dtype == PITH_FLOAT32)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+        openblas.sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)n, (int)m, (int)k, (float)s.alpha, (const float *)a, (int)lda,
                     (const float *)b, (int)ldb, (float)beta, (float *)c, (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+        openblas.dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)n, (int)m, (int)k, s.alpha, (const double *)a, (int)lda,
                     (const double *)b, (int)ldb, beta, (double *)c, (int)ldc);
     free(copy_a);
@@ -452,7 +452,7 @@ int linalg_panels(pith_dtype dtype, const linalg_flat *f)
 {
     bool trans;
     int64_t ld;
-    if ((dtype != PITH_FLOAT32 && dtype != PITH_FLOAT64) ||
+    if ((dtype != PITH_FLOAT32 && dtype != PITH_FLOAT64) || !blas_ready() ||
         pith_blas_get_threading() == PITH_BLAS_PTHREADS || f->n > PANEL_MAX_ROWS ||
         f->m < 2 * PANEL_MIN_COLS || f->k < 1 || f->k > INT_MAX || f->m > INT_MAX ||
         gemm_small_applies(f->n, f->m, f->k) ||
@@ -552,6 +552,8 @@ static pith_status blas_run(pith_dtype dtype, const matmul_plan *p, const char *
 {
     double work = (double)batch_count(p) * (double)p->n * (double)p->m * (double)p->k;
     int64_t w = work > (double)INT64_MAX ? INT64_MAX : (int64_t)work;
+    if (blas_load() != PITH_OK)
+        return PITH_ERR_RUNTIME;
     int saved = blas_threads_enter(w);
     pith_status status = blas_run_batches(dtype, p, a, b, c, s, w);
     blas_threads_leave(saved);

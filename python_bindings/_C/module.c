@@ -106,8 +106,11 @@ static PyObject *module_set_num_threads(PyObject *module, PyObject *arg)
 static PyObject *module_blas_info(PyObject *module, PyObject *unused)
 {
     static const char *const threading[] = {"sequential", "pthreads", "openmp"};
+    const char *config = pith_blas_get_config(); /* loads OpenBLAS: NULL when it cannot */
+    if (!config)
+        return error_raise(state_of_module(module));
     pith_blas_threading kind = pith_blas_get_threading();
-    return Py_BuildValue("{s:s,s:s,s:i}", "config", pith_blas_get_config(), "threading",
+    return Py_BuildValue("{s:s,s:s,s:i}", "config", config, "threading",
                          threading[kind], "num_threads", pith_blas_get_num_threads());
 }
 

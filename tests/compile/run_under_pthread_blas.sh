@@ -25,11 +25,18 @@ fi
 
 export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The run would still pass with the OpenMP build loaded (the tests follow whichever build is
-# there), so make sure that the loader really takes this one.
-loaded=$(ldd "$program" | sed -n -E 's/^[[:space:]]*libopenblas\.so\.0 => ([^ ]+) .*/\1/p')
+# there), so make sure that the loader really takes this one. pith loads OpenBLAS on the
+# first product (Note [OpenBLAS is loaded on first use]), so ldd cannot tell: the loader's
+# own log of the run (LD_DEBUG=files, into files of its own) names the file it initialised.
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+status=0
+LD_DEBUG=files LD_DEBUG_OUTPUT="$log_dir/ld" "$program" "$@" || status=$?
+loaded=$(cat "$log_dir"/ld.* 2>/dev/null |
+    sed -n -E 's/.*calling init: ([^ ]*libopenblas\.so\.0)$/\1/p' | head -n 1)
 if [ "$(realpath -e "${loaded:-/nonexistent}" 2>/dev/null)" != "$(realpath -e "$dir/libopenblas.so.0")" ]; then
-    echo "FAILED: with LD_LIBRARY_PATH=$dir, $program loads libopenblas.so.0 from '${loaded:-nowhere}'" >&2
+    echo "FAILED: with LD_LIBRARY_PATH=$dir, $program loaded libopenblas.so.0 from '${loaded:-nowhere}'" >&2
     exit 1
 fi
 echo "libopenblas.so.0 => $loaded"
-exec "$program" "$@"
+exit "$status"

@@ -1,5 +1,9 @@
 /* consumer.c — an outside program built against an *installed* pith (find_package or
- * pkg-config): two tensors, their sum checked value by value, and one error path. */
+ * pkg-config): two tensors, their sum and product checked value by value, one error path,
+ * and the file of the OpenBLAS that the product loaded, printed for run.sh to check (Note
+ * [OpenBLAS is loaded on first use], kernels/linalg_blas.c). */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +13,43 @@ static int fail(const char *what)
 {
     fprintf(stderr, "consumer: %s failed: %s\n", what, pith_last_error());
     return 1;
+}
+
+/* a (2, 3) @ b (3,), the first product of the process, which loads OpenBLAS; then prints
+ * the file it was loaded from: "consumer: OpenBLAS <path>". */
+static int check_product(const pith_tensor *a, const float *a_data, const pith_tensor *b,
+                         const float *b_data)
+{
+    pith_tensor *p = pith_matmul(a, b);
+    if (!p)
+        return fail("pith_matmul");
+    int status = 1;
+    if (pith_ndim(p) != 1 || pith_size(p, 0) != 2) {
+        fprintf(stderr, "consumer: wrong product metadata\n");
+        goto done;
+    }
+    const float *values = pith_data_ptr(p);
+    for (int r = 0; r < 2; r++) {
+        float want = 0;
+        for (int k = 0; k < 3; k++)
+            want += a_data[r * 3 + k] * b_data[k];
+        if (values[r] != want) {
+            fprintf(stderr, "consumer: (a @ b)[%d] = %g, want %g\n", r, values[r], want);
+            goto done;
+        }
+    }
+    void *blas = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    void *config = blas ? dlsym(blas, "openblas_get_config") : NULL;
+    Dl_info info;
+    if (!config || !dladdr(config, &info) || !info.dli_fname) {
+        fprintf(stderr, "consumer: a product ran, but no libopenblas.so.0 is loaded\n");
+        goto done;
+    }
+    printf("consumer: OpenBLAS %s\n", info.dli_fname);
+    status = 0;
+done:
+    pith_release(p);
+    return status;
 }
 
 int main(void)
@@ -46,6 +87,9 @@ int main(void)
             goto done;
         }
     }
+
+    if (check_product(a, a_data, b, b_data) != 0)
+        goto done;
 
     /* An error path: shapes (2, 3) and (2,) do not broadcast. */
     const int64_t bad_sizes[1] = {2};
