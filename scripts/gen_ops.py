@@ -206,6 +206,8 @@ class Op:
         elif self.family == "binary":
             if len(overloads) != 1 or not overloads[0].get("out") or not overloads[0].get("inplace"):
                 fail(f"[op.{name}]: a binary op has one overload with its out and inplace forms")
+            if set(test) != {"numpy"}:
+                fail(f"[op.{name}]: a binary op's test is {{ numpy = ... }}, its NumPy reference")
         elif self.family is not None:
             fail(f"[op.{name}]: family must be 'unary' or 'binary'")
         if not overloads:

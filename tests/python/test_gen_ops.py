@@ -34,6 +34,7 @@ MUL = '''
 [op.mul]
 family = "binary"
 python = "both"
+test = { numpy = "np.multiply(a, b)" }
 [[op.mul.overload]]
 schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
 out = "mul.out"
@@ -78,6 +79,8 @@ def test_a_unary_op_derives_its_three_forms(load):
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> (Tensor a, Tensor b)"\n'
      'out = "f.out"\n', "only a schema returning one Tensor has a derived out= form"),
     ('[op.f]\nfamily = "unary"\n', "a unary op needs test.numpy"),
+    (MUL.replace('test = { numpy = "np.multiply(a, b)" }\n', ""),
+     "[op.mul]: a binary op's test is { numpy = ... }"),
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\nkind = "composite_implicit"'
      '\ndevice_kernel = true\n', "only a backend overload has a device_kernel"),
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\nfusion = "magic"\n',
