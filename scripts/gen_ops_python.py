@@ -10,7 +10,7 @@ scripts/gen_ops.py beside its C (no build needed):
     one declaration per overload of each op function and method, with PyTorch's stub
     types. scripts/gen_stubs.py writes the rest of that file (its hand-written HEADER, and
     the names Python defines, from the live package) and fills these blocks with
-    stub_blocks(), so either script leaves the file the same. A name that HEADER declares
+    with_stub_blocks(), so either script leaves the file the same. A name that HEADER declares
     by hand (max, zeros, ...) is left out of the blocks.
 
 gen_ops.py hands it the op file's ops, its file reader and its schema splitter, so this
