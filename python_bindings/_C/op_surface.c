@@ -148,7 +148,7 @@ static PyObject *module_surface(PyObject *module, PyObject *unused)
     return list;
 }
 
-/* _tensor_varargs() -> (names): the functions of Note [Tensors as varargs], for the stub
+/* _tensor_varargs() -> (names): the functions of Note [Tensors as varargs], for the fuzz
  * generator. */
 static PyObject *module_tensor_varargs(PyObject *module, PyObject *unused)
 {

@@ -1,7 +1,10 @@
 """scripts/gen_ops.py, the op file's generator: it derives the out= and in-place forms, and it
 refuses an op file that is wrong (an unknown key or kind, a schema type the C parser does not
 know, a duplicate, a derivative that names what the overload does not have) with a message
-that names the op. Note [The op file] (ops/ops.toml) describes the format."""
+that names the op; and it writes the Python API's text (scripts/gen_ops_python.py): the
+signatures of docs/python.md's ops list as the binder's __doc__ spells them, in its overload
+order, and the stubs' declarations of each op function and method. Note [The op file]
+(ops/ops.toml) describes the format."""
 import importlib.util
 import os
 
@@ -34,6 +37,7 @@ MUL = '''
 [op.mul]
 family = "binary"
 python = "both"
+test = { numpy = "np.multiply(a, b)" }
 [[op.mul.overload]]
 schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
 out = "mul.out"
@@ -78,6 +82,8 @@ def test_a_unary_op_derives_its_three_forms(load):
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> (Tensor a, Tensor b)"\n'
      'out = "f.out"\n', "only a schema returning one Tensor has a derived out= form"),
     ('[op.f]\nfamily = "unary"\n', "a unary op needs test.numpy"),
+    (MUL.replace('test = { numpy = "np.multiply(a, b)" }\n', ""),
+     "[op.mul]: a binary op's test is { numpy = ... }"),
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\nkind = "composite_implicit"'
      '\ndevice_kernel = true\n', "only a backend overload has a device_kernel"),
     ('[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\nfusion = "magic"\n',
@@ -114,3 +120,159 @@ def test_the_derivatives_section_is_checked(load, entry, message):
 def test_the_generated_files_are_current(gen):
     """What ctest's Ops.GeneratedFilesAreCurrent checks, from Python too."""
     assert gen.main(["--check"]) == 0
+
+
+# ---- the Python API's text: docs/python.md's ops list and the stubs' op blocks -------------
+# (scripts/gen_ops_python.py; tests/python/test_op_docs.py and test_stubs.py compare them
+# with a built package)
+
+SUM = '''
+[op.sum]
+python = "both"
+[[op.sum.overload]]
+schema = "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+[[op.sum.overload]]
+id = "sum_dim"
+schema = "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+out = "sum.IntList_out"
+[[op.sum.overload]]
+id = "sum_dims"
+schema = "sum.dims(Tensor self, int[] dims, float eps=1e-05, str mode='none', Scalar alpha=1, bool? stable=None) -> Tensor"
+'''
+
+
+@pytest.fixture
+def python_api(gen, load):
+    """(ops, named) of an op file made of `text`, for gen_ops_python's functions."""
+    def run(text):
+        ops, _ = load(text)
+        return ops, gen.gen_ops_python.overloads_of(ops, gen.split_top_level)
+    return run
+
+
+def test_docs_signatures_are_spelled_as_the_binders_doc(gen, python_api):
+    ops, named = python_api(SUM)
+    table = gen.gen_ops_python.docs_table(ops, named).splitlines()
+    assert table[2] == (
+        "| `sum` | yes | yes | `(Tensor input, *, dtype dtype = None)`<br>"
+        "`(Tensor input, tuple of ints? dim = None, bool keepdim = False, *, dtype dtype = None)`<br>"
+        "`(Tensor input, tuple of ints dims, float eps = 1e-05, str mode = 'none', "
+        "Number alpha = 1, bool? stable = None)`<br>"
+        "`(Tensor input, tuple of ints? dim = None, bool keepdim = False, *, dtype dtype = None, "
+        "Tensor out)` |")
+
+
+def test_docs_list_overloads_in_the_binders_order(gen, python_api):
+    """Note [Overload order]: a Scalar overload after the Tensor one it shadows, out= last."""
+    ops, named = python_api('''
+[op.mul]
+python = "both"
+[[op.mul.overload]]
+id = "mul_scalar"
+schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor"
+[[op.mul.overload]]
+schema = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
+out = "mul.out"
+inplace = "mul_.Tensor"
+''')
+    row = gen.gen_ops_python.docs_table(ops, named).splitlines()[2]
+    assert row == ("| `mul` | yes | yes, `mul_` | `(Tensor input, Tensor other)`<br>"
+                   "`(Tensor input, Number other)`<br>`(Tensor input, Tensor other, *, "
+                   "Tensor out)` |")
+
+
+def test_docs_show_a_method_only_name_without_self(gen, python_api):
+    ops, named = python_api('''
+[op.view]
+python = "method"
+[[op.view.overload]]
+schema = "view(Tensor(a) self, int[] size) -> Tensor(a)"
+''')
+    assert gen.gen_ops_python.docs_table(ops, named).splitlines()[2] == \
+        "| `view` | - | yes | `(tuple of ints size)` |"
+
+
+def test_a_default_the_docs_cannot_spell_is_refused_naming_the_op(gen, python_api):
+    ops, named = python_api(SUM.replace("float eps=1e-05", "ScalarType kind=float"))
+    with pytest.raises(SystemExit) as raised:
+        gen.gen_ops_python.docs_table(ops, named)
+    assert "sum.dims(" in str(raised.value) and "cannot spell the default kind=float" in \
+        str(raised.value)
+
+
+def test_stubs_declare_each_overload_but_the_out_ones(gen, python_api):
+    ops, named = python_api(MUL + '''
+[op.view]
+python = "method"
+[[op.view.overload]]
+schema = "view(Tensor(a) self, int[] size) -> Tensor(a)"
+
+[op.topk]
+python = "function"
+[[op.topk.overload]]
+schema = "topk(Tensor self, int k, int[1] dim=-1) -> (Tensor values, Tensor indices)"
+''')
+    methods, functions = gen.gen_ops_python.stub_blocks(ops, named)
+    assert methods.splitlines() == [
+        "    def mul(self, other: _TensorOrNumber) -> Tensor: ...",
+        "    def mul_(self, other: _TensorOrNumber) -> Tensor: ...",
+        "    @overload",
+        "    def view(self, size: _size) -> Tensor: ...",
+        "    @overload",
+        "    def view(self, *size: _int) -> Tensor: ...",
+    ]
+    assert functions.splitlines() == [
+        "def mul(input: Tensor, other: _TensorOrNumber) -> Tensor: ...",
+        "def topk(input: Tensor, k: _int, dim: _int | _size = ...) -> tuple[Tensor, Tensor]: ...",
+    ]
+
+
+def test_stubs_take_tensors_as_varargs_where_the_op_file_says_so(gen, python_api):
+    ops, named = python_api('''
+[op.meshgrid]
+python = "function"
+varargs = true
+[[op.meshgrid.overload]]
+schema = "meshgrid(Tensor[] tensors) -> Tensor[]"
+''')
+    _, functions = gen.gen_ops_python.stub_blocks(ops, named)
+    assert functions.splitlines() == [
+        "@overload", "def meshgrid(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]: ...",
+        "@overload", "def meshgrid(*tensors: Tensor) -> tuple[Tensor, ...]: ...",
+    ]
+
+
+def test_stubs_leave_out_the_names_gen_stubs_header_declares(gen, python_api):
+    """max's call forms are hand-written in scripts/gen_stubs.py's HEADER."""
+    ops, named = python_api('''
+[op.max]
+python = "both"
+[[op.max.overload]]
+schema = "max(Tensor self) -> Tensor"
+''')
+    assert gen.gen_ops_python.stub_blocks(ops, named) == ("", "")
+
+
+def test_a_file_without_its_markers_is_refused(gen, python_api):
+    ops, named = python_api(MUL)
+    with pytest.raises(SystemExit) as raised:
+        gen.gen_ops_python.with_stub_blocks(ops, named, "class Tensor: ...\n")
+    assert "python_bindings/pith/__init__.pyi has no '# @begin ops-methods" in str(raised.value)
+    with pytest.raises(SystemExit) as raised:
+        gen.gen_ops_python.doc_with_ops_list(ops, named, "no list here\n")
+    assert "docs/python.md has no '<!-- ops-list -->'" in str(raised.value)
+
+
+def test_the_op_blocks_are_rewritten_in_place(gen, python_api):
+    py = gen.gen_ops_python
+    ops, named = python_api(MUL)
+    text = (f"class Tensor:\n{py.METHODS_BEGIN}\n    def stale(self) -> None: ...\n"
+            f"{py.METHODS_END}    def kept(self) -> None: ...\n{py.FUNCTIONS_BEGIN}\n"
+            f"{py.FUNCTIONS_END}def kept() -> None: ...\n")
+    assert py.with_stub_blocks(ops, named, text) == (
+        f"class Tensor:\n{py.METHODS_BEGIN}\n"
+        "    def mul(self, other: _TensorOrNumber) -> Tensor: ...\n"
+        "    def mul_(self, other: _TensorOrNumber) -> Tensor: ...\n"
+        f"{py.METHODS_END}    def kept(self) -> None: ...\n{py.FUNCTIONS_BEGIN}\n"
+        "def mul(input: Tensor, other: _TensorOrNumber) -> Tensor: ...\n"
+        f"{py.FUNCTIONS_END}def kept() -> None: ...\n")

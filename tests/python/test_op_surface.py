@@ -117,7 +117,8 @@ def docs_missing():
 
 
 def test_docs_name_every_public_op():
-    """docs/python.md's list of ops (scripts/gen_op_docs.py) names every one."""
+    """docs/python.md names every one (its ops list is scripts/gen_ops.py's; test_op_docs.py
+    checks the list itself)."""
     assert sorted(docs_missing()) == []
 
 

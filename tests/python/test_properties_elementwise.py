@@ -46,15 +46,20 @@ def result_type(a, name_a, b, name_b):
     return promoted(name_a, name_b)
 
 
-BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "floor_divide": np.floor_divide, "remainder": np.remainder, "pow": np.power,
-    "maximum": np.maximum, "minimum": np.minimum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal,
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "logical_and": np.logical_and, "logical_or": np.logical_or,
-}
+def _op_file_tests(family, variables):
+    """{name: test} and {name: NumPy reference} of the op file's unary or binary ops: the
+    `test` key of each (ops/ops.toml, Note [The op file]), its `numpy` expression made a
+    function of `variables`."""
+    with open(os.path.join(REPO, "ops", "ops.toml"), "rb") as f:
+        ops = tomllib.load(f)["op"]
+    tests = {name: rec["test"] for name, rec in ops.items() if rec.get("family") == family}
+    refs = {name: eval(f"lambda {variables}: " + t["numpy"],  # noqa: S307 (our own text)
+                       {"np": np, "math": math})
+            for name, t in tests.items()}
+    return tests, refs
+
+
+_, BINARY = _op_file_tests("binary", "a, b")
 OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
             "div": operator.truediv, "floor_divide": operator.floordiv,
             "remainder": operator.mod, "pow": operator.pow, "eq": operator.eq,
@@ -158,18 +163,8 @@ def grid(t_and_a, name, op):
 
 # ---- unary -------------------------------------------------------------------------------
 
-def _unary_references():
-    """The unary ops' NumPy references, result rules and input ranges: the `test` key of each
-    unary op of the op file (ops/ops.toml, Note [The op file])."""
-    with open(os.path.join(REPO, "ops", "ops.toml"), "rb") as f:
-        ops = tomllib.load(f)["op"]
-    unary = {name: rec["test"] for name, rec in ops.items() if rec.get("family") == "unary"}
-    refs = {name: eval("lambda x: " + t["numpy"], {"np": np, "math": math})  # noqa: S307
-            for name, t in unary.items()}
-    return unary, refs
-
-
-UNARY_TESTS, UNARY = _unary_references()
+# The unary ops' NumPy references, result rules and input ranges.
+UNARY_TESTS, UNARY = _op_file_tests("unary", "x")
 FLOAT_UNARY = {n for n, t in UNARY_TESTS.items() if t.get("result") in ("float", "float_only")}
 # Float ops that PyTorch does not run on bool or integer tensors (no promotion to float).
 FLOAT_ONLY_UNARY = {n for n, t in UNARY_TESTS.items() if t.get("result") == "float_only"}
@@ -183,7 +178,8 @@ def torch_op(name):
 
 
 def test_every_elementwise_op_of_the_table_has_a_numpy_reference():
-    """The references above cover pith/ops.h's lists, so a new op cannot go unchecked."""
+    """The op file's references cover the built package's lists (pith/ops.h's): every op
+    is checked, and a build older than the op file is noticed."""
     unary, binary = pith._C._elementwise_ops()
     assert sorted(UNARY) == sorted(unary)
     assert sorted(BINARY) == sorted(binary)
