@@ -156,7 +156,9 @@ typedef enum {
     PITH_BLAS_OPENMP = 2,
 } pith_blas_threading;
 PITH_API pith_blas_threading pith_blas_get_threading(void);
-/* openblas_get_config(): version, build options and the kernel chosen for this CPU. */
+/* openblas_get_config(): version, build options and the kernel chosen for this CPU. These
+ * three load OpenBLAS if no product has yet (pith loads it on first use); where it cannot be
+ * loaded: NULL with PITH_ERR_RUNTIME set, PITH_BLAS_SEQUENTIAL, and 0 threads. */
 PITH_API const char *pith_blas_get_config(void);
 /* openblas_get_num_threads(): the BLAS's own thread count. */
 PITH_API int pith_blas_get_num_threads(void);

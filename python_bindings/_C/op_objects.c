@@ -756,6 +756,15 @@ static void overloads_sort(overload_object **v, Py_ssize_t n)
     }
 }
 
+/* Whether `ov` is an overload of the pith op `name` as a function or method (`mode`). */
+static bool overload_belongs(const overload_object *ov, const char *name, int mode)
+{
+    if (strcmp(pith_op_namespace(ov->op), "pith") != 0 ||
+        strcmp(pith_op_base_name(ov->op), name) != 0)
+        return false;
+    return mode != MODE_METHOD || ov->self_index >= 0; /* an overload without self is no
+                                                          method (none today) */
+}
 /* The function or method of the built-in ops named `name`; NULL with an exception (a name
  * with no operator is a broken op table). */
 PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers)
@@ -774,17 +783,20 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     fn->overloads = NULL;
     fn->name = PyUnicode_InternFromString(name);
     PyObject_GC_Track(fn);
-    Py_ssize_t total = PyList_GET_SIZE(st->binder.in_order);
-    if (!fn->name || !(fn->overloads = PyMem_Calloc((size_t)total + 1, sizeof *fn->overloads)))
+    /* The array is sized to the overloads found, not to every registered one: a Function
+     * per surface name (about 300 of them) each holding a registry-sized array would
+     * touch a page of heap apiece at import. */
+    Py_ssize_t total = PyList_GET_SIZE(st->binder.in_order), found = 0;
+    for (Py_ssize_t i = 0; i < total; i++)
+        found += overload_belongs(
+            (overload_object *)PyList_GET_ITEM(st->binder.in_order, i), name, mode);
+    if (!fn->name || !(fn->overloads = PyMem_Calloc((size_t)found + 1, sizeof *fn->overloads)))
         goto fail;
     for (int pass = 0; pass < 2; pass++) /* the plain overloads, then the out ones */
         for (Py_ssize_t i = 0; i < total; i++) {
             overload_object *ov = (overload_object *)PyList_GET_ITEM(st->binder.in_order, i);
-            if (strcmp(pith_op_namespace(ov->op), "pith") != 0 ||
-                strcmp(pith_op_base_name(ov->op), name) != 0 || (ov->nout > 0) != pass)
+            if (!overload_belongs(ov, name, mode) || (ov->nout > 0) != pass)
                 continue;
-            if (mode == MODE_METHOD && ov->self_index < 0)
-                continue; /* an overload without self is no method (none today) */
             fn->overloads[fn->nplain + fn->nout] = (overload_object *)Py_NewRef(ov);
             if (pass)
                 fn->nout++;

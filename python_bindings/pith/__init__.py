@@ -40,8 +40,7 @@ from ._flags import (  # noqa: F401,E402
     set_default_device, set_deterministic_debug_mode, set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
-from ._tensor import set_printoptions  # noqa: F401,E402  (also installs copy and pickle)
-from ._dtype_info import finfo, iinfo  # noqa: F401,E402
+from . import _tensor  # noqa: F401,E402  (installs copy and pickle)
 from . import utils, library  # noqa: F401,E402  (__pith_dispatch__: modes, custom ops)
 from . import _einops  # noqa: E402
 _einops.install()  # einops finds pith's backend (Note [Registering the einops backend])
@@ -65,7 +64,8 @@ _LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp":
          "autocast": "amp", "is_autocast_enabled": "amp",
          "serialization": None, "safetensors": None, "einops": None,
          "save": "serialization", "load": "serialization",
-         "compiler": None, "compile": "compiler"}
+         "compiler": None, "compile": "compiler",
+         "set_printoptions": "_tensor_str", "finfo": "_dtype_info", "iinfo": "_dtype_info"}
 
 
 def __getattr__(name):

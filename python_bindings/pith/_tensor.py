@@ -5,7 +5,6 @@ classes made with Tensor._make_subclass) keep their class and their instance sta
 See Note [Pickled tensors].
 """
 from . import _C
-from ._tensor_str import set_printoptions  # noqa: F401  (re-exported by pith)
 
 Tensor = _C.Tensor
 

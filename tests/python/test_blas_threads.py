@@ -108,9 +108,11 @@ def test_parallel_info_names_the_threads_and_the_blas():
 BLAS_REPORT = """
     import ctypes, json, os
     import pith
-    lib = ctypes.CDLL("libopenblas.so.0")
+    # pith loads OpenBLAS on first use (Note [OpenBLAS is loaded on first use]): blas_info
+    # loads the build pith's RUNPATH names; the plain name then finds that one, by SONAME.
     report = {"threading": pith.__config__.blas_info()["threading"],
               "at_start": pith.__config__.blas_info()["num_threads"]}
+    lib = ctypes.CDLL("libopenblas.so.0")
     a = pith.rand(300, 300)
     product = a @ a  # large: every thread pith allows
     # (before NumPy, whose own OpenBLAS starts threads when it loads)

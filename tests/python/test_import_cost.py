@@ -28,7 +28,7 @@ STDLIB_NOT_IMPORTED = [
 SUBMODULES_NOT_IMPORTED = [
     "pith.nn", "pith.compiler", "pith.serialization", "pith.safetensors", "pith.amp",
     "pith.cuda", "pith.backends", "pith.accelerator", "pith.__config__", "pith.einops",
-    "pith.utils.data", "pith.utils.checkpoint",
+    "pith.utils.data", "pith.utils.checkpoint", "pith._tensor_str", "pith._dtype_info",
 ]
 
 
@@ -85,9 +85,33 @@ def test_lazy_submodules_work_as_before():
         seen["save"] = pith.save is sys.modules["pith.serialization"].save
         seen["amp"] = pith.autocast is pith.amp.autocast
         seen["backends"] = pith.backends is sys.modules["pith.backends"]
+        seen["printoptions"] = (pith.set_printoptions
+                                is sys.modules["pith._tensor_str"].set_printoptions)
+        seen["finfo"] = pith.finfo(pith.float32).eps == 2.0 ** -23
+        seen["iinfo"] = pith.iinfo(pith.int8).max == 127
         print(json.dumps(seen))
     """)
-    assert result == dict.fromkeys(result, True) and len(result) == 9
+    assert result == dict.fromkeys(result, True) and len(result) == 12
+
+
+def test_openblas_is_loaded_by_the_first_product_not_by_import():
+    # Note [OpenBLAS is loaded on first use] (kernels/linalg_blas.c): `import pith` and
+    # elementwise work map no OpenBLAS; the first matrix product loads it.
+    result = run_python("""
+        import json
+        def mapped():
+            with open("/proc/self/maps") as f:
+                return "libopenblas" in f.read()
+        import pith
+        seen = [mapped()]
+        x = pith.ones(3, 3)
+        (x + x).sum()
+        seen.append(mapped())
+        seen.append((x @ x)[0, 0].item())
+        seen.append(mapped())
+        print(json.dumps(seen))
+    """)
+    assert result == [False, False, 3.0, True]
 
 
 def test_compiling_an_nn_model_imports_none_of_the_heavy_stdlib_modules():
