@@ -42,6 +42,7 @@ typedef struct {
     PyObject *qualified;   /* "pith::add.Tensor" */
     PyObject *schema;      /* the schema text */
     PyObject *return_type; /* pith.return_types.<name> for named results, or NULL */
+    PyObject *packet;      /* its pith.ops packet once pith/_ops.py made it, or NULL */
     int nparams, npositional, nreturns;
     int self_index;   /* the argument named self, or -1 */
     int first_tensor; /* the first Tensor argument, or -1 */

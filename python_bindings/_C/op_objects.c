@@ -45,6 +45,7 @@ static int overload_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(ov->qualified);
     Py_VISIT(ov->schema);
     Py_VISIT(ov->return_type);
+    Py_VISIT(ov->packet);
     for (int i = 0; ov->params && i < ov->nparams; i++) {
         Py_VISIT(ov->params[i].name);
         Py_VISIT(ov->params[i].default_obj);
@@ -59,6 +60,7 @@ static int overload_clear(PyObject *self)
     Py_CLEAR(ov->qualified);
     Py_CLEAR(ov->schema);
     Py_CLEAR(ov->return_type);
+    Py_CLEAR(ov->packet);
     for (int i = 0; ov->params && i < ov->nparams; i++) {
         Py_CLEAR(ov->params[i].name);
         Py_CLEAR(ov->params[i].default_obj);
@@ -151,7 +153,37 @@ static PyObject *overload_get_arguments(PyObject *self, void *closure)
     return list;
 }
 
+/* OpOverload.overloadpacket: its pith.ops.<ns>.<name> packet. pith/_ops.py makes the
+ * packets when pith.ops is first looked into, not at import (they are a few hundred
+ * objects that most programs never touch), so an overload reached another way (the `func`
+ * of a __pith_dispatch__ handler) asks _ops to make them first. */
+static PyObject *overload_get_packet(PyObject *self, void *closure)
+{
+    (void)closure;
+    overload_object *ov = (overload_object *)self;
+    if (!ov->packet) {
+        PyObject *ops = PyImport_ImportModule("pith._ops");
+        PyObject *done = ops ? PyObject_CallMethod(ops, "_refresh", NULL) : NULL;
+        Py_XDECREF(ops);
+        if (!done)
+            return NULL;
+        Py_DECREF(done);
+    }
+    if (!ov->packet)
+        return PyErr_Format(PyExc_AttributeError, "%U has no overload packet", ov->qualified);
+    return Py_NewRef(ov->packet);
+}
+
+static int overload_set_packet(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    Py_XSETREF(((overload_object *)self)->packet, Py_XNewRef(value));
+    return 0;
+}
+
 static PyGetSetDef overload_getset[] = {
+    {"overloadpacket", overload_get_packet, overload_set_packet,
+     "Its pith.ops packet (pith.ops.<ns>.<name>).", NULL},
     {"name", overload_get_name, NULL, "The qualified name, \"pith::add.Tensor\".", NULL},
     {"schema", overload_get_schema, NULL, "The schema text.", NULL},
     {"__name__", overload_get_dunder_name, NULL, NULL, NULL},
@@ -266,7 +298,7 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
     if (!ov)
         return NULL;
     ov->vectorcall = overload_vectorcall;
-    ov->dict = ov->qualified = ov->schema = ov->return_type = NULL;
+    ov->dict = ov->qualified = ov->schema = ov->return_type = ov->packet = NULL;
     ov->op = op;
     ov->nparams = 0;
     ov->nreturns = nreturns;

@@ -86,7 +86,8 @@ def _refresh():
     _seen = len(table)
 
 
-_refresh()
+# The namespaces and packets are made on the first look into pith.ops (its __getattr__) or
+# at an OpOverload's first .overloadpacket (op_objects.c), not at import.
 
 
 def surface():

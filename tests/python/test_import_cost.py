@@ -193,3 +193,25 @@ def test_decorating_a_partial_of_a_generator_function_wraps_each_step():
 def _grad_enabled_steps(n):
     for _ in range(n):
         yield pith.is_grad_enabled()
+
+
+def test_op_packets_are_made_on_first_use():
+    # pith/_ops.py makes pith.ops's packets on the first look into pith.ops, or at an
+    # OpOverload's first .overloadpacket (a __pith_dispatch__ handler's `func`), not at import.
+    result = run_python("""
+        import json
+        import pith
+        seen = [pith._ops._seen == 0]
+        class Spy(pith.Tensor):
+            @classmethod
+            def __pith_dispatch__(cls, func, types, args=(), kwargs=None):
+                seen.append(repr(func.overloadpacket))
+                return func(*[a.as_subclass(pith.Tensor) if isinstance(a, Spy) else a
+                              for a in args], **(kwargs or {}))
+        x = pith.ones(2).as_subclass(Spy)
+        x.neg()
+        seen.append(pith.ops.pith.neg.default is pith.ops.pith.neg.default)
+        seen.append(pith.ops.pith.add.Tensor.overloadpacket is pith.ops.pith.add)
+        print(json.dumps(seen))
+    """)
+    assert result == [True, "pith.ops.pith.neg", True, True]
