@@ -804,8 +804,13 @@ PyObject *overload_invoke(pith_module_state *st, const overload_object *ov,
         }
     }
     /* Named results (max.dim's, sort.values' out= tensors) come back as a named tuple. */
-    if (result && n > 1 && as_function && ov->return_type)
-        Py_SETREF(result, PyObject_CallObject(ov->return_type, result));
+    if (result && n > 1 && as_function && ov->named_returns) {
+        PyObject *type = overload_return_type(st, ov);
+        if (type)
+            Py_SETREF(result, PyObject_CallObject(type, result));
+        else
+            Py_CLEAR(result);
+    }
 done:
     stack_give_back(st, stack);
     return result;

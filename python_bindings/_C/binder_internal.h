@@ -41,7 +41,8 @@ typedef struct {
     const pith_op *op;
     PyObject *qualified;   /* "pith::add.Tensor" */
     PyObject *schema;      /* the schema text */
-    PyObject *return_type; /* pith.return_types.<name> for named results, or NULL */
+    PyObject *return_type; /* pith.return_types.<name> once made (overload_return_type) */
+    bool named_returns;    /* whether calls return a pith.return_types.<name> */
     PyObject *packet;      /* its pith.ops packet once pith/_ops.py made it, or NULL */
     int nparams, npositional, nreturns;
     int self_index;   /* the argument named self, or -1 */
@@ -139,6 +140,12 @@ PyObject *binder_signatures(pith_module_state *st, overload_object *const *overl
 /* op_objects.c: the Function (MODE_FUNCTION) or Method (MODE_METHOD) of the built-in ops
  * named `name`; NULL with an exception when no operator has that name. */
 PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers);
+/* The pith.return_types.<name> of an overload with named_returns (borrowed; made on first
+ * use), or NULL with an exception. */
+PyObject *overload_return_type(pith_module_state *st, const overload_object *ov);
+/* The pith:: OpOverloads of one base name, in registry order (borrowed), or NULL: with an
+ * exception set when indexing failed, without one when there are none. */
+PyObject *binder_overloads_named(pith_module_state *st, const char *name);
 /* op_surface.c: installs the functions into `module` and the methods into pith.Tensor. */
 int surface_install(PyObject *module, pith_module_state *st);
 extern PyMethodDef surface_module_methods[];

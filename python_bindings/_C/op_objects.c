@@ -119,9 +119,10 @@ static PyObject *overload_get_return_names(PyObject *self, void *closure)
 {
     (void)closure;
     overload_object *ov = (overload_object *)self;
-    if (!ov->return_type)
+    if (!ov->named_returns)
         return PyTuple_New(0);
-    return PyObject_GetAttrString(ov->return_type, "_fields");
+    PyObject *type = overload_return_type(state_of_object(self), ov);
+    return type ? PyObject_GetAttrString(type, "_fields") : NULL;
 }
 
 /* OpOverload.arguments: pith._C.Argument(name, type, default, kwarg_only, mutable) per
@@ -223,49 +224,65 @@ static PyType_Spec overload_spec = {
     .slots = overload_slots,
 };
 
-/* The named tuple type pith.return_types.<name> of results named in the schema (max.dim's
- * values and indices), shared by the overloads of one name. NULL (no exception) when the
- * results are not all named. */
-static int return_type_make(pith_module_state *st, overload_object *ov)
+/* Whether the results are all named in the schema (max.dim's values and indices), so that
+ * a call returns them as a pith.return_types.<name> named tuple. */
+static bool returns_are_named(const overload_object *ov)
 {
     if (ov->nreturns < 2)
-        return 0;
-    PyObject *fields = PyTuple_New(ov->nreturns);
-    for (int r = 0; fields && r < ov->nreturns; r++) {
+        return false;
+    for (int r = 0; r < ov->nreturns; r++) {
         pith_argument ret;
-        if (pith_op_return(ov->op, r, &ret) != PITH_OK || !ret.name) {
-            Py_DECREF(fields);
-            return ret.name ? (error_raise(st), -1) : 0;
-        }
-        PyObject *name = PyUnicode_FromString(ret.name);
-        if (!name)
-            Py_CLEAR(fields);
-        else
-            PyTuple_SET_ITEM(fields, r, name);
+        if (pith_op_return(ov->op, r, &ret) != PITH_OK || !ret.name)
+            return false;
     }
-    if (!fields)
-        return -1;
+    return true;
+}
+
+/* The named tuple type pith.return_types.<name> of an overload whose results are named
+ * (borrowed), shared by the overloads of one name; NULL with an exception on failure.
+ * Made on first use, not with the overload: collections.namedtuple (and importing
+ * collections) was a tenth of `import pith`'s instructions. */
+PyObject *overload_return_type(pith_module_state *st, const overload_object *ov)
+{
+    /* The type is a cache of facts of the op: making it leaves the overload as it was. */
+    overload_object *cache = (overload_object *)ov;
+    if (ov->return_type)
+        return ov->return_type;
     const char *base = pith_op_base_name(ov->op);
     PyObject *type = PyDict_GetItemString(st->binder.return_types, base); /* borrowed */
     if (type) {
-        ov->return_type = Py_NewRef(type);
-        Py_DECREF(fields);
-        return 0;
+        cache->return_type = Py_NewRef(type);
+        return type;
     }
-    PyObject *collections = PyImport_ImportModule("collections");
+    PyObject *fields = PyTuple_New(ov->nreturns);
+    for (int r = 0; fields && r < ov->nreturns; r++) {
+        pith_argument ret;
+        PyObject *name = pith_op_return(ov->op, r, &ret) == PITH_OK && ret.name
+                             ? PyUnicode_FromString(ret.name)
+                             : NULL;
+        if (!name) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_RuntimeError, "pith: result %d of %U has no name", r,
+                             ov->qualified);
+            Py_CLEAR(fields);
+        } else {
+            PyTuple_SET_ITEM(fields, r, name);
+        }
+    }
+    PyObject *collections = fields ? PyImport_ImportModule("collections") : NULL;
     type = collections ? PyObject_CallMethod(collections, "namedtuple", "sO", base, fields)
                        : NULL;
     Py_XDECREF(collections);
-    Py_DECREF(fields);
+    Py_XDECREF(fields);
     PyObject *module = type ? PyUnicode_FromString("pith.return_types") : NULL;
     int rc = module ? PyObject_SetAttrString(type, "__module__", module) : -1;
     Py_XDECREF(module);
     if (rc < 0 || PyDict_SetItemString(st->binder.return_types, base, type) < 0) {
         Py_XDECREF(type);
-        return -1;
+        return NULL;
     }
-    ov->return_type = type;
-    return 0;
+    cache->return_type = type;
+    return type;
 }
 
 static PyObject *default_as_python(pith_module_state *st, const pith_op *op, int i)
@@ -371,8 +388,7 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
                 a.alias_set == ret.alias_set)
                 ov->return_alias[r] = i;
     }
-    if (return_type_make(st, ov) < 0)
-        goto fail;
+    ov->named_returns = returns_are_named(ov);
     return (PyObject *)ov;
 fail:
     Py_DECREF(ov);
@@ -788,15 +804,45 @@ static void overloads_sort(overload_object **v, Py_ssize_t n)
     }
 }
 
-/* Whether `ov` is an overload of the pith op `name` as a function or method (`mode`). */
-static bool overload_belongs(const overload_object *ov, const char *name, int mode)
+/* The pith:: OpOverloads named `name` (a borrowed list, in registry order), or NULL (no
+ * exception) when there are none; -1 (exception) is reported as NULL with PyErr_Occurred.
+ * An index made once for the whole surface: looking each of ~300 names up by scanning
+ * every overload cost a fifth of `import pith`'s instructions. */
+PyObject *binder_overloads_named(pith_module_state *st, const char *name)
 {
-    if (strcmp(pith_op_namespace(ov->op), "pith") != 0 ||
-        strcmp(pith_op_base_name(ov->op), name) != 0)
-        return false;
-    return mode != MODE_METHOD || ov->self_index >= 0; /* an overload without self is no
-                                                          method (none today) */
+    if (!st->binder.by_name) {
+        if (!(st->binder.by_name = PyDict_New()))
+            return NULL;
+        st->binder.by_name_seen = 0;
+    }
+    Py_ssize_t total = PyList_GET_SIZE(st->binder.in_order);
+    for (; st->binder.by_name_seen < total; st->binder.by_name_seen++) {
+        overload_object *ov =
+            (overload_object *)PyList_GET_ITEM(st->binder.in_order, st->binder.by_name_seen);
+        if (strcmp(pith_op_namespace(ov->op), "pith") != 0)
+            continue;
+        const char *base = pith_op_base_name(ov->op);
+        PyObject *list = PyDict_GetItemString(st->binder.by_name, base); /* borrowed */
+        if (!list) {
+            list = PyList_New(0);
+            int rc = list ? PyDict_SetItemString(st->binder.by_name, base, list) : -1;
+            Py_XDECREF(list); /* the dict holds it */
+            if (rc < 0)
+                return NULL;
+        }
+        if (PyList_Append(list, (PyObject *)ov) < 0)
+            return NULL;
+    }
+    return PyDict_GetItemString(st->binder.by_name, name);
 }
+
+/* Whether `ov` can be called as `mode`: an overload without self is no method (none
+ * today). */
+static bool overload_fits(const overload_object *ov, int mode)
+{
+    return mode != MODE_METHOD || ov->self_index >= 0;
+}
+
 /* The function or method of the built-in ops named `name`; NULL with an exception (a name
  * with no operator is a broken op table). */
 PyObject *function_new(pith_module_state *st, const char *name, int mode, int numbers)
@@ -818,16 +864,18 @@ PyObject *function_new(pith_module_state *st, const char *name, int mode, int nu
     /* The array is sized to the overloads found, not to every registered one: a Function
      * per surface name (about 300 of them) each holding a registry-sized array would
      * touch a page of heap apiece at import. */
-    Py_ssize_t total = PyList_GET_SIZE(st->binder.in_order), found = 0;
+    PyObject *named = fn->name ? binder_overloads_named(st, name) : NULL;
+    if (!named && PyErr_Occurred())
+        goto fail;
+    Py_ssize_t total = named ? PyList_GET_SIZE(named) : 0, found = 0;
     for (Py_ssize_t i = 0; i < total; i++)
-        found += overload_belongs(
-            (overload_object *)PyList_GET_ITEM(st->binder.in_order, i), name, mode);
+        found += overload_fits((overload_object *)PyList_GET_ITEM(named, i), mode);
     if (!fn->name || !(fn->overloads = PyMem_Calloc((size_t)found + 1, sizeof *fn->overloads)))
         goto fail;
     for (int pass = 0; pass < 2; pass++) /* the plain overloads, then the out ones */
         for (Py_ssize_t i = 0; i < total; i++) {
-            overload_object *ov = (overload_object *)PyList_GET_ITEM(st->binder.in_order, i);
-            if (!overload_belongs(ov, name, mode) || (ov->nout > 0) != pass)
+            overload_object *ov = (overload_object *)PyList_GET_ITEM(named, i);
+            if (!overload_fits(ov, mode) || (ov->nout > 0) != pass)
                 continue;
             fn->overloads[fn->nplain + fn->nout] = (overload_object *)Py_NewRef(ov);
             if (pass)
@@ -920,7 +968,9 @@ int binder_init(PyObject *module, pith_module_state *st)
         return -1;
     if (overloads_sync(st) < 0)
         return -1;
-    return surface_install(module, st);
+    int rc = surface_install(module, st);
+    Py_CLEAR(st->binder.by_name); /* the index is for making the surface only */
+    return rc;
 }
 
 int binder_traverse(pith_module_state *st, visitproc visit, void *arg)
@@ -931,6 +981,7 @@ int binder_traverse(pith_module_state *st, visitproc visit, void *arg)
     Py_VISIT(st->binder.argument_type);
     Py_VISIT(st->binder.by_op);
     Py_VISIT(st->binder.in_order);
+    Py_VISIT(st->binder.by_name);
     Py_VISIT(st->binder.return_types);
     Py_VISIT(st->binder.no_default);
     return 0;
@@ -944,6 +995,7 @@ void binder_clear(pith_module_state *st)
     Py_CLEAR(st->binder.argument_type);
     Py_CLEAR(st->binder.by_op);
     Py_CLEAR(st->binder.in_order);
+    Py_CLEAR(st->binder.by_name);
     Py_CLEAR(st->binder.return_types);
     Py_CLEAR(st->binder.str_out);
     Py_CLEAR(st->binder.str_input);

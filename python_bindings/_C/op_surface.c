@@ -76,15 +76,12 @@ static bool surface_has(const char *name)
     return false;
 }
 
-static bool builtin_name_exists(pith_module_state *st, const char *name)
+/* 1 when a pith:: operator is named `name`, 0 when none is, -1 (exception) on failure. */
+static int builtin_name_exists(pith_module_state *st, const char *name)
 {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->binder.in_order); i++) {
-        overload_object *ov = (overload_object *)PyList_GET_ITEM(st->binder.in_order, i);
-        if (strcmp(pith_op_base_name(ov->op), name) == 0 &&
-            strcmp(pith_op_namespace(ov->op), "pith") == 0)
-            return true;
-    }
-    return false;
+    if (binder_overloads_named(st, name))
+        return 1;
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 static int install(PyObject *where, PyObject *obj)
@@ -103,7 +100,10 @@ int surface_install(PyObject *module, pith_module_state *st)
     for (Py_ssize_t i = 0; i < SURFACE_ROWS; i++) {
         const surface_row *row = &surface[i];
         if (row->variants == VARIANT_INTERNAL) {
-            if (!builtin_name_exists(st, row->name)) {
+            int exists = builtin_name_exists(st, row->name);
+            if (exists < 0)
+                return -1;
+            if (!exists) {
                 PyErr_Format(PyExc_RuntimeError, "pith: the op table's Python surface names "
                              "'%s', which no operator has", row->name);
                 return -1;
@@ -123,8 +123,10 @@ int surface_install(PyObject *module, pith_module_state *st)
             return -1;
         char inplace[128];
         snprintf(inplace, sizeof inplace, "%s_", row->name);
-        if (!surface_has(inplace) && builtin_name_exists(st, inplace) &&
-            install(tensor, function_new(st, inplace, MODE_METHOD, row->numbers)) < 0)
+        int inplace_exists = surface_has(inplace) ? 0 : builtin_name_exists(st, inplace);
+        if (inplace_exists < 0 ||
+            (inplace_exists && install(tensor, function_new(st, inplace, MODE_METHOD,
+                                                            row->numbers)) < 0))
             return -1;
     }
     PyType_Modified(st->tensor_type);

@@ -47,6 +47,10 @@ typedef struct {
         PyObject *return_types; /* name -> pith.return_types.<name> (named tuples) */
         PyObject *by_op;     /* op address (int) -> its OpOverload */
         PyObject *in_order;  /* the OpOverloads in registry order (pith.ops lists them) */
+        /* While the surface is made: base name -> [its pith:: OpOverloads], for in_order's
+         * first by_name_seen entries (binder_overloads_named); NULL otherwise. */
+        PyObject *by_name;
+        Py_ssize_t by_name_seen;
         PyObject *str_out, *str_input, *str_self; /* interned names */
         PyObject *no_default; /* pith._C._NO_DEFAULT: an argument without a default */
         pith_stack *stacks[BINDER_STACK_POOL];
