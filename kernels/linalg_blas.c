@@ -85,7 +85,7 @@ static bool blas_symbol(void *library, const char *name, void **slot)
 
 static void blas_load_once(void)
 {
-    void *library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_LOCAL);
     if (!library) {
         const char *why = dlerror();
         snprintf(blas_load_error, sizeof blas_load_error, "cannot load OpenBLAS: %s",
