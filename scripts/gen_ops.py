@@ -13,6 +13,7 @@ out as text, so `grep -rn add_cpu` finds the kernel and its registration. See No
 file] in ops/ops.toml for the format and docs/architecture.md ("The op file") for the map.
 """
 import argparse
+import collections
 import os
 import re
 import sys
@@ -245,14 +246,16 @@ class Op:
 # ---- the public C functions of an op (See Note [The C surface of an op], ops/ops.toml) ---
 
 C_API_KEYS = {"overload", "params", "args", "check", "local", "cleanup", "result"}
-# result kind: (C return type, what a failed check returns, results of the call, the return
-# expression of `status`, the C parameters it writes)
+# A result kind: the C return type, what a failed check returns, how many results the call
+# has, what the function returns of the call's `status`, and the C parameters it writes.
+CResult = collections.namedtuple("CResult", "ctype failure nret returns writes")
 C_RESULTS = {
-    "tensor": ("pith_tensor *", "NULL", 1, "op_call_result(status, ret)", ()),
-    "status": ("pith_status ", "pith_last_status()", 1, "call_status(status, ret)", ()),
-    "list": ("pith_tensor **", "NULL", 1, "tensor_list_result(status, ret, n)", ("n",)),
-    "values_indices": ("pith_status ", "pith_last_status()", 2,
-                       "tensor_pair_result(status, ret, values, indices)", ("values", "indices")),
+    "tensor": CResult("pith_tensor *", "NULL", 1, "op_call_result(status, ret)", ()),
+    "status": CResult("pith_status ", "pith_last_status()", 1, "call_status(status, ret)", ()),
+    "list": CResult("pith_tensor **", "NULL", 1, "tensor_list_result(status, ret, n)", ("n",)),
+    "values_indices": CResult("pith_status ", "pith_last_status()", 2,
+                              "tensor_pair_result(status, ret, values, indices)",
+                              ("values", "indices")),
 }
 # The C value of a schema default, by type (an argument whose default is not here needs
 # its expression in args).
@@ -303,13 +306,16 @@ class CFunction:
         self.name, self.row = name, rows[0]
         schema = self.row.schema
         derived = result_of_returns(schema.returns)
+        if derived is None:
+            fail(f"{where}: {overload} returns {schema.returns}, which no public C function "
+                 f"returns (result: {sorted(C_RESULTS)})")
         self.result = table.get("result", derived)
         if self.result not in C_RESULTS:
             fail(f"{where}: result must be one of {sorted(C_RESULTS)}")
         if self.result != derived:
             fail(f"{where}: {overload} returns {schema.returns}, which is no {self.result!r} "
                  f"result")
-        if "params" not in table:
+        if not isinstance(table.get("params"), str):
             fail(f"{where}: params, the C parameter list, is missing")
         self.params = table["params"]
         names = []
@@ -318,14 +324,16 @@ class CFunction:
             if not m:
                 fail(f"{where}: cannot read the C parameter {param.strip()!r}")
             names.append(m.group(1))
-        for needed in C_RESULTS[self.result][4]:
+        for needed in C_RESULTS[self.result].writes:
             if needed not in names:
                 fail(f"{where}: a {self.result} result needs a C parameter named {needed!r}")
         args = table.get("args", {})
         schema_names = [n for _, n in schema.args]
-        for arg in args:
+        for arg, value in args.items():
             if arg not in schema_names:
                 fail(f"{where}: args.{arg}: {overload} has no argument {arg!r}")
+            if not isinstance(value, str) or not value:
+                fail(f"{where}: args.{arg} is a C expression")
         self.args = []
         for token, arg in schema.args:
             value = (args.get(arg) or (arg if arg in names else None) or

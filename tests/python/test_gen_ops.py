@@ -231,6 +231,8 @@ args = { self = "x" }
      "[op.view.c_api.pith_view]: check is a C expression or a list of them"),
     (VIEW_C + 'cleanup = ["a", "b"]\n',
      "[op.view.c_api.pith_view]: cleanup is one C statement"),
+    (VIEW_C.replace('size = "sizes_list(ndim, sizes)"', 'size = 3'),
+     "[op.view.c_api.pith_view]: args.size is a C expression"),
     (VIEW_C.replace("pith_view]", "view_of]"),
      "[op.view.c_api.view_of]: a public C function is named pith_<something>"),
     (VIEW_C + '[op.view.c_api.pith_view_list]\nparams = "const pith_tensor *x"\n'
@@ -241,6 +243,15 @@ def test_a_wrong_c_api_table_is_refused_naming_the_op(load, table, message):
     with pytest.raises(SystemExit) as raised:
         load(VIEW + table)
     assert message in str(raised.value)
+
+
+def test_an_overload_whose_results_no_c_function_returns_is_refused(load):
+    with pytest.raises(SystemExit) as raised:
+        load('[op.aminmax]\n[[op.aminmax.overload]]\n'
+             'schema = "aminmax(Tensor self) -> (Tensor min, Tensor max)"\n'
+             '[op.aminmax.c_api.pith_aminmax]\nparams = "const pith_tensor *self"\n')
+    assert ("[op.aminmax.c_api.pith_aminmax]: aminmax returns (Tensor min, Tensor max), which "
+            "no public C function returns") in str(raised.value)
 
 
 def test_a_list_result_needs_its_count_parameter(load):
