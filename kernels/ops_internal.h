@@ -26,7 +26,7 @@ static inline pith_status ret_self(pith_value *ret, const pith_tensor *self)
     return PITH_OK;
 }
 
-/* For the C API's out= and in-place forms (kernels/api_*.c, ops/generated/api_*.c), which
+/* For the C API's out= and in-place forms (ops/generated/api_*.c), which
  * return a status: drops the reference to the target that a successful call returned. */
 static inline pith_status call_status(pith_status status, pith_value *ret)
 {

@@ -16,6 +16,7 @@ scripts/gen_stubs.py writes the rest of the stubs from a built package). See Not
 file] in ops/ops.toml for the format and docs/architecture.md ("The op file") for the map.
 """
 import argparse
+import collections
 import os
 import re
 import sys
@@ -97,13 +98,16 @@ class Schema:
         if not m:
             fail(f"cannot read the schema {text!r}")
         self.text, self.base, self.overload = text, m.group(1), m.group(2) or ""
-        self.args, self.kwarg_only = [], False
+        self.args, self.kwarg_only, self.defaults = [], False, {}
         self.returns = m.group(4)
         for part in split_top_level(m.group(3)):
             if part == "*":
                 self.kwarg_only = True
                 continue
-            spelling, name = part.split("=")[0].rsplit(" ", 1)
+            declaration, has_default, default = part.partition("=")
+            spelling, name = declaration.rsplit(" ", 1)
+            if has_default:
+                self.defaults[name] = default
             plain = re.sub(r"\([a-z]!?\)", "", spelling)  # Tensor(a!) -> Tensor
             plain = re.sub(r"\[\d+\]", "[]", plain)        # int[1] -> int[]
             if plain not in TOKENS:
@@ -146,7 +150,7 @@ KINDS = {"backend", "every_device", "composite_explicit", "composite_implicit"}
 PYTHON = {"both": "BOTH", "function": "FUNCTION", "method": "METHOD", "internal": "INTERNAL"}
 NUMBERS = {"all": "ALL", "other": "OTHER", "none": "NONE"}
 OP_KEYS = {"family", "python", "numbers", "varargs", "number_slot", "overload", "test",
-           "vecmath"}
+           "vecmath", "c_api"}
 TEST_KEYS = {"numpy", "result", "rejects", "range"}
 OVERLOAD_KEYS = {"id", "schema", "kind", "out", "inplace", "device_kernel", "fusion"}
 FUSION = {"elementwise": "FUSION_ELEMENTWISE", "reduction": "FUSION_REDUCTION", "row": "FUSION_ROW",
@@ -242,6 +246,118 @@ class Op:
                 self.rows.append(Row(ident + "_", inplace_schema(ov["schema"], ov["inplace"]),
                                      kind, self, "inplace", "inplace" in forms))
         self.alpha = any(name == "alpha" for _, name in self.rows[0].schema.args)
+        if "c_api" in record and self.family:
+            fail(f"[op.{name}]: a {self.family} op's public C functions are derived; give no c_api")
+        self.c_api = [CFunction(self, public, table)
+                      for public, table in record.get("c_api", {}).items()]
+
+# ---- the public C functions of an op (See Note [The C surface of an op], ops/ops.toml) ---
+
+C_API_KEYS = {"overload", "params", "args", "check", "local", "cleanup", "result"}
+# A result kind: the C return type, what a failed check returns, how many results the call
+# has, what the function returns of the call's `status`, and the C parameters it writes.
+CResult = collections.namedtuple("CResult", "ctype failure nret returns writes")
+C_RESULTS = {
+    "tensor": CResult("pith_tensor *", "NULL", 1, "op_call_result(status, ret)", ()),
+    "status": CResult("pith_status ", "pith_last_status()", 1, "call_status(status, ret)", ()),
+    "list": CResult("pith_tensor **", "NULL", 1, "tensor_list_result(status, ret, n)", ("n",)),
+    "values_indices": CResult("pith_status ", "pith_last_status()", 2,
+                              "tensor_pair_result(status, ret, values, indices)",
+                              ("values", "indices")),
+}
+# The C value of a schema default, by type (an argument whose default is not here needs
+# its expression in args).
+C_NONE = {"OPT_TENSOR": "NULL", "OPT_STR": "NULL", "OPT_GENERATOR": "NULL", "OPT_DTYPE": "-1",
+          "OPT_DEVICE": "-1", "OPT_SCALAR": "scalar_none()", "OPT_INT": "(pith_opt_int){false, 0}",
+          "OPT_INT_LIST": "(pith_opt_int_list){false, {NULL, 0}}"}
+C_PARAM = re.compile(r"[A-Za-z_][\w \*]*?\b([A-Za-z_]\w*)")
+
+
+def result_of_returns(returns):
+    """The result kind that a schema's returns give a public C function."""
+    if returns in ("Tensor", "Tensor(a)"):
+        return "tensor"
+    if re.fullmatch(r"Tensor\([a-z]!\)", returns):
+        return "status"
+    if returns == "Tensor[]":
+        return "list"
+    if returns == "(Tensor values, Tensor indices)":
+        return "values_indices"
+    return None
+
+
+def c_default(token, text):
+    if text == "None":
+        return C_NONE.get(token)
+    if token == "BOOL" and text in ("True", "False"):
+        return text.lower()
+    if token in ("INT", "FLOAT") and re.fullmatch(r"-?[\d.]+(e-?\d+)?", text):
+        return text
+    return None
+
+
+class CFunction:
+    """One public C function of an op: [op.<name>.c_api.<public name>]."""
+
+    def __init__(self, op, name, table):
+        where = f"[op.{op.name}.c_api.{name}]"
+        if not re.fullmatch(r"pith_\w+", name):
+            fail(f"{where}: a public C function is named pith_<something>")
+        unknown = set(table) - C_API_KEYS
+        if unknown:
+            fail(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(C_API_KEYS)})")
+        overload = table.get("overload", op.rows[0].schema.full_name)
+        rows = [r for r in op.rows if r.schema.full_name == overload]
+        if not rows:
+            fail(f"{where}: {op.name} has no overload {overload!r} (it has "
+                 f"{[r.schema.full_name for r in op.rows]})")
+        self.name, self.row = name, rows[0]
+        schema = self.row.schema
+        derived = result_of_returns(schema.returns)
+        if derived is None:
+            fail(f"{where}: {overload} returns {schema.returns}, which no public C function "
+                 f"returns (result: {sorted(C_RESULTS)})")
+        self.result = table.get("result", derived)
+        if self.result not in C_RESULTS:
+            fail(f"{where}: result must be one of {sorted(C_RESULTS)}")
+        if self.result != derived:
+            fail(f"{where}: {overload} returns {schema.returns}, which is no {self.result!r} "
+                 f"result")
+        if not isinstance(table.get("params"), str):
+            fail(f"{where}: params, the C parameter list, is missing")
+        self.params = table["params"]
+        names = []
+        for param in self.params.split(","):
+            m = C_PARAM.fullmatch(param.strip())
+            if not m:
+                fail(f"{where}: cannot read the C parameter {param.strip()!r}")
+            names.append(m.group(1))
+        for needed in C_RESULTS[self.result].writes:
+            if needed not in names:
+                fail(f"{where}: a {self.result} result needs a C parameter named {needed!r}")
+        args = table.get("args", {})
+        schema_names = [n for _, n in schema.args]
+        for arg, value in args.items():
+            if arg not in schema_names:
+                fail(f"{where}: args.{arg}: {overload} has no argument {arg!r}")
+            if not isinstance(value, str) or not value:
+                fail(f"{where}: args.{arg} is a C expression")
+        self.args = []
+        for token, arg in schema.args:
+            value = (args.get(arg) or (arg if arg in names else None) or
+                     c_default(token, schema.defaults.get(arg)))
+            if value is None:
+                fail(f"{where}: nothing is passed for {overload}'s argument {arg!r}: name a "
+                     f"C parameter {arg!r} or give args.{arg}")
+            self.args.append(value)
+        check = table.get("check", [])
+        self.checks = [check] if isinstance(check, str) else check
+        self.local, self.cleanup = table.get("local"), table.get("cleanup")
+        for key in ("local", "cleanup"):
+            if not isinstance(table.get(key, ""), str):
+                fail(f"{where}: {key} is one C {'declaration' if key == 'local' else 'statement'}")
+        if not (isinstance(self.checks, list) and all(isinstance(c, str) for c in self.checks)):
+            fail(f"{where}: check is a C expression or a list of them")
 
 
 def load():
@@ -252,8 +368,13 @@ def load():
     ops = [Op(name, record) for name, record in table["op"].items()]
     rows = [row for op in ops for row in op.rows]
     check_derivatives(table.get("derivatives", {}), ops, rows)
+    unary, binary = elementwise_ops(ops)
+    family_functions = [f"pith_{op.name}{suffix}" for op in unary + binary
+                        for suffix in ("", "_out", "_")]
     for what, keys in (("op id", [r.id for r in rows]),
-                       ("overload", [r.schema.full_name for r in rows])):
+                       ("overload", [r.schema.full_name for r in rows]),
+                       ("public C function", family_functions +
+                        [f.name for op in ops for f in op.c_api])):
         seen = set()
         for key in keys:
             if key in seen:
@@ -692,6 +813,47 @@ def gen_public_elementwise(ops):
                   "\n".join(out))
 
 
+def wrapped_call(prefix, function, args, suffix, width=100):
+    """`prefix function(args)suffix`, its arguments wrapped under the parenthesis."""
+    head = f"{prefix}{function}("
+    lines, current = [], head
+    for i, arg in enumerate(args):
+        piece = arg + (", " if i + 1 < len(args) else ")" + suffix)
+        if len(current) + len(piece.rstrip()) > width and current.strip() != head.strip():
+            lines.append(current.rstrip())
+            current = " " * len(head)
+        current += piece
+    lines.append(current)
+    return lines
+
+
+def gen_c_function(f):
+    ctype, failure, nret, result, _ = C_RESULTS[f.result]
+    params = [p.strip() for p in f.params.split(",")]
+    out = [f"/* {f.row.schema.text} */", *wrapped_call(f"PITH_API {ctype}", f.name, params, ""),
+           "{", f"    pith_value ret[{nret}];"]
+    if f.local:
+        out.append(f"    {f.local};")
+    for check in f.checks:
+        out += [f"    if (!{check})", f"        return {failure};"]
+    out += wrapped_call("    pith_status status = ", f"pith_call_{f.row.id}", ["ret"] + f.args, ";")
+    if f.cleanup:
+        out.append(f"    {f.cleanup};")
+    out += [f"    return {result};", "}", ""]
+    return out
+
+
+def gen_public_ops(ops):
+    out = ['#include "ops/c_api_support.h"', ""]
+    for op in ops:
+        for f in op.c_api:
+            out += gen_c_function(f)
+    return c_file("api_ops.c — the public C functions of the ops outside the unary and binary "
+                  "families, from the\n * op file's c_api tables (See Note [The C surface of an op]"
+                  "): each checks and\n * converts its plain C arguments and calls the dispatching "
+                  "pith_call_<id>.", "\n".join(out))
+
+
 def gen_test_cases(ops):
     unary, binary = elementwise_ops(ops)
     out = ["/* The binary ops' overloads: {functional, out, in place, takes alpha}. */",
@@ -790,6 +952,7 @@ def outputs(ops, rows):
         "ops/generated/op_decls.h": gen_op_decls(rows),
         "ops/generated/op_calls.c": gen_op_calls(rows),
         "ops/generated/api_elementwise.c": gen_public_elementwise(ops),
+        "ops/generated/api_ops.c": gen_public_ops(ops),
         "ops/generated/device_forwarders.c": gen_device_forwarders(rows),
         "include/pith/ops_elementwise.h": gen_public_elementwise_header(ops),
         "compile/generated/invokers.c": gen_invokers(rows),
