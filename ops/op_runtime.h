@@ -1,4 +1,4 @@
-/* op_runtime.h — what the generated op calls (ops/generated/op_calls.c) and the public
+/* op_runtime.h — what the generated op calls (ops/generated/op_calls*.c) and the public
  * wrappers need beside the op declarations: the row table that ops/register.c registers,
  * and the helpers that move results between a boxed stack and a typed call's `ret`. */
 #ifndef PITH_OPS_OP_RUNTIME_H

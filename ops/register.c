@@ -1,8 +1,8 @@
 /* register.c — registers every row of the op file (ops/ops.toml) when the library loads,
- * and the stack helpers of the generated calls and adapters (ops/generated/op_calls.c).
+ * and the stack helpers of the generated calls and adapters (ops/generated/op_calls*.c).
  *
  * Note [Typed op calls]
- * Per row <id>, scripts/gen_ops.py writes four functions into ops/generated/op_calls.c:
+ * Per row <id>, scripts/gen_ops.py writes four functions into ops/generated/op_calls*.c:
  *  - pith_call_<id>(ret, args...): the typed entry from C. It rejects NULL arguments from
  *    a C caller (an error, never a crash), takes the key set of the tensor arguments (a
  *    factory's from its device), and redispatches with the effective key set.

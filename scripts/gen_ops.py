@@ -578,26 +578,56 @@ def gen_adapter(row):
     ]
 
 
-def gen_records(row):
+def gen_records(row, linkage="static "):
     i = row.id
     if row.composite:
-        return [f"static const pith_kernel_record record_cpu_{i} = {{",
+        return [f"{linkage}const pith_kernel_record record_cpu_{i} = {{",
                 f"    (void (*)(void)){i}_composite, boxed_adapter_{i}, (void *)&record_cpu_{i}}};"]
-    return [f"static const pith_kernel_record record_cpu_{i} = {{",
+    return [f"{linkage}const pith_kernel_record record_cpu_{i} = {{",
             f"    (void (*)(void)){i}_cpu, boxed_adapter_{i}, (void *)&record_cpu_{i}}};",
-            f"static const pith_kernel_record record_meta_{i} = {{",
+            f"{linkage}const pith_kernel_record record_meta_{i} = {{",
             f"    (void (*)(void)){i}_meta, boxed_adapter_{i}, (void *)&record_meta_{i}}};"]
 
 
-def gen_op_calls(rows):
-    out = ['#include "ops/op_runtime.h"', ""]
+def record_names(row):
+    return [f"record_cpu_{row.id}"] + ([] if row.composite else [f"record_meta_{row.id}"])
+
+
+# The calls, adapters and records are written into one file per family, so that none nears
+# the size where tools stop reading (the unary family, the binary family, the rest); the
+# rest's file also holds op_rows, which names the other files' records.
+CALL_FILES = (("unary", "op_calls_unary.c"), ("binary", "op_calls_binary.c"), (None, "op_calls.c"))
+
+
+def gen_op_call_bodies(rows, linkage):
+    out = []
     for row in rows:
         out.append(f"/* ---- {row.id}: {row.schema.text} ---- */")
         out += gen_redispatch(row)
         out += gen_call(row)
         out += gen_adapter(row)
-        out += gen_records(row)
+        out += gen_records(row, linkage)
         out.append("")
+    return out
+
+
+def gen_op_calls(rows, family):
+    """The text of the op_calls file of `family` (None: the ops of no family, and op_rows)."""
+    mine = [row for row in rows if row.op.family == family]
+    out = ['#include "ops/op_runtime.h"', ""]
+    if family is not None:
+        out += gen_op_call_bodies(mine, linkage="")
+        return c_file(f"op_calls_{family}.c — per built-in op of the {family} family: the "
+                      "typed call\n * pith_call_<id>, the redispatch pith_redispatch_<id>, the "
+                      "boxed adapter and the kernel\n * records (named by op_rows in op_calls.c)."
+                      " See Note [Typed op calls] (ops/register.c).", "\n".join(out))
+    others = [row for row in rows if row.op.family is not None]
+    out.append("/* The records of the unary and binary families (op_calls_unary.c, "
+               "op_calls_binary.c). */")
+    out += [f"extern const pith_kernel_record {name};" for row in others
+            for name in record_names(row)]
+    out.append("")
+    out += gen_op_call_bodies(mine, linkage="static ")
     out.append("/* Every row, in the op file's order, for ops/register.c. */")
     out.append("const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {")
     for row in rows:
@@ -610,9 +640,11 @@ def gen_op_calls(rows):
                    f"     NULL, 0, &record_cpu_{row.id}, {meta}}},")
     out.append("};")
     out.append("")
-    return c_file("op_calls.c — per built-in op: the typed call pith_call_<id>, the redispatch "
-                  "pith_redispatch_<id>,\n * the boxed adapter and the kernel records. See Note "
-                  "[Typed op calls] (ops/register.c).", "\n".join(out))
+    return c_file("op_calls.c — per built-in op outside the unary and binary families (theirs "
+                  "are in\n * op_calls_unary.c and op_calls_binary.c): the typed call "
+                  "pith_call_<id>, the redispatch\n * pith_redispatch_<id>, the boxed adapter "
+                  "and the kernel records; and op_rows, every\n * op's row. "
+                  "See Note [Typed op calls] (ops/register.c).", "\n".join(out))
 
 
 def gen_invokers(rows):
@@ -950,7 +982,7 @@ def outputs(ops, rows):
     return {
         "docs/c_api.md": doc_with_lists(ops),
         "ops/generated/op_decls.h": gen_op_decls(rows),
-        "ops/generated/op_calls.c": gen_op_calls(rows),
+        **{f"ops/generated/{name}": gen_op_calls(rows, family) for family, name in CALL_FILES},
         "ops/generated/api_elementwise.c": gen_public_elementwise(ops),
         "ops/generated/api_ops.c": gen_public_ops(ops),
         "ops/generated/device_forwarders.c": gen_device_forwarders(rows),
