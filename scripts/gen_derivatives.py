@@ -128,7 +128,7 @@ def token_kind(token):
 def accepts(token, kind):
     fits = {"tensor": {"tensor", "number"}, "tensors": {"tensors"}, "number": {"number"},
             "ints": {"ints", "number"}, "str": {"str"}, "other": {"other"}}[token_kind(token)]
-    return kind in fits or (kind == "none" and (token.startswith("OPT_") or token.startswith("LIST")))
+    return kind in fits or (kind == "none" and token.startswith("OPT_"))
 
 
 def returns_kind(returns):
@@ -319,9 +319,9 @@ class Checker:
         return out
 
 
-def check(section, helper_tables, ops, rows, schema_class, fail):
-    """{overload: Derivative} for every overload; fails naming the overload when the section
-    is wrong or leaves one unaccounted for."""
+def check(section, helper_tables, ops, rows, schema_class, fail, account=True):
+    """({overload: Derivative} of every overload, {name: Helper}); fails naming the overload
+    when the section is wrong or (account) leaves one unaccounted for."""
     helpers = {name: Helper(name, table, schema_class, fail)
                for name, table in helper_tables.items()}
     for name in helpers:
@@ -346,7 +346,7 @@ def check(section, helper_tables, ops, rows, schema_class, fail):
                      f"entry of its own")
     missing = [r.schema.full_name for r in rows
                if r.functional is None and r.schema.full_name not in result]
-    if missing:
+    if missing and account:
         fail(f"the derivatives section does not account for {len(missing)} overloads: "
              f"{', '.join(missing)} (give each a formula per Tensor input, not_differentiable"
              f" = \"<reason>\", composite_implicit = true or form_of = \"<overload>\")")
@@ -356,8 +356,9 @@ def check(section, helper_tables, ops, rows, schema_class, fail):
                                                       target=row.functional.schema.full_name)
     unused = sorted(set(helpers) - checker.used_helpers)
     if unused:
-        fail(f"backward helpers no formula calls: {unused}")
-    return {r.schema.full_name: result[r.schema.full_name] for r in rows}, helpers
+        fail(f"backward helpers that no formula calls: {unused}")
+    return {r.schema.full_name: result[r.schema.full_name] for r in rows
+            if r.schema.full_name in result}, helpers
 
 
 def check_entry(checker, row, entry, fail):

@@ -195,7 +195,8 @@ class Evaluator:
             args = {}
             for token, p in schema.args:
                 value = values[p] if p in values else default_of(schema, p)
-                args[p] = wrapped(value) if token == "TENSOR" and p not in target.metadata else value
+                tensor = token == "TENSOR" and p not in target.metadata
+                args[p] = wrapped(value) if tensor else value
             return HELPERS[node[1]](**args)
         return torch_call(target, values)
 
@@ -407,7 +408,8 @@ SAMPLES = {
                     "accumulate": True},
                    {"self": r(4, 3), "indices": [r(4, 3) > 0], "values": r()}],
     "masked_select": [{"self": r(3, 4), "mask": r(3, 4) > 0}, {"self": r(4), "mask": r(3, 4) > 0}],
-    "softmax.int": [{"self": r(3, 4), "dim": 1}, {"self": r(3, 4), "dim": 0}, {"self": r(), "dim": 0}],
+    "softmax.int": [{"self": r(3, 4), "dim": 1}, {"self": r(3, 4), "dim": 0},
+                    {"self": r(), "dim": 0}],
     "log_softmax.int": [{"self": r(3, 4), "dim": -1}, {"self": r(), "dim": 0}],
     "layer_norm": [{"input": r(2, 3, 4), "normalized_shape": [4], "weight": r(4), "bias": r(4)},
                    {"input": r(2, 3, 4), "normalized_shape": [3, 4]},
@@ -424,7 +426,8 @@ SAMPLES = {
     "cumprod": [{"self": r(3, 4), "dim": 1}, {"self": with_zeros, "dim": 1},
                 {"self": with_zeros, "dim": 0}, {"self": r(), "dim": 0}],
     "roll": [{"self": r(3, 4), "shifts": [1], "dims": [0]},
-             {"self": r(3, 4), "shifts": [1, -2], "dims": [0, 1]}, {"self": r(3, 4), "shifts": [5]}],
+             {"self": r(3, 4), "shifts": [1, -2], "dims": [0, 1]},
+             {"self": r(3, 4), "shifts": [5]}],
     "flip": [{"self": r(3, 4), "dims": [0, 1]}, {"self": r(3, 4), "dims": [-1]}],
     "repeat": [{"self": r(2, 3), "repeats": [2, 1, 3]}, {"self": r(3), "repeats": [2]},
                {"self": r(), "repeats": [2, 2]}],
