@@ -1,9 +1,10 @@
 """scripts/gen_ops.py, the op file's generator: it derives the out= and in-place forms, and it
 refuses an op file that is wrong (an unknown key or kind, a schema type the C parser does not
 know, a duplicate, a derivative that names what the overload does not have, an overload the
-derivatives section leaves unaccounted for) with a message that names the op or overload; and it writes the Python API's text (scripts/gen_ops_python.py): the
-signatures of docs/python.md's ops list as the binder's __doc__ spells them, in its overload
-order, and the stubs' declarations of each op function and method. Note [The op file]
+derivatives section leaves unaccounted for) with a message that names the op or overload;
+and it writes the Python API's text (scripts/gen_ops_python.py): the signatures of
+docs/python.md's ops list as the binder's __doc__ spells them, in its overload order, and the
+stubs' declarations of each op function and method. Note [The op file]
 (ops/ops.toml) describes the format."""
 import importlib.util
 import os
