@@ -1,9 +1,10 @@
 """scripts/gen_ops.py, the op file's generator: it derives the out= and in-place forms, and it
 refuses an op file that is wrong (an unknown key or kind, a schema type the C parser does not
-know, a duplicate, a derivative that names what the overload does not have) with a message
-that names the op; and it writes the Python API's text (scripts/gen_ops_python.py): the
-signatures of docs/python.md's ops list as the binder's __doc__ spells them, in its overload
-order, and the stubs' declarations of each op function and method. Note [The op file]
+know, a duplicate, a derivative that names what the overload does not have, an overload the
+derivatives section leaves unaccounted for) with a message that names the op or overload;
+and it writes the Python API's text (scripts/gen_ops_python.py): the signatures of
+docs/python.md's ops list as the binder's __doc__ spells them, in its overload order, and the
+stubs' declarations of each op function and method. Note [The op file]
 (ops/ops.toml) describes the format."""
 import importlib.util
 import os
@@ -25,11 +26,11 @@ def gen():
 @pytest.fixture
 def load(gen, tmp_path, monkeypatch):
     """Loads an op file made of `text` (in a scratch tree) and returns (ops, rows)."""
-    def run(text):
+    def run(text, account=False):
         (tmp_path / "ops").mkdir(exist_ok=True)
         (tmp_path / "ops" / "ops.toml").write_text(text)
         monkeypatch.setattr(gen, "ROOT", str(tmp_path))
-        return gen.load()
+        return gen.load(account=account)
     return run
 
 
@@ -97,24 +98,92 @@ def test_a_wrong_op_file_is_refused_naming_the_op(load, text, message):
     assert message in str(raised.value)
 
 
+MUL_D = '[derivatives."mul.Tensor"]\nself = "mul(grad, other)"\nother = "mul(grad, self)"\n' \
+    'saves = ["self", "other"]\n'
+NUMEL = '[backward_helper.numel]\nsignature = "numel(Tensor t) -> int"\nmetadata = ["t"]\n' \
+    'meaning = "t\'s number of elements"\n'
+F_IMPLICIT = '[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\n' \
+    'kind = "composite_implicit"\n'
+G_INPLACE = '[op.g_]\n[[op.g_.overload]]\nschema = "g_(Tensor(a!) self) -> Tensor(a!)"\n'
+
+
 @pytest.mark.parametrize("entry,message", [
-    ('[derivatives."mul.Tensor"]\nself = "mul(grad, other)"\nother = "mul(grad, self)"\n'
-     'saves = ["self", "other"]\n', None),
+    (MUL_D, None),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "for the test"\n', None),
     ('[derivatives."mul.Scalar"]\nself = "grad"\n', "no such overload"),
     ('[derivatives."mul.Tensor"]\nalpha = "grad"\n', "'alpha' is not a Tensor argument"),
-    ('[derivatives."mul.Tensor"]\nself = "frobnicate(grad, other)"\nsaves = ["other"]\n',
-     "'frobnicate' is not an op"),
-    ('[derivatives."mul.Tensor"]\nself = "mul(grad, weight)"\n', "unknown name 'weight'"),
-    ('[derivatives."mul.Tensor"]\nself = "mul(grad, other)"\n',
+    ('[derivatives."mul.Tensor"]\nself = "frobnicate(grad, other)"\nother = false\n'
+     'saves = ["other"]\n', "'frobnicate' is not an op"),
+    ('[derivatives."mul.Tensor"]\nself = "mul(grad, weight)"\nother = false\n',
+     "unknown name 'weight'"),
+    ('[derivatives."mul.Tensor"]\nself = "mul(grad, other)"\nother = false\n',
      "saves [] but the formulas read ['other']"),
+    ('[derivatives."mul.Tensor"]\nself = "mul(grad, other)"\nsaves = ["other"]\n',
+     "no formula for the Tensor inputs ['other']"),
+    ('[derivatives."mul.Tensor"]\nself = false\nother = false\n',
+     "no input has a formula; say not_differentiable"),
+    ('[derivatives."mul.Tensor"]\nself = "mul(grad)"\nother = false\n',
+     "the call of mul fits no overload"),
+    ('[derivatives."mul.Tensor"]\nself = "mul(grad, other"\nother = false\n',
+     "expected ',' or ')'"),
+    ('[derivatives."mul.Tensor"]\nself = "sizes(grad)"\nother = false\n',
+     "'sizes' is not an op (of this file, functional) or a backward helper"),
+    (MUL_D + '[derivatives."mul.out"]\nself = "grad"\n',
+     "[derivatives.'mul.out']: mul.out is the out form of mul.Tensor, whose entry covers it"),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "x"\nself = "grad"\n',
+     "not_differentiable stands alone in its entry"),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = ""\n',
+     "not_differentiable is the reason, a sentence"),
+    ('[derivatives."mul.Tensor"]\ncomposite_implicit = true\n',
+     "composite_implicit = true, but its kind is backend"),
+    ('[derivatives."mul.Tensor"]\nform_of = "mul.Tensor"\n',
+     "form_of is for an in-place or out= overload; mul.Tensor is functional"),
+    (NUMEL + '[derivatives."mul.Tensor"]\nself = "mul(grad, numel(self))"\nother = false\n',
+     "saves_metadata [] but the formulas read only the metadata of ['self']"),
+    (NUMEL + MUL_D, "backward helpers that no formula calls: ['numel']"),
+    (NUMEL.replace('["t"]', '["u"]') + MUL_D, "[backward_helper.numel]: metadata lists"),
+    ('[derivatives."mul.Tensor"]\nlet = { other = "grad" }\nself = "grad"\nother = false\n',
+     "let 'other' hides a name of the overload"),
+    ('[derivatives."mul.Tensor"]\nself = "case(other, grad, grad)"\nother = false\n',
+     "a case's values are literals"),
+    ('[derivatives."mul.Tensor"]\nself = "grad"\nother = false\n'
+     'differentiable_outputs = ["result"]\n', "differentiable_outputs is a proper subset"),
+    (F_IMPLICIT + MUL_D + '[derivatives."f"]\nnot_differentiable = "x"\n',
+     "[derivatives.'f']: a composite_implicit overload takes its gradient from its parts"),
+    (G_INPLACE + MUL_D + '[derivatives."g_"]\nself = "grad"\n',
+     "g_ writes its argument; say form_of = \"<functional overload>\", or hand_written"),
+    (G_INPLACE + MUL_D + '[derivatives."g_"]\nform_of = "mul.Tensor"\n',
+     "form_of names 'mul.Tensor', which is not a functional overload of g"),
+    (MUL, "the derivatives section does not account for 1 overloads: mul.Tensor"),
+    (F_IMPLICIT + MUL_D, "does not account for 1 overloads: f "),
 ])
 def test_the_derivatives_section_is_checked(load, entry, message):
+    text = entry if "[op.mul]" in entry else MUL + entry
     if message is None:
-        load(MUL + entry)
+        load(text, account=True)
         return
     with pytest.raises(SystemExit) as raised:
-        load(MUL + entry)
+        load(text, account=True)
     assert message in str(raised.value)
+
+
+def test_every_overload_is_in_the_listing_once(gen, capsys):
+    assert gen.main(["--derivatives"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    _, rows = gen.load()
+    listed = [line[20:].split(":")[0] for line in lines[:-1]]
+    assert listed == [r.schema.full_name for r in rows]
+    assert lines[-1].endswith("none unaccounted for")
+
+
+def test_a_formula_parses_into_calls_and_literals(gen):
+    parse = gen.gen_derivatives.parse_formula
+    assert parse("sum(grad, [dim], True, dtype=None)") == (
+        "call", "sum", [("name", "grad"), ("list", [("name", "dim")]), ("const", True)],
+        [("dtype", ("const", None))])
+    assert parse("squeeze.dim(x, -1)") == ("call", "squeeze.dim", [("name", "x"), ("num", -1)], [])
+    assert parse("case(approximate, 'tanh', 0.5, 1e-3)")[2][1:] == [
+        ("str", "tanh"), ("num", 0.5), ("num", 0.001)]
 
 
 def test_the_generated_files_are_current(gen):
