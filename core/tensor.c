@@ -409,6 +409,7 @@ tensor_alloc_inline(pith_storage *storage, size_t nbytes, pith_dtype dtype, pith
     t->numel = 1;
     atomic_init(&t->pyobj, (uintptr_t)0);
     atomic_init(&t->tag, (pith_interpreter *)NULL);
+    t->autograd = NULL;
     atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
     return t;
 }
@@ -672,8 +673,12 @@ void pith_retain(pith_tensor *t)
         atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
 }
 
+void (*tensor_autograd_release)(pith_tensor *t);
+
 static void tensor_free(pith_tensor *t)
 {
+    if (t->autograd)
+        tensor_autograd_release(t);
     atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
     tensor_block *b = block_of_tensor(t);
     pith_storage *s = t->storage;

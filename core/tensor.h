@@ -81,7 +81,15 @@ struct pith_tensor {
     /* The PyObject slot. See Note [PyObject slot and interpreter tag] in pyobj_slot.c. */
     _Atomic(uintptr_t) pyobj;              /* PyObject * | PITH_PYOBJ_OWNS */
     _Atomic(pith_interpreter *) tag;
+    /* Autograd state: NULL for a tensor that never required grad. core/ only frees it, with
+     * the function the autograd layer installs. See Note [Autograd state behind one
+     * pointer] in autograd/meta.c. */
+    void *autograd;
 };
+
+/* Installed by the autograd layer at load; called by the last release of a tensor whose
+ * `autograd` is set, before the tensor is freed. */
+extern void (*tensor_autograd_release)(pith_tensor *t);
 
 /* ---- construction (for kernels and factories) ---- */
 

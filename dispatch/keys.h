@@ -15,8 +15,8 @@ typedef enum {
     PITH_KEY_CPU = 0,
     PITH_KEY_META = 1,
     PITH_KEY_PYTHON = 2,
-    PITH_KEY_AUTOGRAD = 3,
-    PITH_KEY_PYTHON_MODE = 4,
+    PITH_KEY_PYTHON_MODE = 3,
+    PITH_KEY_AUTOGRAD = 4,
     PITH_NUM_KEYS = 5
 } pith_key;
 

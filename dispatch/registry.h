@@ -28,6 +28,15 @@
 #include "dispatch/value.h"
 
 
+/* Note [Registration order]
+ * The built-in ops register from a load-time constructor of priority
+ * PITH_CTOR_PRIORITY_OPS (ops/register.c); the autograd layer registers its kernels at the
+ * Autograd key from one of PITH_CTOR_PRIORITY_AUTOGRAD (autograd/register.c), which runs
+ * later because it names the ops the first one defined. Constructors without a priority
+ * run after both. */
+#define PITH_CTOR_PRIORITY_OPS 110
+#define PITH_CTOR_PRIORITY_AUTOGRAD 120
+
 /* A kernel at one key. `boxed` is always set; `unboxed` is the typed entry of a built-in
  * kernel (its type is the op's pith_sig_<id>), called directly by the typed wrappers. */
 typedef struct pith_kernel_record {

@@ -97,7 +97,7 @@ static pith_status register_row(int index, const op_row *row)
 /* Runs when libpith loads (before main, or at dlopen), before any op can be called. The
  * only way it fails is a defect in the generated table, which the test suite would catch
  * first; there is no caller to report to, so it says so and stops the process. */
-__attribute__((constructor)) static void builtin_ops_register(void)
+__attribute__((constructor(PITH_CTOR_PRIORITY_OPS))) static void builtin_ops_register(void)
 {
     for (int i = 0; i < PITH_NUM_BUILTIN_OPS; i++) {
         if (register_row(i, &op_rows[i]) != PITH_OK) {

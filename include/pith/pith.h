@@ -296,6 +296,7 @@ PITH_API const char *pith_version(void);
 #endif
 
 #include "pith/grad_mode.h"
+#include "pith/autograd.h"
 #include "pith/ops.h"
 #include "pith/ops_shape.h"
 #include "pith/graph.h"
