@@ -5,6 +5,7 @@
 
 #include "autograd/autograd.h"
 #include "dispatch/registry.h"
+#include "kernels/ops_internal.h"
 
 /* See Note [Autograd state behind one pointer] (meta.c). */
 struct ag_meta {

@@ -102,7 +102,7 @@ ag_node *ag_accumulator(pith_tensor *t)
 
 bool ag_dtype_differentiable(pith_dtype dtype)
 {
-    return dtype_is_floating(dtype) || dtype_is_complex(dtype);
+    return dtype_is_floating(dtype);
 }
 
 pith_status ag_set_requires_grad(pith_tensor *t, bool requires_grad)

@@ -1,6 +1,7 @@
 /* node.c — nodes of the graph: allocation, edges, the metadata of their inputs, release;
  * and saved values (Note [Saved tensors and their versions], autograd.h). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
