@@ -83,6 +83,19 @@ pith_status pith_backward(pith_tensor *const *roots, pith_tensor *const *grad_ro
     return ag_engine_run(roots, grad_roots, n, NULL, 0, NULL, true, flags);
 }
 
+pith_status pith_backward_inputs(pith_tensor *const *roots, pith_tensor *const *grad_roots,
+                                 int n, pith_tensor *const *inputs, int ninputs, int flags)
+{
+    if (ninputs <= 0 || !inputs)
+        return pith_set_error(PITH_ERR_RUNTIME, "'inputs' argument to backward() cannot be empty.");
+    return ag_engine_run(roots, grad_roots, n, inputs, ninputs, NULL, true, flags);
+}
+
+int pith_output_nr(const pith_tensor *t)
+{
+    return t ? (int)ag_output_nr(t) : 0;
+}
+
 pith_status pith_autograd_grad(pith_tensor *const *roots, pith_tensor *const *grad_roots,
                                int nroots, pith_tensor *const *inputs, int ninputs,
                                pith_tensor **grads, int flags)
@@ -130,4 +143,40 @@ pith_status pith_node_next(const pith_node *node, int i, pith_node **next, int *
     *input_nr = (int)node->next[i].input_nr;
     ag_node_retain(*next);
     return PITH_OK;
+}
+
+pith_tensor *pith_node_variable(const pith_node *node)
+{
+    if (!node || !(node->flags & AG_NODE_ACCUMULATOR))
+        return NULL;
+    /* The leaf may die on another thread meanwhile: PyTorch's weak reference has the same
+     * race, which the caller's holding the graph does not prevent. */
+    pith_tensor *leaf = atomic_load_explicit(&((pith_node *)node)->leaf, memory_order_acquire);
+    pith_retain(leaf);
+    return leaf;
+}
+
+void *pith_node_slot_get(const pith_node *node, const pith_interpreter *interp)
+{
+    pith_node *n = (pith_node *)node;
+    if (!n || atomic_load_explicit(&n->tag, memory_order_acquire) != interp)
+        return NULL;
+    return atomic_load_explicit(&n->pyobj, memory_order_acquire);
+}
+
+bool pith_node_slot_set(pith_node *node, pith_interpreter *interp, void *pyobj)
+{
+    if (!node)
+        return false;
+    pith_interpreter *owner = NULL;
+    if (!atomic_compare_exchange_strong(&node->tag, &owner, interp) && owner != interp)
+        return false;
+    void *empty = NULL;
+    return atomic_compare_exchange_strong(&node->pyobj, &empty, pyobj);
+}
+
+void pith_node_slot_clear(pith_node *node, void *pyobj)
+{
+    if (node)
+        atomic_compare_exchange_strong(&node->pyobj, &pyobj, NULL);
 }
