@@ -205,6 +205,13 @@ void ag_saved_release(ag_saved *s)
     s->data = NULL;
 }
 
+/* A node's name without its "Backward<N>" suffix, as PyTorch's message spells it ("Mul"). */
+static int name_stem_length(const char *name)
+{
+    const char *suffix = strstr(name, "Backward");
+    return suffix ? (int)(suffix - name) : (int)strlen(name);
+}
+
 static pith_status saved_modified(const ag_saved *s, const ag_node *owner, int64_t now)
 {
     char shape[256];
@@ -213,13 +220,15 @@ static pith_status saved_modified(const ag_saved *s, const ag_node *owner, int64
     uint32_t nr = s->is_output ? s->output_nr : ag_output_nr(t);
     char which[160] = "";
     if (fn)
-        snprintf(which, sizeof which, ", which is output %" PRIu32 " of %s", nr, fn->vt->name);
+        snprintf(which, sizeof which, ", which is output %" PRIu32 " of %.*s,", nr,
+                 name_stem_length(fn->vt->name), fn->vt->name);
     return pith_set_error(PITH_ERR_RUNTIME,
                           "one of the variables needed for gradient computation has been "
-                          "modified by an inplace operation: [%s %s]%s, is at version %" PRId64
+                          "modified by an inplace operation: [%s %s]%s is at version %" PRId64
                           "; expected version %" PRId64 " instead. Hint: enable anomaly "
                           "detection to find the operation that failed to compute its "
-                          "gradient, with torch.autograd.set_detect_anomaly(True).",
+                          "gradient, with torch.autograd.set_detect_anomaly(True, "
+                          "check_nan=False).",
                           dtype_legacy_tensor_name(t->dtype),
                           shape_format(t->ndim, t->sizes, shape, sizeof shape), which, now,
                           s->version);
