@@ -91,6 +91,20 @@ pith_status pith_backward_inputs(pith_tensor *const *roots, pith_tensor *const *
     return ag_engine_run(roots, grad_roots, n, inputs, ninputs, NULL, true, flags);
 }
 
+pith_status pith_detach_(pith_tensor *t)
+{
+    if (!t)
+        return pith_set_error(PITH_ERR_VALUE, "pith_detach_: tensor is NULL");
+    ag_meta *m = t->autograd;
+    if (!m)
+        return PITH_OK;
+    ag_node_release(m->grad_fn);
+    m->grad_fn = NULL;
+    m->output_nr = 0;
+    m->requires_grad = false;
+    return PITH_OK;
+}
+
 int pith_output_nr(const pith_tensor *t)
 {
     return t ? (int)ag_output_nr(t) : 0;

@@ -540,11 +540,16 @@ pith_status alias_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     return ret_view(ret, self, &g);
 }
 
-/* A plain tensor has no autograd state to drop, so detach is an alias. A tensor with the
- * Python key reaches its interpreter's detach in pith_detach, not here. */
+/* detach is an alias without the Autograd key: the alias has no autograd state (a new
+ * tensor never has), so it is a leaf that does not require grad, and dropping the key
+ * keeps its ops off the autograd kernels. A tensor with the Python key reaches its
+ * interpreter's detach in pith_detach, not here. */
 pith_status detach_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
-    return alias_composite(ks, ret, self);
+    pith_status status = alias_composite(ks, ret, self);
+    if (status == PITH_OK)
+        ret[0].u.t->keys &= ~PITH_KEYSET(PITH_KEY_AUTOGRAD);
+    return status;
 }
 
 /* ---- broadcast_to, expand_as, broadcast_tensors: expand by another name ---- */

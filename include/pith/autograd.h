@@ -49,6 +49,9 @@ PITH_API pith_status pith_autograd_grad(pith_tensor *const *roots,
 PITH_API pith_status pith_backward_inputs(pith_tensor *const *roots,
                                           pith_tensor *const *grad_roots, int n,
                                           pith_tensor *const *inputs, int ninputs, int flags);
+/* Detaches `t` in place, as Tensor.detach_(): it becomes a leaf that does not require grad
+ * (its .grad stays). */
+PITH_API pith_status pith_detach_(pith_tensor *t);
 /* Which output of its grad_fn `t` is (0 for a leaf). */
 PITH_API int pith_output_nr(const pith_tensor *t);
 

@@ -281,7 +281,30 @@ static PyObject *tensor_get_output_nr(PyObject *self, void *unused)
     return PyLong_FromLong(pith_output_nr(tensor_of(self)));
 }
 
+static PyObject *tensor_detach_(PyObject *self, PyObject *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    if (pith_detach_(tensor_of(self)) != PITH_OK)
+        return error_raise(st);
+    return Py_NewRef(self);
+}
+
+/* Tensor.data: the tensor without its history, over the same storage (its version counter
+ * is the storage's, so unlike PyTorch's .data it is shared: docs/autograd.md). */
+static PyObject *tensor_get_data(PyObject *self, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    pith_tensor *d = pith_detach(tensor_of(self));
+    return d ? tensor_wrap(st, d) : error_raise(st);
+}
+
 static PyGetSetDef autograd_tensor_getset[] = {
+    {"data", tensor_get_data, NULL, "This tensor without its history (shares the storage).",
+     NULL},
     {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad,
      "Whether gradients flow to this tensor.", NULL},
     {"grad", tensor_get_grad, tensor_set_grad, "The accumulated gradient, or None.", NULL},
@@ -294,6 +317,8 @@ static PyGetSetDef autograd_tensor_getset[] = {
 };
 
 static PyMethodDef autograd_tensor_methods[] = {
+    {"detach_", tensor_detach_, METH_NOARGS,
+     "detach_(): makes this tensor a leaf that does not require grad; returns self."},
     {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
      METH_VARARGS | METH_KEYWORDS,
      "requires_grad_(requires_grad=True): sets requires_grad in place; returns self."},

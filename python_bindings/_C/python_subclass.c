@@ -143,9 +143,8 @@ static PyObject *subclass_wrap(pith_module_state *st, PyObject *cls, pith_tensor
 /* Tensor._make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None,
  * dispatch_device=False): an instance of `cls` over data's storage, as PyTorch's;
  * nn.Parameter is built with it. A new pith_tensor (pith_alias) is needed because a tensor
- * has one wrapper per interpreter (See Note [Tensor wrapper]). Autograd does not exist yet,
- * so require_grad is accepted and recorded nowhere: Parameter passes True by default
- * (docs/python.md). */
+ * has one wrapper per interpreter (See Note [Tensor wrapper]); like PyTorch's, it is a
+ * leaf without data's history, which requires grad when require_grad is true. */
 static PyObject *make_subclass(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames)
 {
@@ -162,13 +161,19 @@ static PyObject *make_subclass(PyObject *unused, PyObject *const *args, Py_ssize
                      Py_TYPE(a[1])->tp_name);
         return NULL;
     }
-    if (a[2] && PyObject_IsTrue(a[2]) < 0)
+    int requires_grad = a[2] ? PyObject_IsTrue(a[2]) : 0;
+    if (requires_grad < 0)
         return NULL;
     int policy = policy_parse("_make_subclass", a[3], a[4]);
     if (policy < 0 || policy_check(st, a[0], policy, "_make_subclass") < 0)
         return NULL;
     unsigned wrapper = policy & PITH_POLICY_DEVICE ? WRAPPER_DISPATCH_DEVICE : 0u;
-    return subclass_wrap(st, a[0], pith_alias(tensor_of(a[1])), (unsigned)policy, wrapper);
+    pith_tensor *t = pith_alias(tensor_of(a[1]));
+    if (t && requires_grad && pith_set_requires_grad(t, true) != PITH_OK) {
+        pith_release(t);
+        return error_raise(st);
+    }
+    return subclass_wrap(st, a[0], t, (unsigned)policy, wrapper);
 }
 
 /* A sequence of ints into v[PITH_MAX_DIMS]; returns its length or -1 with an exception. */
@@ -269,7 +274,8 @@ static PyObject *make_wrapper_subclass(PyObject *unused, PyObject *const *args,
     bool meta;
     if (device_parse(st, a[5], &meta) < 0)
         return NULL;
-    if (a[7] && PyObject_IsTrue(a[7]) < 0)
+    int requires_grad = a[7] ? PyObject_IsTrue(a[7]) : 0;
+    if (requires_grad < 0)
         return NULL;
     int policy = policy_parse(fn, a[8], a[9]);
     if (policy < 0)
@@ -280,6 +286,10 @@ static PyObject *make_wrapper_subclass(PyObject *unused, PyObject *const *args,
         policy |= PITH_POLICY_DEVICE;
     pith_tensor *t =
         pith_empty_strided(ndim, sizes, has_strides ? strides : NULL, dtype, PITH_META);
+    if (t && requires_grad && pith_set_requires_grad(t, true) != PITH_OK) {
+        pith_release(t);
+        return error_raise(st);
+    }
     return subclass_wrap(st, a[0], t, (unsigned)policy, wrapper);
 }
 

@@ -68,6 +68,19 @@ static int input_add(tx *x, arg_path at)
     return 0;
 }
 
+/* Note [Compiled regions do not record]
+ * A compiled graph runs without the dispatcher, so it cannot record for autograd. Until
+ * compiled training exists, a frame that would record (grad mode on, and a tensor argument
+ * or a parameter that requires grad) is not translated: it fails for these arguments (not
+ * for good), runs eagerly, records, and stats() gives the reason. The guards hold grad
+ * mode (GUARD_GRAD_MODE) and each tensor's requires_grad (tensor_meta_same), so a graph
+ * compiled under no_grad, or for tensors that did not require grad, is never run where the
+ * frame would have to record. */
+static bool would_record(const pith_tensor *t)
+{
+    return pith_grad_enabled() && pith_requires_grad(t);
+}
+
 /* A tensor argument: a graph input, guarded by GUARD_TENSOR. */
 static PyObject *tensor_argument(tx *x, arg_path at, PyObject *v, PyObject *name)
 {
@@ -81,6 +94,10 @@ static PyObject *tensor_argument(tx *x, arg_path at, PyObject *v, PyObject *name
         return fail(x, false, "argument '%U' is not on the CPU", name), NULL;
     if (tensor_has_attributes(v))
         return fail(x, false, "argument '%U' has instance attributes", name), NULL;
+    if (would_record(t))
+        return fail(x, false, "argument '%U' requires grad and grad mode is on: compiled "
+                    "regions do not record yet, so it runs eagerly", name),
+               NULL;
     guard *gd = guard_add(x, GUARD_TENSOR);
     if (!gd)
         return NULL;
@@ -239,6 +256,12 @@ PyObject *param_value(tx *x, PyObject *param, PyObject *what)
     if (type_lookup(x, Py_TYPE(param), "__pith_dispatch__")) {
         Py_DECREF(id);
         return fail(x, false, "%U is a __pith_dispatch__ subclass", what), NULL;
+    }
+    if (would_record(t)) {
+        Py_DECREF(id);
+        return fail(x, false, "%U requires grad and grad mode is on: compiled regions do not "
+                    "record yet, so it runs eagerly", what),
+               NULL;
     }
     guard *gd = guard_add(x, GUARD_PARAM);
     if (!gd) {

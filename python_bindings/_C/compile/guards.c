@@ -155,6 +155,7 @@ void guard_clear(guard *gd)
 void tensor_meta_record(guard *gd, const pith_tensor *t)
 {
     gd->dtype = pith_tensor_dtype(t);
+    gd->requires_grad = pith_requires_grad(t);
     gd->device = pith_tensor_device(t);
     gd->ndim = pith_sizes(t, gd->sizes);
     pith_strides(t, gd->strides);
@@ -317,7 +318,7 @@ static bool value_same(PyObject *v, PyObject *expected)
 static bool tensor_meta_same(const guard *gd, const pith_tensor *t)
 {
     if (pith_tensor_dtype(t) != gd->dtype || pith_tensor_device(t) != gd->device ||
-        pith_ndim(t) != gd->ndim)
+        pith_ndim(t) != gd->ndim || pith_requires_grad(t) != gd->requires_grad)
         return false;
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
     pith_sizes(t, sizes);

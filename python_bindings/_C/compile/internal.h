@@ -74,6 +74,7 @@ typedef struct {
     pith_device device;
     int ndim;
     bool flag;
+    bool requires_grad; /* GUARD_TENSOR, GUARD_PARAM: See Note [Compiled regions do not record] */
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
     /* GUARD_FUNC: what the function held at translation (borrowed: `obj` holds them) */
     PyObject *code, *defaults, *kwdefaults, *closure;

@@ -1,8 +1,8 @@
 """pith.nn.Parameter: the Tensor subclass that Module registers as a learnable parameter.
 
-Autograd does not exist in pith yet: `requires_grad` is accepted, as in PyTorch, but a
-Parameter's `requires_grad` reads False (see pith._api). copy, deepcopy and pickle come from
-pith.Tensor, which keeps the subclass (See Note [Pickled tensors], pith/_tensor.py).
+A Parameter is a leaf that requires grad (unless made with requires_grad=False), as in
+PyTorch. copy, deepcopy and pickle come from pith.Tensor, which keeps the subclass (See Note
+[Pickled tensors], pith/_tensor.py).
 """
 from .. import _C
 

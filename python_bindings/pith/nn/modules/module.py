@@ -1,6 +1,6 @@
 """pith.nn.Module: parameter, buffer and submodule registration, iteration, state_dict,
 repr, and forward hooks (per module and global), with PyTorch's semantics (names, order,
-messages). zero_grad and requires_grad_ follow pith's autograd placeholders (pith._api).
+messages).
 Backward hooks and devices are not here.
 """
 import itertools
@@ -483,26 +483,23 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
-        """requires_grad_(False) sets every parameter's requires_grad to False (what it
-        always reads in pith) and returns self. requires_grad_(True) raises
-        NotImplementedError, as Tensor.requires_grad_(True) does: autograd is not available
-        in pith yet. (PyTorch sets the flag parameter by parameter.)"""
-        if requires_grad:
-            raise NotImplementedError("requires_grad_(True): autograd is not available in "
-                                      "pith yet")
+        """Sets requires_grad of every parameter; returns self."""
         for param in self.parameters():
-            param.requires_grad_(False)
+            param.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none=True):
         """Resets the parameters' gradients: sets them to None, or with set_to_none=False
-        zeroes them in place. Without autograd, pith's parameters have no gradient (grad
-        reads None), so there is nothing to reset."""
+        zeroes them in place (detached from any graph first, as PyTorch does)."""
         for param in self.parameters():
             if param.grad is not None:
                 if set_to_none:
                     param.grad = None
                 else:
+                    if param.grad.grad_fn is not None:
+                        param.grad.detach_()
+                    else:
+                        param.grad.requires_grad_(False)
                     param.grad.zero_()
 
     def apply(self, fn):
