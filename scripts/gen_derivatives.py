@@ -165,7 +165,7 @@ def bind(schema, args, kwargs, kinds):
 # ---- the checked section -----------------------------------------------------------------
 
 ENTRY_KINDS = ("formula", "not_differentiable", "composite_implicit", "form_of", "derived")
-META_KEYS = {"saves", "saves_metadata", "let", "differentiable_outputs", "hand_written"}
+META_KEYS = {"saves", "saves_metadata", "let", "differentiable_outputs", "hand_written", "node"}
 ALONE_KEYS = {"not_differentiable", "composite_implicit", "form_of"}
 HELPER_KEYS = {"signature", "metadata", "meaning"}
 
@@ -204,6 +204,7 @@ class Derivative:
         self.saves_metadata = fields.get("saves_metadata", [])
         self.differentiable_outputs = fields.get("differentiable_outputs")
         self.hand_written = fields.get("hand_written")
+        self.node = fields.get("node")              # PyTorch's node class name, if not the default
         self.calls = fields.get("calls", {})        # id(call node) -> (Row or Helper, bound)
 
 
@@ -457,9 +458,13 @@ def check_formulas(checker, row, entry, where, fail):
     if differentiable is not None and (len(outputs) < 2 or not set(differentiable) < set(outputs)):
         fail(f"{where}: differentiable_outputs is a proper subset of the named outputs "
              f"{outputs}")
+    node = entry.get("node")
+    if node is not None and not (isinstance(node, str) and re.fullmatch(r"[A-Z]\w*", node)):
+        fail(f"{where}: node is the class name of the node, as PyTorch spells it "
+             f"(\"SumBackward1\")")
     return Derivative(row, "formula", formulas=formulas, lets=lets, saves=saves,
                       saves_metadata=saves_metadata, differentiable_outputs=differentiable,
-                      hand_written=entry.get("hand_written"), calls=checker.calls)
+                      hand_written=entry.get("hand_written"), calls=checker.calls, node=node)
 
 
 def parse(text, where, fail):
