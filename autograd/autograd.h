@@ -43,22 +43,25 @@ typedef struct {
 /* ---- saved values ---- */
 
 /* Note [Saved tensors and their versions]
- * A node keeps each tensor its formulas read as an ag_saved: the data (a header aliasing
- * the tensor's storage, with no autograd state, so that saving an output never makes a
- * cycle node -> output -> node), the storage's version at save time, and what is needed to
- * give the tensor its history back when backward itself records (create_graph): the
- * grad_fn and output number of a non-leaf, the tensor itself for a leaf, or, for an output
- * of the node that saves it, nothing (the node is passed in at unpack). Unpacking checks
- * the version and raises PyTorch's "modified by an inplace operation" error. */
+ * A node keeps each tensor its formulas read as an ag_saved, with the storage's version at
+ * save time; unpacking checks the version and raises PyTorch's "modified by an inplace
+ * operation" error, naming the tensor's type and shape, the node and output number that
+ * made it, and both versions.
+ *  - An input is kept as it is, history and all, as PyTorch's SavedVariable keeps it, so
+ *    that a backward that records (create_graph) differentiates through it.
+ *  - An output of the node that saves it is kept as a header over its storage without
+ *    autograd state: keeping the output itself would make a cycle (node -> output -> node).
+ *    Unpacked while grad mode is on, it gets its history back as output output_nr of the
+ *    node, which the engine passes in.
+ *  - A node whose saved values were released (a backward without retain_graph) raises
+ *    PyTorch's "backward through the graph a second time" error at unpack. */
 typedef struct {
-    pith_tensor *data;    /* alias without autograd state; NULL: nothing saved (None) */
-    pith_tensor *leaf;    /* a saved leaf that requires grad: the leaf itself (strong) */
-    ag_node *grad_fn;     /* a saved non-leaf input's grad_fn (strong), else NULL */
-    int64_t version;      /* the storage's version at save time */
-    uint32_t output_nr;   /* of grad_fn, or of the saving node for an output */
-    bool is_output;       /* an output of the node that saved it */
-    bool requires_grad;   /* the original required grad */
-    bool was_saved;       /* save ran (unpack of a released value raises) */
+    pith_tensor *data;  /* NULL: nothing saved (None) */
+    int64_t version;    /* the storage's version at save time */
+    uint32_t output_nr; /* for an output: its number among the node's outputs */
+    bool is_output;     /* an output of the node that saved it */
+    bool requires_grad; /* the original required grad */
+    bool was_saved;
 } ag_saved;
 
 /* Saves `t` (NULL saves None). `is_output`: t is an output of `owner` (call after

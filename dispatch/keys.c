@@ -15,8 +15,8 @@ static const char *const key_names[PITH_NUM_KEYS] = {
     [PITH_KEY_CPU] = "CPU",
     [PITH_KEY_META] = "Meta",
     [PITH_KEY_PYTHON] = "Python",
-    [PITH_KEY_AUTOGRAD] = "Autograd",
     [PITH_KEY_PYTHON_MODE] = "PythonMode",
+    [PITH_KEY_AUTOGRAD] = "Autograd",
 };
 
 const char *key_name(int key)

@@ -44,6 +44,14 @@ PITH_API pith_status pith_autograd_grad(pith_tensor *const *roots,
                                         pith_tensor *const *inputs, int ninputs,
                                         pith_tensor **grads, int flags);
 
+/* As pith_backward, but accumulates only into the .grad of `inputs` (PyTorch's
+ * backward(inputs=...)); a non-leaf input gets its .grad too. */
+PITH_API pith_status pith_backward_inputs(pith_tensor *const *roots,
+                                          pith_tensor *const *grad_roots, int n,
+                                          pith_tensor *const *inputs, int ninputs, int flags);
+/* Which output of its grad_fn `t` is (0 for a leaf). */
+PITH_API int pith_output_nr(const pith_tensor *t);
+
 /* ---- the graph ---- */
 
 /* The node of t's history (a new reference), or NULL for a leaf. */
@@ -57,6 +65,18 @@ PITH_API int pith_node_num_next(const pith_node *node);
  * gradient) and *input_nr the input of that node it feeds. */
 PITH_API pith_status pith_node_next(const pith_node *node, int i, pith_node **next,
                                     int *input_nr);
+
+/* The leaf of an AccumulateGrad node (a new reference), or NULL for another node or a
+ * leaf that died. */
+PITH_API pith_tensor *pith_node_variable(const pith_node *node);
+
+/* A node's PyObject slot, for bindings (See Note [Nodes] in autograd/autograd.h): the
+ * first interpreter to set it owns it. get gives the object stored by `interp`, or NULL;
+ * set stores `pyobj` when the slot is empty and `interp` owns it (or nobody does yet) and
+ * says whether it did; clear empties the slot if it holds `pyobj`. */
+PITH_API void *pith_node_slot_get(const pith_node *node, const pith_interpreter *interp);
+PITH_API bool pith_node_slot_set(pith_node *node, pith_interpreter *interp, void *pyobj);
+PITH_API void pith_node_slot_clear(pith_node *node, void *pyobj);
 
 /* The number of live nodes (for leak tests). */
 PITH_API size_t pith_live_nodes(void);

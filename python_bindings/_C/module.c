@@ -17,42 +17,38 @@ static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, 
     return dtype_from_object(st, obj, dtype);
 }
 
-/* device= and requires_grad= of the factories: pith's factories make CPU tensors (See
- * Note [Device arguments], device.c) and pith has no autograd yet, so anything else raises
- * (never silently ignored). */
-static int factory_options(pith_module_state *st, PyObject *device, PyObject *requires_grad,
-                           const char *name)
+/* device= of the factories: pith's factories make CPU tensors (See Note [Device
+ * arguments], device.c), so anything else raises (never silently ignored). */
+static int factory_options(pith_module_state *st, PyObject *device, const char *name)
 {
     pith_device on;
-    if (device_argument(st, device, false, name, &on) < 0)
-        return -1;
-    if (requires_grad) {
-        int on = PyObject_IsTrue(requires_grad);
-        if (on < 0)
-            return -1;
-        if (on) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "%s(): requires_grad=True: autograd is not available in pith yet", name);
-            return -1;
-        }
-    }
-    return 0;
+    return device_argument(st, device, false, name, &on);
 }
 
 /* tensor(data, *, dtype=None, device=None, requires_grad=False) */
 static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", NULL};
-    PyObject *data, *dtype_obj = Py_None, *device = NULL, *requires_grad = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:tensor", kwlist, &data, &dtype_obj,
-                                     &device, &requires_grad) ||
-        factory_options(state_of_module(module), device, requires_grad, "tensor") < 0)
+    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
+    PyObject *data, *dtype_obj = Py_None, *device = NULL;
+    int requires_grad = 0, pin_memory = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpp:tensor", kwlist, &data, &dtype_obj,
+                                     &device, &requires_grad, &pin_memory) ||
+        factory_options(state_of_module(module), device, "tensor") < 0)
         return NULL;
+    if (pin_memory) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "tensor(): pin_memory=True needs an accelerator, and pith has none");
+        return NULL;
+    }
     pith_module_state *st = state_of_module(module);
     pith_dtype dtype = pith_get_default_dtype();
     if (dtype_arg(st, dtype_obj, dtype, &dtype) < 0)
         return NULL;
     pith_tensor *t = tensor_from_data(st, data, dtype_obj != Py_None, dtype);
+    if (t && requires_grad && pith_set_requires_grad(t, true) != PITH_OK) {
+        pith_release(t);
+        return error_raise(st);
+    }
     return t ? tensor_wrap(st, t) : NULL;
 }
 
@@ -164,7 +160,8 @@ static int module_exec(PyObject *module)
     pith_module_state *st = state_of_module(module);
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
         generator_type_init(module, st) < 0 || device_type_init(module, st) < 0 ||
-        tensor_type_init(module, st) < 0 || binder_init(module, st) < 0 ||
+        tensor_type_init(module, st) < 0 || autograd_init(module, st) < 0 ||
+        binder_init(module, st) < 0 ||
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
         PyModule_AddFunctions(module, testing_module_methods) < 0 ||
@@ -193,6 +190,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->type_error);
     Py_VISIT(st->interpreter_error);
     Py_VISIT(st->generic);
+    Py_VISIT(st->autograd.node_type);
+    Py_VISIT(st->autograd.node_classes);
     int rc = binder_traverse(st, visit, arg);
     return rc ? rc : pydispatch_traverse(st, visit, arg);
 }
@@ -216,6 +215,8 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->type_error);
     Py_CLEAR(st->interpreter_error);
     Py_CLEAR(st->generic);
+    Py_CLEAR(st->autograd.node_type);
+    Py_CLEAR(st->autograd.node_classes);
     compile_disarm(st);
     binder_clear(st);
     pydispatch_clear(st);

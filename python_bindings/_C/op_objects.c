@@ -438,7 +438,7 @@ PyObject *binder_overload_of(pith_module_state *st, const pith_op *op)
  * without them:
  *   - the factories (zeros, rand, arange, ...: a function whose every overload has a
  *     Device? device argument and no Tensor argument) take requires_grad=, pin_memory= and
- *     layout=. requires_grad=True is a NotImplementedError (pith has no autograd yet);
+ *     layout=. requires_grad=True makes the result a leaf that requires grad;
  *     pin_memory=True is a RuntimeError, as in a PyTorch without an accelerator; layout=
  *     must be None or pith.strided (NotImplementedError for the others). False and None
  *     mean the default;
@@ -484,26 +484,23 @@ static int factory_kw_check(pith_module_state *st, PyObject *name, int which, Py
         return -1;
     }
     int on = v == Py_None ? 0 : PyObject_IsTrue(v);
-    if (on <= 0)
+    if (on <= 0 || which == FACTORY_KW_REQUIRES_GRAD)
         return on;
-    if (which == FACTORY_KW_REQUIRES_GRAD)
-        PyErr_Format(PyExc_NotImplementedError,
-                     "%U(): requires_grad=True: autograd is not available in pith yet", name);
-    else
-        PyErr_Format(PyExc_RuntimeError, "%U(): pin_memory=True needs an accelerator, and "
-                     "pith has none", name);
+    PyErr_Format(PyExc_RuntimeError, "%U(): pin_memory=True needs an accelerator, and pith "
+                 "has none", name);
     return -1;
 }
 
 /* Takes the Python-only arguments out of `call` (into `args`, which holds the call's
  * arguments and room for them, and a new kwnames in *kwnames_out); *as_tuple is set by
- * as_tuple=True. 0, or -1 with an exception. */
+ * as_tuple=True, *requires_grad by requires_grad=True. 0, or -1 with an exception. */
 static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
                                bind_call *call, PyObject **args, PyObject **kwnames_out,
-                               bool *as_tuple)
+                               bool *as_tuple, bool *requires_grad)
 {
     *kwnames_out = NULL;
     *as_tuple = false;
+    *requires_grad = false;
     Py_ssize_t nkw = call->kwnames ? PyTuple_GET_SIZE(call->kwnames) : 0, kept = 0;
     int found = 0;
     for (Py_ssize_t k = 0; k < nkw; k++)
@@ -526,6 +523,7 @@ static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
                 return -1;
             }
             *as_tuple = *as_tuple || (which == FACTORY_KW_AS_TUPLE && rc > 0);
+            *requires_grad = *requires_grad || (which == FACTORY_KW_REQUIRES_GRAD && rc > 0);
             continue;
         }
         PyTuple_SET_ITEM(kwnames, kept, Py_NewRef(key));
@@ -559,12 +557,13 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         call.nargs--;
     }
     PyObject *taken_kwnames = NULL, *small_args[16], **taken_args = small_args;
-    bool as_tuple = false;
+    bool as_tuple = false, requires_grad = false;
     if ((fn->factory || fn->as_tuple) && kwnames) {
         Py_ssize_t total = call.nargs + PyTuple_GET_SIZE(kwnames);
         if (total > 16 && !(taken_args = PyMem_Malloc((size_t)total * sizeof *taken_args)))
             return PyErr_NoMemory();
-        if (factory_kwargs_take(st, fn, &call, taken_args, &taken_kwnames, &as_tuple) < 0) {
+        if (factory_kwargs_take(st, fn, &call, taken_args, &taken_kwnames, &as_tuple,
+                                &requires_grad) < 0) {
             if (taken_args != small_args)
                 PyMem_Free(taken_args);
             return NULL;
@@ -572,6 +571,11 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     }
     PyObject *result = function_call_bound(
         st, as_tuple ? (function_object *)fn->as_tuple : fn, &call);
+    if (result && requires_grad && tensor_check(st, result) &&
+        pith_set_requires_grad(tensor_of(result), true) != PITH_OK) {
+        Py_CLEAR(result);
+        error_raise(st);
+    }
     Py_XDECREF(taken_kwnames);
     if (taken_args != small_args)
         PyMem_Free(taken_args);

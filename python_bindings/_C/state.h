@@ -66,6 +66,11 @@ typedef struct {
         PyObject *name;       /* "__pith_dispatch__" */
         PyObject *modes_key;  /* the mode stack's key in the thread state dict */
     } dispatch;
+    /* autograd.c: the graph's nodes as Python objects. */
+    struct {
+        PyTypeObject *node_type; /* pith._C._Node */
+        PyObject *node_classes;  /* name -> the _Node subclass of that name */
+    } autograd;
 } pith_module_state;
 
 typedef struct {
@@ -143,6 +148,11 @@ int device_of_answer(pith_module_state *st, PyObject *obj, pith_device *out);
 /* grad_mode.c: is_grad_enabled & co. and Tensor.is_inference. */
 extern PyMethodDef grad_mode_module_methods[];
 extern PyMethodDef grad_mode_tensor_methods[];
+
+/* autograd.c: Tensor.requires_grad & co., nodes, _run_backward. */
+int autograd_init(PyObject *module, pith_module_state *st);
+/* The wrapper of a node (new reference); See Note [Node wrappers]. */
+PyObject *node_wrap(pith_module_state *st, pith_node *n);
 
 /* tensor.c */
 int tensor_type_init(PyObject *module, pith_module_state *st);

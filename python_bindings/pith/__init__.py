@@ -59,7 +59,7 @@ __version__ = "0.1.0"
 # Imported on first use (PEP 562), as `import pith.nn` would: `import pith` stays within its
 # import-time budget (docs/python.md, "Import cost"). A name maps to the submodule it is
 # (None) or lives in.
-_LAZY = {"nn": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
+_LAZY = {"nn": None, "autograd": None, "cuda": None, "backends": None, "accelerator": None, "amp": None,
          "__config__": None, "show_config": "__config__",
          "autocast": "amp", "is_autocast_enabled": "amp",
          "serialization": None, "safetensors": None, "einops": None,

@@ -1,6 +1,6 @@
 """Tensor methods and pith functions that are not a single op: dtype conversions (`to`,
 `float()`, `type()` ...), devices (`cpu()`, `cuda()`, `is_cuda` ...), the `*_like`
-factories, and the autograd attributes, which say that autograd is not available yet.
+factories, and Tensor.backward.
 
 `to` is also the Python implementation behind the short C path of x.to(dtype)
 (python_bindings/_C/conversions.c): it is registered with _C._set_generic.
@@ -11,9 +11,6 @@ from . import _C
 set_generic = _C._set_generic
 
 Tensor = _C.Tensor
-
-_NO_AUTOGRAD = "autograd is not available in pith yet"
-
 
 # The device= of the Python layer: None or a CPU device (a str, a pith.device, a
 # torch.device); the others raise. See Note [Device arguments] (python_bindings/_C/device.c).
@@ -249,24 +246,13 @@ def element_size(self):
     return self.dtype.itemsize
 
 
-# ---- autograd placeholders ----
-
-def _requires_grad_get(self):
-    return False
-
-
-def _requires_grad_set(self, value):
-    if value:
-        raise NotImplementedError(f"requires_grad=True: {_NO_AUTOGRAD}")
-
-
-def requires_grad_(self, requires_grad=True):
-    _requires_grad_set(self, requires_grad)
-    return self
-
+# ---- autograd ----
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    raise NotImplementedError(f"backward(): {_NO_AUTOGRAD}")
+    """Computes the gradient of this tensor with respect to the graph's leaves, as
+    torch.Tensor.backward: see pith.autograd.backward."""
+    from . import autograd
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 # ---- *_like factories ----
@@ -298,9 +284,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     if high is None:
         low, high = 0, low
     _check_device(device, "randint_like")
-    if requires_grad:
-        raise NotImplementedError(f"randint_like(): requires_grad=True: {_NO_AUTOGRAD}")
-    return _C.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return _C.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                      requires_grad=requires_grad)
 
 
 def broadcast_shapes(*shapes):
@@ -356,11 +341,6 @@ def install(namespace):
     Tensor.element_size = element_size
     Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
     Tensor.itemsize = property(lambda self: self.dtype.itemsize)
-    Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set,
-                                    doc=f"Always False: {_NO_AUTOGRAD}.")
-    Tensor.grad = property(lambda self: None, doc=f"Always None: {_NO_AUTOGRAD}.")
-    Tensor.is_leaf = property(lambda self: True)
-    Tensor.requires_grad_ = requires_grad_
     Tensor.backward = backward
     for name, factory in (("zeros_like", _C.zeros), ("ones_like", _C.ones),
                           ("empty_like", _C.empty), ("rand_like", _C.rand),

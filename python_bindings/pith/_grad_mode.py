@@ -4,9 +4,9 @@ decorators (of functions, of generator functions, whose every resumption runs in
 mode, and, deprecated as in PyTorch, of classes).
 
 The state is libpith's, per thread (pith_grad_enabled, pith_inference_mode_enabled: see
-Note [Grad mode is per thread] in core/grad_mode.c), so C code reads what these set. pith
-has no autograd yet: grad mode changes no result (requires_grad is always False), and
-inference mode marks the tensors created under it (Tensor.is_inference()).
+Note [Grad mode is per thread] in core/grad_mode.c), so C code reads what these set: ops on
+tensors that require grad record only while grad mode is on, and inference mode marks the
+tensors created under it (Tensor.is_inference()).
 """
 import sys
 

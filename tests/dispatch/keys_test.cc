@@ -10,7 +10,7 @@ using Keys = DispatchTest;
 
 TEST_F(Keys, NamesRoundTrip)
 {
-    const char *names[] = {"CPU", "Meta", "Python", "Autograd", "PythonMode"};
+    const char *names[] = {"CPU", "Meta", "Python", "PythonMode", "Autograd"};
     for (int k = 0; k < 5; k++) {
         EXPECT_STREQ(shim_key_name(k), names[k]);
         EXPECT_EQ(shim_key_from_name(names[k]), k);
@@ -21,10 +21,12 @@ TEST_F(Keys, NamesRoundTrip)
     EXPECT_EQ(shim_key_from_name(nullptr), -1);
 }
 
-TEST_F(Keys, PriorityOrderIsPythonModeAutogradPythonBackends)
+// Modes and subclasses sit below Autograd: they see the ops that forward and backward run,
+// never the recording (ARCHITECTURE.md, "Autograd").
+TEST_F(Keys, PriorityOrderIsAutogradPythonModePythonBackends)
 {
-    EXPECT_GT(shim_key_bit("PythonMode"), shim_key_bit("Autograd"));
-    EXPECT_GT(shim_key_bit("Autograd"), shim_key_bit("Python"));
+    EXPECT_GT(shim_key_bit("Autograd"), shim_key_bit("PythonMode"));
+    EXPECT_GT(shim_key_bit("PythonMode"), shim_key_bit("Python"));
     EXPECT_GT(shim_key_bit("Python"), shim_key_bit("Meta"));
     EXPECT_GT(shim_key_bit("Meta"), shim_key_bit("CPU"));
 }

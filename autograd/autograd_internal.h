@@ -1,0 +1,47 @@
+/* autograd_internal.h — what the autograd runtime's own files share beyond the contract
+ * of autograd.h: the per-tensor state, the accumulator, hooks and the engine's state. */
+#ifndef PITH_AUTOGRAD_AUTOGRAD_INTERNAL_H
+#define PITH_AUTOGRAD_AUTOGRAD_INTERNAL_H
+
+#include "autograd/autograd.h"
+#include "dispatch/registry.h"
+#include "kernels/ops_internal.h"
+
+/* See Note [Autograd state behind one pointer] (meta.c). */
+struct ag_meta {
+    _Atomic(ag_node *) accumulator; /* a leaf's, strong; made on first need */
+    ag_node *grad_fn;               /* strong; NULL for a leaf */
+    pith_tensor *grad;              /* strong; NULL when none */
+    ag_hook *hooks;                 /* tensor hooks (run on the gradient of this tensor) */
+    uint32_t output_nr;
+    bool requires_grad; /* a leaf's flag; a non-leaf requires grad by having grad_fn */
+    bool retains_grad;
+};
+
+bool ag_dtype_differentiable(pith_dtype dtype);
+pith_status ag_set_requires_grad(pith_tensor *t, bool requires_grad);
+
+/* The accumulator (AccumulateGrad) of `leaf`, refcount 1 (accumulate.c). */
+ag_node *ag_accumulator_new(pith_tensor *leaf);
+/* Adds `grad` (borrowed) into the leaf's .grad as PyTorch's AccumulateGrad does. */
+pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad);
+
+void ag_hooks_free(ag_hook *h);
+/* Fills the metadata of a gradient from t's. */
+void ag_input_meta_set(ag_input_meta *m, const pith_tensor *t);
+
+/* The sequence number of the accumulators: they run as soon as they are ready. */
+#define AG_SEQUENCE_ACCUMULATOR UINT64_MAX
+
+/* The engine's run on this thread, which ag_needs_grad reads (engine.c). */
+typedef struct ag_run ag_run;
+extern _Thread_local ag_run *ag_current_run;
+bool ag_run_needs(const ag_run *run, const ag_node *node);
+
+/* A new reference to a value of a typed call's result, or NULL with the status returned. */
+static inline pith_tensor *ag_result(pith_status status, pith_value *ret)
+{
+    return status == PITH_OK ? ret[0].u.t : NULL;
+}
+
+#endif /* PITH_AUTOGRAD_AUTOGRAD_INTERNAL_H */

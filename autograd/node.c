@@ -1,0 +1,287 @@
+/* node.c — nodes of the graph: allocation, edges, the metadata of their inputs, release;
+ * and saved values (Note [Saved tensors and their versions], autograd.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd_internal.h"
+#include "core/error.h"
+#include "kernels/views.h"
+
+static atomic_size_t live_nodes;
+/* Note [Sequence numbers]
+ * Each thread numbers the nodes it makes, as PyTorch does; the engine runs the ready node
+ * with the highest number first, so that a node runs after every node made later from its
+ * outputs (which it could otherwise overtake only when the graph has no path between them,
+ * where the order does not change a result but keeps hooks in PyTorch's order). */
+static _Thread_local uint64_t next_sequence_nr;
+
+size_t pith_live_nodes(void)
+{
+    return atomic_load_explicit(&live_nodes, memory_order_relaxed);
+}
+
+ag_node *ag_node_new(const ag_node_vtable *vt, uint32_t num_next, uint32_t num_inputs)
+{
+    ag_node *n = calloc(1, vt->size);
+    ag_edge *next = num_next ? calloc(num_next, sizeof *next) : NULL;
+    ag_input_meta *meta = num_inputs ? calloc(num_inputs, sizeof *meta) : NULL;
+    if (!n || (num_next && !next) || (num_inputs && !meta)) {
+        free(n);
+        free(next);
+        free(meta);
+        return PITH_FAIL_NULL(PITH_ERR_NOMEM, "out of memory for a node of %s", vt->name);
+    }
+    atomic_init(&n->refcount, 1);
+    n->vt = vt;
+    n->sequence_nr = next_sequence_nr++;
+    n->num_next = num_next;
+    n->num_inputs = num_inputs;
+    n->next = next;
+    n->input_meta = meta;
+    n->engine_index = -1;
+    atomic_init(&n->pyobj, (void *)NULL);
+    atomic_init(&n->tag, (pith_interpreter *)NULL);
+    atomic_init(&n->leaf, (pith_tensor *)NULL);
+    atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
+    return n;
+}
+
+void ag_node_retain(ag_node *n)
+{
+    if (n)
+        atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+}
+
+/* Note [Releasing a long graph]
+ * Freeing a node releases its saved tensors and the nodes of its edges, which may free
+ * them in turn: a chain of a million nodes would recurse a million deep. So a thread frees
+ * nodes from a worklist: the first release on the thread drains it, and releases made while
+ * draining only push. When the worklist cannot grow (out of memory) the node is freed
+ * recursively instead, which is correct, only deeper. */
+static _Thread_local struct {
+    ag_node **items;
+    size_t n, cap;
+    bool draining;
+} doomed;
+
+static void node_free(ag_node *n)
+{
+    if (n->vt->release_saved)
+        n->vt->release_saved(n);
+    for (uint32_t i = 0; i < n->num_next; i++)
+        ag_node_release(n->next[i].node);
+    ag_hooks_free(n->pre_hooks);
+    ag_hooks_free(n->post_hooks);
+    free(n->next);
+    free(n->input_meta);
+    free(n);
+    atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
+}
+
+static bool doomed_push(ag_node *n)
+{
+    if (doomed.n == doomed.cap) {
+        size_t cap = doomed.cap ? doomed.cap * 2 : 64;
+        ag_node **items = realloc(doomed.items, cap * sizeof *items);
+        if (!items)
+            return false;
+        doomed.items = items;
+        doomed.cap = cap;
+    }
+    doomed.items[doomed.n++] = n;
+    return true;
+}
+
+void ag_node_release(ag_node *n)
+{
+    if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    if (!doomed_push(n)) {
+        node_free(n);
+        return;
+    }
+    if (doomed.draining)
+        return;
+    doomed.draining = true;
+    while (doomed.n)
+        node_free(doomed.items[--doomed.n]);
+    doomed.draining = false;
+    free(doomed.items);
+    doomed.items = NULL;
+    doomed.cap = 0;
+}
+
+pith_status ag_set_next_edge(ag_node *n, uint32_t i, const pith_tensor *t)
+{
+    ag_edge *e = &n->next[i];
+    if (!t || !t->autograd || !ag_requires_grad(t))
+        return PITH_OK;
+    const ag_meta *m = t->autograd;
+    ag_node *target = m->grad_fn;
+    uint32_t input_nr = m->output_nr;
+    if (!target) {
+        /* The tensor is logically const: its accumulator is made once and kept (See Note
+         * [Autograd state behind one pointer]). */
+        target = ag_accumulator((pith_tensor *)t);
+        input_nr = 0;
+        if (!target)
+            return pith_last_status();
+    }
+    ag_node_retain(target);
+    e->node = target;
+    e->input_nr = input_nr;
+    return PITH_OK;
+}
+
+bool ag_needs_grad(const ag_node *n, uint32_t i)
+{
+    const ag_node *target = n->next[i].node;
+    if (!target)
+        return false;
+    return !ag_current_run || ag_run_needs(ag_current_run, target);
+}
+
+void ag_input_meta_set(ag_input_meta *m, const pith_tensor *t)
+{
+    m->present = true;
+    m->ndim = t->ndim;
+    m->dtype = t->dtype;
+    m->device = t->device;
+    memcpy(m->sizes, t->sizes, (size_t)t->ndim * sizeof m->sizes[0]);
+}
+
+pith_status ag_set_history(ag_node *n, uint32_t output_nr, pith_tensor *t)
+{
+    if (!t || !ag_dtype_differentiable(t->dtype))
+        return PITH_OK;
+    ag_meta *m = ag_meta_of(t);
+    if (!m)
+        return pith_last_status();
+    ag_node_retain(n);
+    ag_node_release(m->grad_fn);
+    m->grad_fn = n;
+    m->output_nr = output_nr;
+    m->requires_grad = false;
+    ag_input_meta_set(&n->input_meta[output_nr], t);
+    return PITH_OK;
+}
+
+/* ---- saved values ---- */
+
+/* A header over t's storage and geometry, without autograd state or the Python key. */
+static pith_tensor *alias_without_history(const pith_tensor *t)
+{
+    pith_tensor *a = tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
+    if (a)
+        a->keys &= ~PITH_KEYSET(PITH_KEY_AUTOGRAD);
+    return a;
+}
+
+pith_status ag_save(ag_saved *s, const pith_tensor *t, bool is_output)
+{
+    s->was_saved = true;
+    if (!t)
+        return PITH_OK;
+    s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+    s->is_output = is_output;
+    s->requires_grad = t->autograd && ag_requires_grad(t);
+    if (!is_output) {
+        /* An input is kept as it is, history and all, as PyTorch's SavedVariable keeps
+         * it: create_graph then differentiates through it. */
+        pith_retain((pith_tensor *)t);
+        s->data = (pith_tensor *)t;
+        return PITH_OK;
+    }
+    s->output_nr = ag_output_nr(t);
+    s->data = alias_without_history(t);
+    return s->data ? PITH_OK : pith_last_status();
+}
+
+void ag_saved_release(ag_saved *s)
+{
+    pith_release(s->data);
+    s->data = NULL;
+}
+
+/* A node's name without its "Backward<N>" suffix, as PyTorch's message spells it ("Mul"). */
+static int name_stem_length(const char *name)
+{
+    const char *suffix = strstr(name, "Backward");
+    return suffix ? (int)(suffix - name) : (int)strlen(name);
+}
+
+static pith_status saved_modified(const ag_saved *s, const ag_node *owner, int64_t now)
+{
+    char shape[256];
+    const pith_tensor *t = s->data;
+    const ag_node *fn = s->is_output ? owner : ag_grad_fn(t);
+    uint32_t nr = s->is_output ? s->output_nr : ag_output_nr(t);
+    char which[160] = "";
+    if (fn)
+        snprintf(which, sizeof which, ", which is output %" PRIu32 " of %.*s,", nr,
+                 name_stem_length(fn->vt->name), fn->vt->name);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "one of the variables needed for gradient computation has been "
+                          "modified by an inplace operation: [%s %s]%s is at version %" PRId64
+                          "; expected version %" PRId64 " instead. Hint: enable anomaly "
+                          "detection to find the operation that failed to compute its "
+                          "gradient, with torch.autograd.set_detect_anomaly(True, "
+                          "check_nan=False).",
+                          dtype_legacy_tensor_name(t->dtype),
+                          shape_format(t->ndim, t->sizes, shape, sizeof shape), which, now,
+                          s->version);
+}
+
+pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out)
+{
+    *out = NULL;
+    if (owner->flags & AG_NODE_RELEASED)
+        return pith_set_error(
+            PITH_ERR_RUNTIME,
+            "Trying to backward through the graph a second time (or directly access saved "
+            "tensors after they have already been freed). Saved intermediate values of the "
+            "graph are freed when you call .backward() or autograd.grad(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time or if "
+            "you need to access saved tensors after calling backward.");
+    if (!s->data)
+        return PITH_OK;
+    int64_t now = atomic_load_explicit(&s->data->storage->version, memory_order_relaxed);
+    if (now != s->version)
+        return saved_modified(s, owner, now);
+    if (!s->is_output || grad_mode_tls.grad_disabled || !s->requires_grad) {
+        pith_retain(s->data);
+        *out = s->data;
+        return PITH_OK;
+    }
+    /* create_graph: the output gets its history back, as output output_nr of its node. */
+    pith_tensor *t = alias_without_history(s->data);
+    if (!t)
+        return pith_last_status();
+    ag_meta *m = ag_meta_of(t);
+    if (!m) {
+        pith_release(t);
+        return pith_last_status();
+    }
+    ag_node_retain(owner);
+    m->grad_fn = owner;
+    m->output_nr = s->output_nr;
+    *out = t;
+    return PITH_OK;
+}
+
+pith_status ag_save_metadata(ag_saved_metadata *s, const pith_tensor *t)
+{
+    if (!t)
+        return PITH_OK;
+    s->device = t->device;
+    s->meta = tensor_new_strided(t->ndim, t->sizes, t->strides, t->dtype, PITH_META);
+    return s->meta ? PITH_OK : pith_last_status();
+}
+
+void ag_saved_metadata_release(ag_saved_metadata *s)
+{
+    pith_release(s->meta);
+    s->meta = NULL;
+}

@@ -1,0 +1,432 @@
+/* autograd.c — autograd for Python: Tensor.requires_grad, .grad, .grad_fn, .is_leaf,
+ * _version, requires_grad_, the graph's nodes as Python objects, and the engine's entry
+ * (pith.autograd.backward and grad are written over _C._run_backward in
+ * pith/autograd/__init__.py). The runtime is libpith's (docs/autograd.md). */
+#include "state.h"
+
+#include <structmember.h>
+
+
+/* ---- nodes ---- */
+
+typedef struct {
+    PyObject_HEAD
+    pith_node *node; /* one reference */
+    PyObject *metadata;
+    PyObject *weakreflist;
+} node_object;
+
+/* Note [Node wrappers]
+ * A node's wrapper holds the node; the node points back at the wrapper without owning it
+ * (Note [Nodes], autograd/autograd.h), so `y.grad_fn is y.grad_fn` while the wrapper lives.
+ * The slot is claimed for one interpreter: the first interpreter to wrap a node tags it,
+ * and another interpreter gets a wrapper of its own each time (identity holds within the
+ * tagging interpreter only). A wrapper is an instance of a subclass named as PyTorch names
+ * the node's class ("MulBackward0"), made once per name and module. */
+static PyObject *node_name_method(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(pith_node_name(((node_object *)self)->node));
+}
+
+static PyObject *node_next_functions(PyObject *self, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    pith_node *n = ((node_object *)self)->node;
+    int count = pith_node_num_next(n);
+    PyObject *out = PyTuple_New(count);
+    for (int i = 0; out && i < count; i++) {
+        pith_node *next;
+        int input_nr;
+        if (pith_node_next(n, i, &next, &input_nr) != PITH_OK) {
+            error_raise(st);
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *fn = next ? node_wrap(st, next) : Py_NewRef(Py_None);
+        pith_node_release(next);
+        PyObject *pair = fn ? Py_BuildValue("(Ni)", fn, input_nr) : NULL;
+        if (!pair) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, pair);
+    }
+    return out;
+}
+
+static PyObject *node_get_metadata(PyObject *self, void *unused)
+{
+    node_object *o = (node_object *)self;
+    if (!o->metadata && !(o->metadata = PyDict_New()))
+        return NULL;
+    return Py_NewRef(o->metadata);
+}
+
+static PyObject *node_get_variable(PyObject *self, void *unused)
+{
+    pith_tensor *leaf = pith_node_variable(((node_object *)self)->node);
+    if (!leaf) {
+        PyErr_SetString(PyExc_AttributeError, "'variable' is an attribute of AccumulateGrad "
+                                              "nodes whose leaf is alive");
+        return NULL;
+    }
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st) {
+        pith_release(leaf);
+        return NULL;
+    }
+    return tensor_wrap(st, leaf);
+}
+
+static PyObject *node_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<%s object at %p>", pith_node_name(((node_object *)self)->node),
+                                self);
+}
+
+static void node_dealloc(PyObject *self)
+{
+    node_object *o = (node_object *)self;
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (o->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    pith_node_slot_clear(o->node, self);
+    Py_CLEAR(o->metadata);
+    pith_node_release(o->node);
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+static int node_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((node_object *)self)->metadata);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int node_clear(PyObject *self)
+{
+    Py_CLEAR(((node_object *)self)->metadata);
+    return 0;
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name_method, METH_NOARGS, "The node's class name: 'MulBackward0'."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", node_next_functions, NULL,
+     "(node or None, input number) for each forward input.", NULL},
+    {"metadata", node_get_metadata, NULL, "A dict for the user's data.", NULL},
+    {"variable", node_get_variable, NULL, "The leaf of an AccumulateGrad node.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef node_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(node_object, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot node_slots[] = {
+    {Py_tp_dealloc, node_dealloc},
+    {Py_tp_traverse, node_traverse},
+    {Py_tp_clear, node_clear},
+    {Py_tp_repr, node_repr},
+    {Py_tp_methods, node_methods},
+    {Py_tp_getset, node_getset},
+    {Py_tp_members, node_members},
+    {Py_tp_doc, "A node of the autograd graph (a grad_fn)."},
+    {0, NULL},
+};
+
+static PyType_Spec node_spec = {
+    .name = "pith._C._Node",
+    .basicsize = sizeof(node_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = node_slots,
+};
+
+/* The subclass named `name` (borrowed), made on first use. */
+static PyTypeObject *node_class(pith_module_state *st, const char *name)
+{
+    PyObject *cls = PyDict_GetItemString(st->autograd.node_classes, name);
+    if (cls)
+        return (PyTypeObject *)cls;
+    cls = PyObject_CallFunction((PyObject *)&PyType_Type, "s(O){ss}", name,
+                                (PyObject *)st->autograd.node_type, "__module__",
+                                "pith.autograd.graph");
+    if (!cls)
+        return NULL;
+    int rc = PyDict_SetItemString(st->autograd.node_classes, name, cls);
+    Py_DECREF(cls);
+    return rc < 0 ? NULL : (PyTypeObject *)cls;
+}
+
+PyObject *node_wrap(pith_module_state *st, pith_node *n)
+{
+    void *cached = pith_node_slot_get(n, st->interp);
+    if (cached)
+        return Py_NewRef((PyObject *)cached);
+    PyTypeObject *cls = node_class(st, pith_node_name(n));
+    if (!cls)
+        return NULL;
+    node_object *o = (node_object *)cls->tp_alloc(cls, 0);
+    if (!o)
+        return NULL;
+    pith_node_retain(n);
+    o->node = n;
+    pith_node_slot_set(n, st->interp, o);
+    return (PyObject *)o;
+}
+
+/* ---- Tensor attributes ---- */
+
+static int raise_status(pith_module_state *st)
+{
+    error_raise(st);
+    return -1;
+}
+
+static PyObject *tensor_get_requires_grad(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(pith_requires_grad(tensor_of(self)));
+}
+
+static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return -1;
+    if (!value || !PyBool_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "requires_grad must be a bool, not %s",
+                     value ? Py_TYPE(value)->tp_name : "nothing (it cannot be deleted)");
+        return -1;
+    }
+    pith_tensor *t = tensor_of(self);
+    if (!pith_is_leaf(t)) {
+        if (value == Py_True)
+            return 0;
+        PyErr_SetString(PyExc_RuntimeError,
+                        "you can only change requires_grad flags of leaf variables. If you want "
+                        "to use a computed variable in a subgraph that doesn't require "
+                        "differentiation use var_no_grad = var.detach().");
+        return -1;
+    }
+    return pith_set_requires_grad(t, value == Py_True) == PITH_OK ? 0 : raise_status(st);
+}
+
+static PyObject *tensor_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"requires_grad", NULL};
+    PyObject *value = Py_True;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O!:requires_grad_", kwlist, &PyBool_Type,
+                                     &value) ||
+        tensor_set_requires_grad(self, value, NULL) < 0)
+        return NULL;
+    return Py_NewRef(self);
+}
+
+static PyObject *tensor_get_grad(PyObject *self, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    pith_tensor *g = NULL;
+    if (!st || pith_grad_get(tensor_of(self), &g) != PITH_OK)
+        return st ? error_raise(st) : NULL;
+    return g ? tensor_wrap(st, g) : Py_NewRef(Py_None);
+}
+
+static int tensor_set_grad(PyObject *self, PyObject *value, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return -1;
+    if (value && value != Py_None && !tensor_check(st, value)) {
+        PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got "
+                                      "grad of type %s", Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    const pith_tensor *g = value && value != Py_None ? tensor_of(value) : NULL;
+    return pith_grad_set(tensor_of(self), g) == PITH_OK ? 0 : raise_status(st);
+}
+
+static PyObject *tensor_get_grad_fn(PyObject *self, void *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    pith_node *fn = pith_grad_fn(tensor_of(self));
+    if (!fn)
+        return Py_NewRef(Py_None);
+    PyObject *o = node_wrap(st, fn);
+    pith_node_release(fn);
+    return o;
+}
+
+static PyObject *tensor_get_is_leaf(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(pith_is_leaf(tensor_of(self)));
+}
+
+static PyObject *tensor_get_version(PyObject *self, void *unused)
+{
+    return PyLong_FromLongLong((long long)pith_version_counter(tensor_of(self)));
+}
+
+static PyObject *tensor_get_output_nr(PyObject *self, void *unused)
+{
+    return PyLong_FromLong(pith_output_nr(tensor_of(self)));
+}
+
+static PyGetSetDef autograd_tensor_getset[] = {
+    {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad,
+     "Whether gradients flow to this tensor.", NULL},
+    {"grad", tensor_get_grad, tensor_set_grad, "The accumulated gradient, or None.", NULL},
+    {"grad_fn", tensor_get_grad_fn, NULL, "The node that made this tensor, or None.", NULL},
+    {"is_leaf", tensor_get_is_leaf, NULL, "Whether this tensor has no history.", NULL},
+    {"_version", tensor_get_version, NULL, "The version counter (bumped by in-place ops).",
+     NULL},
+    {"output_nr", tensor_get_output_nr, NULL, "Which output of its grad_fn this is.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef autograd_tensor_methods[] = {
+    {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
+     METH_VARARGS | METH_KEYWORDS,
+     "requires_grad_(requires_grad=True): sets requires_grad in place; returns self."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- the engine ---- */
+
+/* Fills ts[] (borrowed) from a sequence of tensors (None entries allowed when
+ * none_ok). 0, or -1 with TypeError. */
+static int tensors_of(pith_module_state *st, PyObject *seq, const char *what, bool none_ok,
+                      pith_tensor **ts, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (item == Py_None && none_ok) {
+            ts[i] = NULL;
+        } else if (tensor_check(st, item)) {
+            ts[i] = tensor_of(item);
+        } else {
+            PyErr_Format(PyExc_TypeError, "%s: expected a Tensor%s at %zd, got %s", what,
+                         none_ok ? " or None" : "", i, Py_TYPE(item)->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused,
+ * accumulate_grad): PyTorch's Engine.run_backward. Returns the gradients of `inputs`
+ * (a tuple) when not accumulate_grad, else None. */
+static PyObject *run_backward(pith_module_state *st, PyObject *tseq, PyObject *gseq,
+                              PyObject *iseq, int flags, bool accumulate)
+{
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(tseq), ng = PySequence_Fast_GET_SIZE(gseq),
+               ni = PySequence_Fast_GET_SIZE(iseq);
+    if (ng != nt) {
+        PyErr_Format(PyExc_RuntimeError, "grad_tensors has %zd entries but there are %zd tensors",
+                     ng, nt);
+        return NULL;
+    }
+    pith_tensor **buf = PyMem_Calloc((size_t)(2 * nt + 2 * ni + 1), sizeof *buf);
+    if (!buf)
+        return PyErr_NoMemory();
+    pith_tensor **roots = buf, **groots = buf + nt, **ins = buf + 2 * nt, **outs = ins + ni;
+    PyObject *result = NULL;
+    if (tensors_of(st, tseq, "backward", false, roots, nt) < 0 ||
+        tensors_of(st, gseq, "backward", true, groots, ng) < 0 ||
+        tensors_of(st, iseq, "backward", false, ins, ni) < 0)
+        goto done;
+    /* The GIL stays held: ops that backward runs may call into Python (a subclass, a mode).
+     * See docs/autograd.md. */
+    pith_status status =
+        !accumulate ? pith_autograd_grad(roots, groots, (int)nt, ins, (int)ni, outs, flags)
+        : ni        ? pith_backward_inputs(roots, groots, (int)nt, ins, (int)ni, flags)
+                    : pith_backward(roots, groots, (int)nt, flags);
+    if (status != PITH_OK) {
+        error_raise(st);
+        goto done;
+    }
+    if (accumulate) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!(result = PyTuple_New(ni)))
+        goto done;
+    for (Py_ssize_t i = 0; i < ni; i++) {
+        PyObject *g = outs[i] ? tensor_wrap(st, outs[i]) : Py_NewRef(Py_None);
+        outs[i] = NULL;
+        if (!g) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, i, g);
+    }
+done:
+    for (Py_ssize_t i = 0; i < ni; i++)
+        pith_release(outs[i]);
+    PyMem_Free(buf);
+    return result;
+}
+
+/* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused,
+ * accumulate_grad): PyTorch's Engine.run_backward. Returns the gradients of `inputs` (a
+ * tuple) when not accumulate_grad, else None. */
+static PyObject *module_run_backward(PyObject *module, PyObject *args)
+{
+    pith_module_state *st = state_of_module(module);
+    PyObject *tensors, *grads, *inputs;
+    int retain, create, allow_unused, accumulate;
+    if (!PyArg_ParseTuple(args, "OOppOpp:_run_backward", &tensors, &grads, &retain, &create,
+                          &inputs, &allow_unused, &accumulate))
+        return NULL;
+    PyObject *tseq = PySequence_Fast(tensors, "tensors must be a sequence");
+    PyObject *gseq = tseq ? PySequence_Fast(grads, "grad_tensors must be a sequence") : NULL;
+    PyObject *iseq = gseq ? PySequence_Fast(inputs, "inputs must be a sequence") : NULL;
+    int flags = (retain ? PITH_RETAIN_GRAPH : 0) | (create ? PITH_CREATE_GRAPH : 0) |
+                (allow_unused ? PITH_ALLOW_UNUSED : 0);
+    PyObject *result = iseq ? run_backward(st, tseq, gseq, iseq, flags, accumulate) : NULL;
+    Py_XDECREF(tseq);
+    Py_XDECREF(gseq);
+    Py_XDECREF(iseq);
+    return result;
+}
+
+static PyObject *module_live_nodes(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromSize_t(pith_live_nodes());
+}
+
+static PyMethodDef autograd_module_methods[] = {
+    {"_run_backward", module_run_backward, METH_VARARGS,
+     "_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, "
+     "accumulate_grad): runs the engine."},
+    {"_live_nodes", module_live_nodes, METH_NOARGS, "The number of live autograd nodes."},
+    {NULL, NULL, 0, NULL},
+};
+
+int autograd_init(PyObject *module, pith_module_state *st)
+{
+    st->autograd.node_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &node_spec, NULL);
+    if (!st->autograd.node_type || !(st->autograd.node_classes = PyDict_New()) ||
+        PyModule_AddObjectRef(module, "_Node", (PyObject *)st->autograd.node_type) < 0 ||
+        PyModule_AddFunctions(module, autograd_module_methods) < 0 ||
+        type_add_methods(st->tensor_type, autograd_tensor_methods) < 0)
+        return -1;
+    for (PyGetSetDef *def = autograd_tensor_getset; def->name; def++) {
+        PyObject *descr = PyDescr_NewGetSet(st->tensor_type, def);
+        int rc = descr ? PyDict_SetItemString(st->tensor_type->tp_dict, def->name, descr) : -1;
+        Py_XDECREF(descr);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(st->tensor_type);
+    return 0;
+}
