@@ -1,26 +1,12 @@
 /* helpers.c — the backward helpers of the op file's formulas (See Note [Backward helpers
- * in C], helpers.h), the owned containers of a node's by-value arguments, the wrapped
- * numbers of the contract (ag_wrapped_number), and the small steps that every generated
- * kernel and node shares. Nodes, saved tensors and the engine are the runtime's. */
+ * in C], helpers.h), the owned containers of a node's by-value arguments, and the small
+ * steps that every generated kernel and node shares. Nodes, saved tensors, wrapped numbers
+ * and the engine are the runtime's (autograd/node.c, record.c, engine.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd/helpers.h"
 #include "ops/op_runtime.h"
-
-/* ---- errors ---- */
-
-pith_status ag_released_error(const ag_node *node)
-{
-    return pith_set_error(
-        PITH_ERR_RUNTIME,
-        "Trying to backward through the graph a second time (or directly access saved "
-        "tensors after they have already been freed). Saved intermediate values of the graph "
-        "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
-        "you need to backward through the graph a second time or if you need to access saved "
-        "tensors after calling backward. (node %s)",
-        node->vt->name);
-}
 
 /* ---- int lists and strings (See Note [By-value arguments of a node]) ---- */
 
@@ -59,22 +45,14 @@ pith_status ag_ints_copy_opt(ag_ints *a, pith_opt_int_list list)
 
 void ag_ints_release(ag_ints *a)
 {
-    if (a->heap) {
-        free(a->heap);
-        a->heap = NULL;
-        a->released = true;
-    }
-}
-
-pith_status ag_ints_check(const ag_ints *a, const ag_node *node)
-{
-    return a->released ? ag_released_error(node) : PITH_OK;
+    free(a->heap);
+    a->heap = NULL;
+    a->n = 0;
 }
 
 pith_status ag_str_copy(ag_str *s, const char *text)
 {
     ag_str_release(s);
-    s->released = false;
     s->absent = text == NULL;
     if (!text)
         return PITH_OK;
@@ -91,16 +69,8 @@ pith_status ag_str_copy(ag_str *s, const char *text)
 
 void ag_str_release(ag_str *s)
 {
-    if (s->heap) {
-        free(s->heap);
-        s->heap = NULL;
-        s->released = true;
-    }
-}
-
-pith_status ag_str_check(const ag_str *s, const ag_node *node)
-{
-    return s->released ? ag_released_error(node) : PITH_OK;
+    free(s->heap);
+    s->heap = NULL;
 }
 
 /* ---- tensor lists ---- */
@@ -139,8 +109,6 @@ pith_status ag_save_list(ag_saved_list *s, pith_tensor_list list)
 
 pith_status ag_unpack_list(const ag_saved_list *s, ag_node *owner, ag_tensors *out)
 {
-    if (s->n && !s->items)
-        return ag_released_error(owner);
     if (ag_tensors_alloc(out, s->n) != PITH_OK)
         return pith_last_status();
     for (size_t i = 0; i < s->n; i++)
@@ -149,15 +117,18 @@ pith_status ag_unpack_list(const ag_saved_list *s, ag_node *owner, ag_tensors *o
     return PITH_OK;
 }
 
-/* Keeps n, so that an unpack after the release raises instead of seeing an empty list. */
 void ag_saved_list_release(ag_saved_list *s)
 {
-    if (!s->items)
-        return;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; s->items && i < s->n; i++)
         ag_saved_release(&s->items[i]);
+}
+
+void ag_saved_list_free(ag_saved_list *s)
+{
+    ag_saved_list_release(s);
     free(s->items);
     s->items = NULL;
+    s->n = 0;
 }
 
 pith_status ag_save_metadata_list(ag_saved_metadata_list *s, pith_tensor_list list)
@@ -185,16 +156,7 @@ void ag_saved_metadata_list_release(ag_saved_metadata_list *s)
     free(s->metas);
     s->items = NULL;
     s->metas = NULL;
-}
-
-pith_status ag_metadata_check(const ag_saved_metadata *s, const ag_node *node)
-{
-    return s->meta ? PITH_OK : ag_released_error(node);
-}
-
-pith_status ag_metadata_list_check(const ag_saved_metadata_list *s, const ag_node *node)
-{
-    return s->n && !s->metas ? ag_released_error(node) : PITH_OK;
+    s->n = 0;
 }
 
 /* ---- shared steps of the generated kernels and nodes ---- */
@@ -257,33 +219,6 @@ pith_status ag_clone(pith_tensor **out, const pith_tensor *self)
     pith_status status = pith_call_clone(r, self);
     *out = status == PITH_OK ? r[0].u.t : NULL;
     return status;
-}
-
-/* Note [Wrapped numbers in formulas]
- * A number where a formula's op takes a Tensor (a literal, or a Scalar, int or float
- * argument) is what a Python number is at pith's surface (See Note [Python scalars as
- * wrapped numbers], python_bindings/_C/tensor_number.c): a 0-dim CPU tensor of bool, int64
- * or float64 flagged PITH_TENSOR_WRAPPED_NUMBER, so that it never changes the dtype of the
- * tensor it meets within its category. */
-pith_tensor *ag_wrapped_number(pith_scalar s)
-{
-    pith_dtype dtype = s.kind == PITH_SCALAR_BOOL  ? PITH_BOOL
-                       : s.kind == PITH_SCALAR_INT ? PITH_INT64
-                                                   : PITH_FLOAT64;
-    if (s.kind == PITH_SCALAR_NONE)
-        return PITH_FAIL_NULL(PITH_ERR_VALUE, "autograd: a formula used None as a number");
-    pith_tensor *t = tensor_new(0, NULL, dtype, PITH_CPU);
-    if (!t)
-        return NULL;
-    char *data = tensor_data(t);
-    if (dtype == PITH_BOOL)
-        *(bool *)data = s.u.b;
-    else if (dtype == PITH_INT64)
-        *(int64_t *)data = s.u.i;
-    else
-        *(double *)data = s.u.d;
-    t->flags |= PITH_TENSOR_WRAPPED_NUMBER;
-    return t;
 }
 
 /* ---- the backward helpers: shapes ---- */

@@ -21,18 +21,20 @@
 /* ---- owned containers ---- */
 
 /* Note [By-value arguments of a node]
- * A node keeps the int lists and strings its formulas read as owned copies. Those of up
- * to AG_INTS_INLINE values (every list of dims, sizes or strides) live inside the node, so
- * that they outlive release_saved: a second backward through a node that saved no tensor
- * works, as in PyTorch. A longer one lives on the heap, which release_saved frees (the
- * runtime has no later hook), and a backward after that raises PyTorch's "backward through
- * the graph a second time" error (ag_ints_check). Zero-initialised is empty and present. */
+ * A node keeps the int lists and strings its formulas read as owned copies, and the
+ * metadata of the tensors they read only through a helper's metadata parameter. PyTorch
+ * keeps these for the node's life: a backward without retain_graph releases only saved
+ * tensors, so a second backward through a node that saved none (SumBackward1, CatBackward0)
+ * works. The runtime calls release_saved both then (the node alive) and when it frees the
+ * node (its refcount 0, node.c's node_free); a generated release_saved releases saved
+ * tensors on both calls and the rest only on the last (ag_node_freeing). An int list of up
+ * to AG_INTS_INLINE values (every list of dims, sizes or strides) lives inside the node,
+ * a longer one on the heap. Zero-initialised is empty and present. */
 #define AG_INTS_INLINE (2 * PITH_MAX_DIMS)
 typedef struct {
     size_t n;
-    int64_t *heap;  /* NULL: the values are in inline_ */
-    bool absent;    /* an int[]? that was None */
-    bool released;  /* heap values freed by ag_ints_release */
+    int64_t *heap; /* NULL: the values are in inline_ */
+    bool absent;   /* an int[]? that was None */
     int64_t inline_[AG_INTS_INLINE];
 } ag_ints;
 
@@ -54,17 +56,14 @@ static inline pith_opt_int_list ag_ints_opt(const ag_ints *a)
 pith_status ag_ints_resize(ag_ints *a, size_t n);
 pith_status ag_ints_copy(ag_ints *a, pith_int_list list);
 pith_status ag_ints_copy_opt(ag_ints *a, pith_opt_int_list list);
-/* Frees heap values (then ag_ints_check fails); inline values stay. Idempotent. */
+/* Frees heap values and empties the list. Idempotent. */
 void ag_ints_release(ag_ints *a);
-/* PITH_OK, or the "second time" error naming `node` when the values were freed. */
-pith_status ag_ints_check(const ag_ints *a, const ag_node *node);
 
 /* A str or str? argument, as ag_ints keeps an int list. */
 #define AG_STR_INLINE 32
 typedef struct {
-    char *heap;    /* NULL: the text is in inline_ (or absent) */
-    bool absent;   /* None */
-    bool released;
+    char *heap;  /* NULL: the text is in inline_ (or absent) */
+    bool absent; /* None */
     char inline_[AG_STR_INLINE];
 } ag_str;
 /* NULL for None. */
@@ -74,7 +73,6 @@ static inline const char *ag_str_get(const ag_str *s)
 }
 pith_status ag_str_copy(ag_str *s, const char *text);
 void ag_str_release(ag_str *s);
-pith_status ag_str_check(const ag_str *s, const ag_node *node);
 
 /* An owned list of tensors (new references; entries may be NULL for None): an op's Tensor[]
  * result, a helper's Tensor?[], unpacked saved lists. Zero-initialised is empty. */
@@ -91,7 +89,8 @@ static inline pith_tensor_list ag_tensors_list(const ag_tensors *l)
 pith_status ag_tensors_alloc(ag_tensors *l, size_t n);
 void ag_tensors_release(ag_tensors *l);
 
-/* A saved Tensor[] or Tensor?[] argument: one ag_saved per entry. */
+/* A saved Tensor[] or Tensor?[] argument: one ag_saved per entry. Releasing it releases
+ * the entries (an unpack then raises, as ag_unpack's does); freeing it frees the array. */
 typedef struct {
     ag_saved *items;
     size_t n;
@@ -99,6 +98,7 @@ typedef struct {
 pith_status ag_save_list(ag_saved_list *s, pith_tensor_list list);
 pith_status ag_unpack_list(const ag_saved_list *s, ag_node *owner, ag_tensors *out);
 void ag_saved_list_release(ag_saved_list *s);
+void ag_saved_list_free(ag_saved_list *s);
 
 /* A Tensor[] argument the formulas read only through metadata. */
 typedef struct {
@@ -113,11 +113,15 @@ static inline pith_tensor_list ag_metadata_list(const ag_saved_metadata_list *s)
     pith_tensor_list list = {s->metas, s->n};
     return list;
 }
-/* PITH_OK, or the "second time" error naming `node` when release_saved released them. */
-pith_status ag_metadata_check(const ag_saved_metadata *s, const ag_node *node);
-pith_status ag_metadata_list_check(const ag_saved_metadata_list *s, const ag_node *node);
 
 /* ---- what generated kernels and nodes share ---- */
+
+/* Whether release_saved is called by the node's free rather than by the engine after a
+ * backward (See Note [By-value arguments of a node]). */
+static inline bool ag_node_freeing(const ag_node *n)
+{
+    return atomic_load_explicit(&n->refcount, memory_order_acquire) == 0;
+}
 
 /* Whether an op records: ag_should_record over `ts`, or a tensor of `list` requires grad. */
 static inline bool ag_should_record_list(const pith_tensor *const *ts, size_t n,
@@ -197,9 +201,6 @@ static inline bool ag_scalar_equals(pith_scalar s, double value)
 {
     return s.kind != PITH_SCALAR_NONE && scalar_to_double(s) == value;
 }
-
-/* PyTorch's error for a node whose saved values were released by an earlier backward. */
-pith_status ag_released_error(const ag_node *node);
 
 /* ---- the backward helpers (See Note [Backward helpers in C]) ---- */
 

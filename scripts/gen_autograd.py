@@ -113,8 +113,6 @@ FIELD = {
 # returns a status.
 SAVE_BY_VALUE = {"INT_LIST": "ag_ints_copy", "OPT_INT_LIST": "ag_ints_copy_opt",
                  "STR": "ag_str_copy", "OPT_STR": "ag_str_copy"}
-CHECK_BY_VALUE = {"INT_LIST": "ag_ints_check", "OPT_INT_LIST": "ag_ints_check",
-                  "STR": "ag_str_check", "OPT_STR": "ag_str_check"}
 # A let's C type in the values struct, by its kind, and how it is read.
 LET_TYPES = {"tensor": ("pith_tensor *", "tensor"), "number": ("pith_scalar", "scalar"),
              "ints": ("ag_ints", "ints")}
@@ -719,12 +717,6 @@ class NodeGen:
 
     def apply(self):
         fn = Function(self)
-        for name, token in self.by_value.items():
-            if token in CHECK_BY_VALUE:
-                fn.check(f"{CHECK_BY_VALUE[token]}(&{fn.n()}->{name}_, node)")
-        for name, token in self.saved_metadata.items():
-            check = "ag_metadata_check" if token == "TENSOR" else "ag_metadata_list_check"
-            fn.check(f"{check}(&{fn.n()}->{name}_, node)")
         for name, token, first, count in self.edge_bases(self.apply_list_count):
             formula = self.d.formulas[name]
             text = ", ".join(_formula_text(formula))
@@ -761,25 +753,31 @@ class NodeGen:
         return self.function_text(head, fn, prologue, epilogue)
 
     def release_saved(self):
-        lines = []
+        """Saved tensors go after a backward without retain_graph; the rest only with the
+        node (See Note [By-value arguments of a node], autograd/helpers.h)."""
+        tensors, kept = [], []
         for name in self.saved_tensors:
-            lines.append(f"ag_saved_release(&n->{name}_);")
+            tensors.append(f"ag_saved_release(&n->{name}_);")
         for name in self.saved_lists:
-            lines.append(f"ag_saved_list_release(&n->{name}_);")
+            tensors.append(f"ag_saved_list_release(&n->{name}_);")
+            kept.append(f"ag_saved_list_free(&n->{name}_);")
         for name, token in self.saved_metadata.items():
             kind = "ag_saved_metadata_release" if token == "TENSOR" else \
                 "ag_saved_metadata_list_release"
-            lines.append(f"{kind}(&n->{name}_);")
+            kept.append(f"{kind}(&n->{name}_);")
         for name, token in self.by_value.items():
             if token in ("INT_LIST", "OPT_INT_LIST"):
-                lines.append(f"ag_ints_release(&n->{name}_);")
+                kept.append(f"ag_ints_release(&n->{name}_);")
             elif token in ("STR", "OPT_STR"):
-                lines.append(f"ag_str_release(&n->{name}_);")
-        if not lines:
+                kept.append(f"ag_str_release(&n->{name}_);")
+        if not tensors and not kept:
             return [], "NULL"
         out = [f"static void {self.name}_release_saved(ag_node *node)", "{",
                f"    {self.name} *n = ({self.name} *)node;"]
-        out += ["    " + line for line in lines]
+        out += ["    " + line for line in tensors]
+        if kept:
+            out += ["    if (!ag_node_freeing(node))", "        return;"]
+            out += ["    " + line for line in kept]
         out += ["}", ""]
         return out, f"{self.name}_release_saved"
 
@@ -859,7 +857,8 @@ class KernelGen:
     def num_next(self):
         singles = sum(1 for _, t in self.ng.inputs if token_kind(t) != "tensors")
         if self.ng.list_input:
-            return f"{singles} + (uint32_t){self.ng.list_input}.n"
+            count = f"(uint32_t){self.ng.list_input}.n"
+            return f"{singles} + {count}" if singles else count
         return str(singles)
 
     def node_new(self, num_outputs):

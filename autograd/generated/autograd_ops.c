@@ -871,8 +871,6 @@ static pith_status GeluBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp3 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_str_check(&n->approximate_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: mul(grad, case(approximate, 'tanh', tanh_slope, add(cdf, mul(self, pdf)))) */
         if (ag_str_get(&n->approximate_) && strcmp(ag_str_get(&n->approximate_), "tanh") == 0) {
@@ -919,6 +917,8 @@ static void GeluBackward0_release_saved(ag_node *node)
 {
     GeluBackward0 *n = (GeluBackward0 *)node;
     ag_saved_release(&n->self_);
+    if (!ag_node_freeing(node))
+        return;
     ag_str_release(&n->approximate_);
 }
 
@@ -1609,10 +1609,6 @@ static pith_status SumBackward1_apply(ag_node *node, pith_tensor *const *grads, 
     ag_ints ints3 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: expand(reshape(grad, reduced_sizes(self, dim)), sizes(self)) */
         if ((status = ag_reduced_sizes(&ints1, n->self_.meta, n->self_.device, ag_ints_opt(&n->dim_))) != PITH_OK)
@@ -1641,6 +1637,8 @@ done:
 static void SumBackward1_release_saved(ag_node *node)
 {
     SumBackward1 *n = (SumBackward1 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
     ag_ints_release(&n->dim_);
 }
@@ -1712,10 +1710,6 @@ static pith_status MeanBackward1_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *number9 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: div(mul(expand(reshape(grad, reduced_sizes(self, dim)), sizes(self)), numel(grad)), numel(self)) */
         if ((status = ag_reduced_sizes(&ints1, n->self_.meta, n->self_.device, ag_ints_opt(&n->dim_))) != PITH_OK)
@@ -1764,6 +1758,8 @@ done:
 static void MeanBackward1_release_saved(ag_node *node)
 {
     MeanBackward1 *n = (MeanBackward1 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
     ag_ints_release(&n->dim_);
 }
@@ -1971,8 +1967,6 @@ static pith_status ProdBackward1_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp6 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: mul(g, where(zero, where(single, others, 0), div(r, where(zero, 1, self)))) */
         if ((status = ProdBackward1_let_g(node, grads, v)) != PITH_OK)
@@ -2037,6 +2031,8 @@ static void ProdBackward1_release_saved(ag_node *node)
     ProdBackward1 *n = (ProdBackward1 *)node;
     ag_saved_release(&n->self_);
     ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dim_);
 }
 
@@ -2133,8 +2129,6 @@ static pith_status AmaxBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp4 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
         if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
@@ -2178,6 +2172,8 @@ static void AmaxBackward0_release_saved(ag_node *node)
     AmaxBackward0 *n = (AmaxBackward0 *)node;
     ag_saved_release(&n->self_);
     ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dim_);
 }
 
@@ -2283,8 +2279,6 @@ static pith_status AminBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp4 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
         if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
@@ -2328,6 +2322,8 @@ static void AminBackward0_release_saved(ag_node *node)
     AminBackward0 *n = (AminBackward0 *)node;
     ag_saved_release(&n->self_);
     ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dim_);
 }
 

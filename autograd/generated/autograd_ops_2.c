@@ -114,8 +114,6 @@ static pith_status MaxBackward0_apply(ag_node *node, pith_tensor *const *grads, 
     pith_tensor *tmp11 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(reshape(indices, reduced_sizes(self, dim)), dim), reshape(grad_values, reduced_sizes(self, dim)), True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -174,6 +172,8 @@ static void MaxBackward0_release_saved(ag_node *node)
 {
     MaxBackward0 *n = (MaxBackward0 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -350,8 +350,6 @@ static pith_status MinBackward0_apply(ag_node *node, pith_tensor *const *grads, 
     pith_tensor *tmp11 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(reshape(indices, reduced_sizes(self, dim)), dim), reshape(grad_values, reduced_sizes(self, dim)), True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -410,6 +408,8 @@ static void MinBackward0_release_saved(ag_node *node)
 {
     MinBackward0 *n = (MinBackward0 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -538,8 +538,6 @@ static pith_status VarBackward0_apply(ag_node *node, pith_tensor *const *grads, 
     pith_tensor *tmp17 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: mul(reshape(grad, reduced_sizes(self, dim)), div(mul(sub(self, mean(self, dim, True)), mul(numel(grad), 2)), sub(numel(self), mul(numel(grad), c)))) */
         if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
@@ -628,6 +626,8 @@ static void VarBackward0_release_saved(ag_node *node)
 {
     VarBackward0 *n = (VarBackward0 *)node;
     ag_saved_release(&n->self_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dim_);
 }
 
@@ -761,8 +761,6 @@ static pith_status StdBackward0_apply(ag_node *node, pith_tensor *const *grads, 
     pith_tensor *tmp15 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dim_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: mul(reshape(g, reduced_sizes(self, dim)), div(mul(sub(self, mean(self, dim, True)), numel(grad)), sub(numel(self), mul(numel(grad), c)))) */
         if ((status = StdBackward0_let_g(node, grads, v)) != PITH_OK)
@@ -847,6 +845,8 @@ static void StdBackward0_release_saved(ag_node *node)
     StdBackward0 *n = (StdBackward0 *)node;
     ag_saved_release(&n->self_);
     ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dim_);
 }
 
@@ -1684,8 +1684,6 @@ static pith_status ViewBackward0_apply(ag_node *node, pith_tensor *const *grads,
     ag_ints ints1 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: reshape(grad, sizes(self)) */
         if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -1705,6 +1703,8 @@ done:
 static void ViewBackward0_release_saved(ag_node *node)
 {
     ViewBackward0 *n = (ViewBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -1759,8 +1759,6 @@ static pith_status PermuteBackward0_apply(ag_node *node, pith_tensor *const *gra
     ag_ints ints1 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dims_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: permute(grad, invert_permutation(dims)) */
         if ((status = ag_invert_permutation(&ints1, ag_ints_list(&n->dims_))) != PITH_OK)
@@ -1780,6 +1778,8 @@ done:
 static void PermuteBackward0_release_saved(ag_node *node)
 {
     PermuteBackward0 *n = (PermuteBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dims_);
 }
 
@@ -2087,7 +2087,6 @@ done:
 
 static pith_status AsStridedBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
 {
-    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
     AsStridedBackward0_values values_ = {0}, *v = &values_;
     ag_grads_init(out, node->num_next);
     pith_tensor *tmp1 = NULL;
@@ -2095,12 +2094,6 @@ static pith_status AsStridedBackward0_apply(ag_node *node, pith_tensor *const *g
     const pith_tensor *items3[1];
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->size_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_ints_check(&n->stride_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index(div(flat, clamp(count, 1)), [mine]) */
         if ((status = AsStridedBackward0_let_flat(node, grads, v)) != PITH_OK)
@@ -2136,6 +2129,8 @@ done:
 static void AsStridedBackward0_release_saved(ag_node *node)
 {
     AsStridedBackward0 *n = (AsStridedBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
     ag_ints_release(&n->size_);
     ag_ints_release(&n->stride_);
@@ -2195,8 +2190,6 @@ static pith_status SqueezeBackward0_apply(ag_node *node, pith_tensor *const *gra
     ag_ints ints1 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: reshape(grad, sizes(self)) */
         if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -2216,6 +2209,8 @@ done:
 static void SqueezeBackward0_release_saved(ag_node *node)
 {
     SqueezeBackward0 *n = (SqueezeBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -2236,8 +2231,6 @@ static pith_status SqueezeBackward1_apply(ag_node *node, pith_tensor *const *gra
     ag_ints ints1 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: reshape(grad, sizes(self)) */
         if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -2257,6 +2250,8 @@ done:
 static void SqueezeBackward1_release_saved(ag_node *node)
 {
     SqueezeBackward1 *n = (SqueezeBackward1 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -2411,8 +2406,6 @@ static pith_status SliceBackward0_apply(ag_node *node, pith_tensor *const *grads
     ag_tensors list3 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index_put(zeros_like(self), index_along(self, dim, slice_positions(self, dim, start, end, step)), grad, False) */
         if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -2440,6 +2433,8 @@ done:
 static void SliceBackward0_release_saved(ag_node *node)
 {
     SliceBackward0 *n = (SliceBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 

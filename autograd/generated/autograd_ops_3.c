@@ -26,8 +26,6 @@ static pith_status SelectBackward0_apply(ag_node *node, pith_tensor *const *grad
     ag_tensors list3 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index_put(zeros_like(self), index_along(self, dim, index), grad, False) */
         if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -55,6 +53,8 @@ done:
 static void SelectBackward0_release_saved(ag_node *node)
 {
     SelectBackward0 *n = (SelectBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -342,8 +342,6 @@ static pith_status CatBackward0_apply(ag_node *node, pith_tensor *const *grads, 
     ag_tensors list2 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_list_check(&n->tensors_, node)) != PITH_OK)
-        goto done;
     if (ag_any_needs_grad(node, 0, node->num_next)) {
         /* tensors: split_with_sizes(grad, sizes_along(tensors, dim), dim) */
         if ((status = ag_sizes_along(&ints1, ag_metadata_list(&n->tensors_), n->dim_)) != PITH_OK)
@@ -367,6 +365,8 @@ done:
 static void CatBackward0_release_saved(ag_node *node)
 {
     CatBackward0 *n = (CatBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_list_release(&n->tensors_);
 }
 
@@ -383,7 +383,7 @@ pith_status cat_autograd(pith_keyset ks, pith_value *ret, pith_tensor_list tenso
     ag_below_exit(&below_);
     if (status_ != PITH_OK)
         return status_;
-    CatBackward0 *n_ = (CatBackward0 *)ag_node_new(&CatBackward0_vtable, 0 + (uint32_t)tensors.n, 1);
+    CatBackward0 *n_ = (CatBackward0 *)ag_node_new(&CatBackward0_vtable, (uint32_t)tensors.n, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
@@ -431,8 +431,6 @@ static pith_status IndexSelectBackward0_apply(ag_node *node, pith_tensor *const 
     ag_tensors list2 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index_put(zeros_like(self), index_along(self, dim, index), grad, True) */
         if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -460,6 +458,8 @@ static void IndexSelectBackward0_release_saved(ag_node *node)
 {
     IndexSelectBackward0 *n = (IndexSelectBackward0 *)node;
     ag_saved_release(&n->index_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -529,8 +529,6 @@ static pith_status GatherBackward0_apply(ag_node *node, pith_tensor *const *grad
     pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad, index_put(zeros_like(self), gather_indices(index, dim), grad, True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -569,6 +567,8 @@ static void GatherBackward0_release_saved(ag_node *node)
 {
     GatherBackward0 *n = (GatherBackward0 *)node;
     ag_saved_release(&n->index_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -983,8 +983,6 @@ static pith_status EmbeddingBackward0_apply(ag_node *node, pith_tensor *const *g
     pith_tensor *tmp7 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->weight_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* weight: case(scale_grad_by_freq, True, div(summed, clamp(index_put(zeros_like(weight), [indices], 1, True), 1)), summed) */
         if (n->scale_grad_by_freq_) {
@@ -1038,6 +1036,8 @@ static void EmbeddingBackward0_release_saved(ag_node *node)
 {
     EmbeddingBackward0 *n = (EmbeddingBackward0 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->weight_);
 }
 
@@ -1103,8 +1103,6 @@ static pith_status IndexBackward0_apply(ag_node *node, pith_tensor *const *grads
     pith_tensor *tmp1 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index_put(zeros_like(self), indices, grad, True) */
         if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
@@ -1128,6 +1126,9 @@ static void IndexBackward0_release_saved(ag_node *node)
 {
     IndexBackward0 *n = (IndexBackward0 *)node;
     ag_saved_list_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_list_free(&n->indices_);
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -1225,6 +1226,9 @@ static void IndexPutBackward0_release_saved(ag_node *node)
 {
     IndexPutBackward0 *n = (IndexPutBackward0 *)node;
     ag_saved_list_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_list_free(&n->indices_);
 }
 
 static const ag_node_vtable IndexPutBackward0_vtable = {
@@ -1319,8 +1323,6 @@ static pith_status MaskedSelectBackward0_apply(ag_node *node, pith_tensor *const
     const pith_tensor *items3[1];
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: index_put(z, [expand(mask, sizes(z))], grad, False) */
         if ((status = MaskedSelectBackward0_let_z(node, grads, v)) != PITH_OK)
@@ -1353,6 +1355,8 @@ static void MaskedSelectBackward0_release_saved(ag_node *node)
 {
     MaskedSelectBackward0 *n = (MaskedSelectBackward0 *)node;
     ag_saved_release(&n->mask_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -1731,7 +1735,6 @@ done:
 
 static pith_status NativeLayerNormBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
 {
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
     pith_tensor *grad = grads[0];
     NativeLayerNormBackward0_values values_ = {0}, *v = &values_;
     ag_grads_init(out, node->num_next);
@@ -1743,8 +1746,6 @@ static pith_status NativeLayerNormBackward0_apply(ag_node *node, pith_tensor *co
     pith_tensor *tmp6 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->normalized_shape_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* input: mul(rstd, sub(sub(g, mean(g, dims, True)), mul(xhat, mean(mul(g, xhat), dims, True)))) */
         if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
@@ -1818,6 +1819,8 @@ static void NativeLayerNormBackward0_release_saved(ag_node *node)
     NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
     ag_saved_release(&n->input_);
     ag_saved_release(&n->weight_);
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->normalized_shape_);
 }
 
@@ -2008,8 +2011,6 @@ static pith_status SortBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -2048,6 +2049,8 @@ static void SortBackward0_release_saved(ag_node *node)
 {
     SortBackward0 *n = (SortBackward0 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -2075,8 +2078,6 @@ static pith_status SortBackward1_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -2115,6 +2116,8 @@ static void SortBackward1_release_saved(ag_node *node)
 {
     SortBackward1 *n = (SortBackward1 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
@@ -2226,8 +2229,6 @@ static pith_status TopkBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
         count1 = ag_ndim(n->self_.meta, n->self_.device);
@@ -2266,6 +2267,8 @@ static void TopkBackward0_release_saved(ag_node *node)
 {
     TopkBackward0 *n = (TopkBackward0 *)node;
     ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 

@@ -390,10 +390,6 @@ static pith_status RollBackward0_apply(ag_node *node, pith_tensor *const *grads,
     ag_ints ints1 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->shifts_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_ints_check(&n->dims_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: roll(grad, negated(shifts), dims) */
         if ((status = ag_negated(&ints1, ag_ints_list(&n->shifts_))) != PITH_OK)
@@ -413,6 +409,8 @@ done:
 static void RollBackward0_release_saved(ag_node *node)
 {
     RollBackward0 *n = (RollBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->shifts_);
     ag_ints_release(&n->dims_);
 }
@@ -465,8 +463,6 @@ static pith_status FlipBackward0_apply(ag_node *node, pith_tensor *const *grads,
     ag_grads_init(out, node->num_next);
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->dims_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: flip(grad, dims) */
         if ((status = pith_call_flip(res_, grad, ag_ints_list(&n->dims_))) != PITH_OK)
@@ -482,6 +478,8 @@ done:
 static void FlipBackward0_release_saved(ag_node *node)
 {
     FlipBackward0 *n = (FlipBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_ints_release(&n->dims_);
 }
 
@@ -536,10 +534,6 @@ static pith_status RepeatBackward0_apply(ag_node *node, pith_tensor *const *grad
     ag_ints ints3 = {0};
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_ints_check(&n->repeats_, node)) != PITH_OK)
-        goto done;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: sum(reshape(grad, repeat_shape(self, repeats)), tile_dims(repeats)) */
         if ((status = ag_repeat_shape(&ints1, n->self_.meta, n->self_.device, ag_ints_list(&n->repeats_))) != PITH_OK)
@@ -568,6 +562,8 @@ done:
 static void RepeatBackward0_release_saved(ag_node *node)
 {
     RepeatBackward0 *n = (RepeatBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
     ag_ints_release(&n->repeats_);
 }
@@ -634,8 +630,6 @@ static pith_status RepeatInterleaveBackward0_apply(ag_node *node, pith_tensor *c
     pith_tensor *tmp12 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = ag_metadata_check(&n->self_, node)) != PITH_OK)
-        goto done;
     if (ag_needs_grad(node, 0)) {
         /* self: case(dim, None, reshape(sum(reshape(grad, [-1, repeats]), [1]), sizes(self)), index_put(zeros_like(self), index_along(self, dim, repeat_interleave.self_int(slice_positions(self, dim, None, None, 1), repeats)), grad, True)) */
         if (!n->dim_.present) {
@@ -700,6 +694,8 @@ done:
 static void RepeatInterleaveBackward0_release_saved(ag_node *node)
 {
     RepeatInterleaveBackward0 *n = (RepeatInterleaveBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
     ag_saved_metadata_release(&n->self_);
 }
 
