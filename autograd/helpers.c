@@ -161,6 +161,14 @@ void ag_saved_metadata_list_release(ag_saved_metadata_list *s)
 
 /* ---- shared steps of the generated kernels and nodes ---- */
 
+bool ag_any_edge(const ag_node *n, uint32_t first, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (ag_has_edge(n, first + (uint32_t)i))
+            return true;
+    return false;
+}
+
 bool ag_any_needs_grad(const ag_node *n, uint32_t first, size_t count)
 {
     for (size_t i = 0; i < count; i++)

@@ -130,6 +130,12 @@ static inline bool ag_should_record_list(const pith_tensor *const *ts, size_t n,
     return ag_should_record(ts, n) ||
            (!grad_mode_tls.grad_disabled && ag_list_requires_grad(list));
 }
+/* Whether next edge i leads somewhere: its input takes gradients in this graph. */
+static inline bool ag_has_edge(const ag_node *n, uint32_t i)
+{
+    return n->next[i].node != NULL;
+}
+bool ag_any_edge(const ag_node *n, uint32_t first, size_t count);
 /* Whether any of next edges [first, first + count) needs a gradient. */
 bool ag_any_needs_grad(const ag_node *n, uint32_t first, size_t count);
 /* Next edges [first, first + list.n) from a Tensor[] input. */

@@ -8,9 +8,11 @@ struct named as PyTorch names the class, MulBackward0, with its apply, release_s
 vtable) and the autograd kernel <id>_autograd of the overload and of its in-place form;
 an out= form gets a kernel that refuses to record. Standard library only.
 
+    python3 scripts/gen_autograd.py                 # what gets a node, a kernel, a record
     python3 scripts/gen_autograd.py --torch-names   # compares every node name with the
                                                     # grad_fn name torch gives the overload
-                                                    # on the formula test's samples
+                                                    # on the formula test's samples (needs
+                                                    # torch)
 """
 import collections
 import os
@@ -18,7 +20,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_derivatives import Helper, outputs_of, parse_formula, token_kind  # noqa: E402
+from gen_derivatives import Helper, outputs_of, parse_formula, reads, token_kind  # noqa: E402
 
 # A generated file is split when it passes this many lines (one op's code stays together).
 FILE_BUDGET = 2500
@@ -38,6 +40,12 @@ def node_name(d):
     """PyTorch's class name of the node of a formula entry: `node` of the entry, else
     CamelCase(base) + "Backward0"."""
     return d.node or camel(d.row.schema.base) + "Backward0"
+
+
+def kernel_node_name(row, d):
+    """The name of the node that the kernel of `row` records with d's formulas: a derived
+    in-place form's may be its own (inplace_node: EluBackward1 of elu_)."""
+    return d.inplace_node if row.form == "inplace" and d.inplace_node else node_name(d)
 
 
 def is_inplace(row):
@@ -74,8 +82,8 @@ class Plan:
             else:
                 self.skipped.append((row, target.reason))
         names = {}
-        for d in self.nodes:
-            name = node_name(d)
+        for name, d in [(node_name(d), d) for d in self.nodes] + \
+                [(d.inplace_node, d) for d in self.nodes if d.inplace_node]:
             if name in names:
                 fail(f"[derivatives.{d.overload!r}]: its node is {name}, as {names[name]}'s is; "
                      f"give one of them node = \"<PyTorch's class name>\"")
@@ -560,6 +568,12 @@ class NodeGen:
             else:
                 raise GenError(f"{d.overload}: cannot save {name} ({token})")
         self.saved_metadata = {n: self.types[n] for n in d.saves_metadata}
+        # Which inputs' formulas read each forward name: a value is saved only when one of
+        # them takes a gradient, as PyTorch's should_compute_output guards its saves.
+        self.readers = {}
+        for name, formula in d.formulas.items():
+            for read in (reads(formula, dict(d.lets), d.calls) if formula is not False else {}):
+                self.readers.setdefault(read, set()).add(name)
         self.let_kinds = {}
         self.let_nodes = dict(d.lets)
         self.use_values = bool(d.lets)
@@ -790,8 +804,9 @@ class NodeGen:
         out += self.apply()
         release, release_name = self.release_saved()
         out += release
-        out += [f"static const ag_node_vtable {self.name}_vtable = {{",
-                f'    "{self.name}", {self.name}_apply, {release_name}, sizeof({self.name})}};', ""]
+        for name in [self.name] + ([self.d.inplace_node] if self.d.inplace_node else []):
+            out += [f"static const ag_node_vtable {name}_vtable = {{",
+                    f'    "{name}", {self.name}_apply, {release_name}, sizeof({self.name})}};', ""]
         return out
 
 
@@ -825,6 +840,37 @@ def chain(steps, indent="    "):
         tail = " ||" if i + 1 < len(steps) else ")"
         out.append(f"{head}(status_ = {step}) != PITH_OK{tail}")
     out.append(f"{indent}    goto fail;")
+    return out
+
+
+def emit_steps(steps, indent="    ", failure=("goto fail;",)):
+    """The C of (condition or None, [status calls]) steps: unconditional calls chained, a
+    conditional one in an if of its own; the first failure runs the `failure` lines."""
+    out, run = [], []
+
+    def on_failure(lines):
+        if len(failure) == 1:
+            return lines + [f"{indent}    {failure[0]}"]
+        lines[-1] += " {"
+        return lines + [f"{indent}    {line}" for line in failure] + [f"{indent}}}"]
+
+    def flush():
+        if run:
+            out.extend(on_failure(chain(run, indent)[:-1]))
+            run.clear()
+    for condition, calls in steps:
+        if condition is None:
+            run.extend(calls)
+            continue
+        flush()
+        if len(calls) == 1:
+            test = f"({condition})" if "||" in condition else condition
+            out.extend(on_failure([f"{indent}if ({test} &&",
+                                   f"{indent}    (status_ = {calls[0]}) != PITH_OK)"]))
+        else:
+            out += [f"{indent}if ({condition}) {{"] + emit_steps(
+                [(None, calls)], indent + "    ", failure) + [f"{indent}}}"]
+    flush()
     return out
 
 
@@ -862,33 +908,56 @@ class KernelGen:
         return str(singles)
 
     def node_new(self, num_outputs):
-        name = self.ng.name
-        return [f"    {name} *n_ = ({name} *)ag_node_new(&{name}_vtable, {self.num_next()}, "
+        name, vtable = self.ng.name, kernel_node_name(self.row, self.ng.d)
+        return [f"    {name} *n_ = ({name} *)ag_node_new(&{vtable}_vtable, {self.num_next()}, "
                 f"{num_outputs});",
                 "    if (!n_) {", "        status_ = pith_last_status();", "        goto fail;",
                 "    }"]
 
-    def save_inputs(self, self_value="self"):
-        """(statements, status steps) that give the node its edges and saved inputs."""
+    def needed(self, name):
+        """The C condition under which the node needs the forward value `name`: one of the
+        inputs whose formulas read it has an edge. None: always (every input's formula
+        reads it, and a node has an edge to at least one)."""
+        readers = self.ng.readers.get(name, set())
+        if readers >= {n for n, _ in self.ng.inputs}:
+            return None
+        conditions = [f"ag_any_edge(&n_->node, {first}, {count})" if count else
+                      f"ag_has_edge(&n_->node, {first})"
+                      for n, _, first, count in self.edges if n in readers]
+        return " || ".join(conditions) or "false"
+
+    def save_inputs(self, clone=False):
+        """(statements, steps) that give the node its edges and saved inputs; a step is
+        (condition or None, [calls]). clone: an in-place form saves a copy of self."""
         ng, statements, steps = self.ng, [], []
-        for name, token, first, count in ng.edge_bases(lambda n: f"(uint32_t){n}.n"):
-            steps.append(f"ag_set_next_edges(&n_->node, {first}, {name})" if count else
-                         f"ag_set_next_edge(&n_->node, {first}, {name})")
+        self.edges = ng.edge_bases(lambda n: f"(uint32_t){n}.n")
+        steps.append((None, [f"ag_set_next_edges(&n_->node, {first}, {name})" if count else
+                             f"ag_set_next_edge(&n_->node, {first}, {name})"
+                             for name, _, first, count in self.edges]))
         for name in ng.saved_tensors:
-            if name not in ng.results:
-                value = self_value if name == "self" else name
-                steps.append(f"ag_save(&n_->{name}_, {value}, false)")
+            if name in ng.results:
+                continue
+            if clone and name == "self":
+                steps.append((self.needed(name), ["ag_clone(&original_, self)",
+                                                  "ag_save(&n_->self_, original_, false)"]))
+            else:
+                steps.append((self.needed(name), [f"ag_save(&n_->{name}_, {name}, false)"]))
         for name in ng.saved_lists:
-            steps.append(f"ag_save_list(&n_->{name}_, {name})")
+            steps.append((self.needed(name), [f"ag_save_list(&n_->{name}_, {name})"]))
         for name, token in ng.saved_metadata.items():
             save = "ag_save_metadata" if token == "TENSOR" else "ag_save_metadata_list"
-            steps.append(f"{save}(&n_->{name}_, {name})")
+            steps.append((self.needed(name), [f"{save}(&n_->{name}_, {name})"]))
         for name, token in ng.by_value.items():
             if token in SAVE_BY_VALUE:
-                steps.append(f"{SAVE_BY_VALUE[token]}(&n_->{name}_, {name})")
+                steps.append((None, [f"{SAVE_BY_VALUE[token]}(&n_->{name}_, {name})"]))
             else:
                 statements.append(f"    n_->{name}_ = {name};")
         return statements, steps
+
+    def saved_outputs(self, outputs, differentiable):
+        return [(self.needed(name), [f"ag_save(&n_->{name}_, {outputs[name]}, "
+                                     f"{'true' if name in differentiable else 'false'})"])
+                for name in self.ng.saved_tensors if name in self.ng.results]
 
     def functional(self):
         ng, row = self.ng, self.row
@@ -919,12 +988,8 @@ class KernelGen:
         out += self.node_new(num_outputs)
         statements, steps = self.save_inputs()
         out += statements
-        steps += history
-        for name in ng.saved_tensors:
-            if name in ng.results:
-                steps.append(f"ag_save(&n_->{name}_, {outputs[name]}, "
-                             f"{'true' if name in differentiable else 'false'})")
-        out += chain(steps)
+        steps.append((None, history))
+        out += emit_steps(steps + self.saved_outputs(outputs, differentiable))
         out += ["    ag_node_release(&n_->node);", "    return PITH_OK;", "fail:", "    if (n_)",
                 "        ag_node_release(&n_->node);"] + clears + ["    return status_;", "}", ""]
         return out
@@ -938,22 +1003,18 @@ class KernelGen:
                 f"    pith_status status_ = ag_check_inplace(self, \"{row.schema.base}\");",
                 "    if (status_ != PITH_OK)", "        return status_;"]
         if clone:
-            out += ["    /* The formulas read self's values from before the write. */",
-                    "    pith_tensor *original_ = NULL;",
-                    "    if ((status_ = ag_clone(&original_, self)) != PITH_OK)",
-                    "        return status_;"]
+            out += ["    /* What the formulas read of self: its values from before the write. */",
+                    "    pith_tensor *original_ = NULL;"]
         out += self.node_new("1")
-        statements, steps = self.save_inputs("original_")
-        out += statements + chain(steps)
+        statements, steps = self.save_inputs(clone)
+        out += statements + emit_steps(steps)
         out += ["    ag_below_guard below_;",
                 f"    status_ = pith_redispatch_{row.id}(ag_below_enter(ks, &below_), ret{self.args});",
                 "    ag_below_exit(&below_);", "    if (status_ != PITH_OK)", "        goto fail;"]
-        after = ["ag_rebase_history(&n_->node, (pith_tensor *)self)"]
-        if "result" in ng.saved_tensors:
-            after.append("ag_save(&n_->result_, self, true)")
-        rebase = chain(after)[:-1]  # its failure also drops the returned self
-        rebase[-1] += " {"
-        out += rebase + ["        value_clear(&ret[0]);", "        goto fail;", "    }"]
+        after = emit_steps([(None, ["ag_rebase_history(&n_->node, (pith_tensor *)self)"])] +
+                           self.saved_outputs({"result": "self"}, ["result"]), "    ",
+                           ("value_clear(&ret[0]);", "goto fail;"))
+        out += after
         out += ["    ag_node_release(&n_->node);"]
         if clone:
             out.append("    pith_release(original_);")
@@ -1047,7 +1108,7 @@ def gen_node_names(plan, g):
            "/* _(overload, node name): the grad_fn of an output of each overload that records (an",
            " * in-place form's is its functional overload's node), as PyTorch names the class. */",
            "#define AG_FORALL_NODE_NAMES(_) \\"]
-    out += [f'    _("{row.schema.full_name}", "{node_name(d)}") \\'
+    out += [f'    _("{row.schema.full_name}", "{kernel_node_name(row, d)}") \\'
             for row, form, d in plan.kernels if form != "out"]
     out += ["", "#endif", ""]
     return g.c_file("node_names.h — the node name of every overload that records, for tests "
@@ -1117,28 +1178,33 @@ def torch_names():
                 return item.grad_fn.name().rpartition("::")[2]
         return None  # the op returned its input (to a dtype it has)
 
+    plan = Plan(table.ROWS, table.GEN.fail)
     differ = 0
-    for name, row in table.BY_NAME.items():
-        d = row.derivative
-        if d.kind != "formula":
+    for row, form, d in plan.kernels:
+        if form == "out":
             continue
         seen = set()
-        for args in table.SAMPLES.get(name, []):
+        for args in table.SAMPLES.get(d.overload, []):
             values = {k: leafy(v, row.schema.mutates and k == "self") for k, v in args.items()}
             try:
                 seen.add(first_grad_fn(table.torch_call(row, values)))
             except Exception as e:  # noqa: BLE001 (a sample torch refuses: say so)
                 seen.add(f"<{type(e).__name__}>")
-        ours, seen = node_name(d), seen - {None}
-        mark = "  " if ours in seen else "!="
-        differ += ours not in seen
-        print(f"{mark} {name:32} {ours:28} torch: {', '.join(sorted(map(str, seen)))}")
+        ours = kernel_node_name(row, d)
+        named = {n for n in seen - {None} if not n.startswith("<")}
+        mark = "  " if ours in named else "??" if not named else "!="
+        differ += mark == "!="
+        print(f"{mark} {row.schema.full_name:32} {ours:28} torch: "
+              f"{', '.join(sorted(map(str, seen - {None})))}")
     print(f"{differ} overloads whose node name torch never gives (ops that torch decomposes "
-          f"into others keep ours)")
+          f"into others keep ours; ?? marks an overload that torch lacks or refuses here)")
     return 0
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--torch-names"]:
         sys.exit(torch_names())
-    sys.exit(__doc__)
+    if sys.argv[1:]:
+        sys.exit(__doc__)
+    import gen_ops
+    print(summary(Plan(gen_ops.load()[1], gen_ops.fail)))

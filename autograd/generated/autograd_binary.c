@@ -307,10 +307,15 @@ pith_status mul_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *sel
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->other_, other, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -339,18 +344,22 @@ pith_status mul__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "mul_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     MulBackward0 *n_ = (MulBackward0 *)ag_node_new(&MulBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1)) {
+        if ((status_ = ag_clone(&original_, self)) != PITH_OK ||
+            (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
+            goto fail;
+    }
+    if (ag_has_edge(&n_->node, 0) &&
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -457,7 +466,9 @@ pith_status div_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *sel
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
         (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
@@ -501,7 +512,11 @@ pith_status div__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     ag_below_exit(&below_);
     if (status_ != PITH_OK)
         goto fail;
-    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK ||
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    if (ag_has_edge(&n_->node, 1) &&
         (status_ = ag_save(&n_->result_, self, true)) != PITH_OK) {
         value_clear(&ret[0]);
         goto fail;
@@ -593,10 +608,15 @@ pith_status remainder_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->other_, other, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -625,18 +645,22 @@ pith_status remainder__autograd(pith_keyset ks, pith_value *ret, const pith_tens
     pith_status status_ = ag_check_inplace(self, "remainder_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     RemainderBackward1 *n_ = (RemainderBackward1 *)ag_node_new(&RemainderBackward1_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1)) {
+        if ((status_ = ag_clone(&original_, self)) != PITH_OK ||
+            (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
+            goto fail;
+    }
+    if (ag_has_edge(&n_->node, 1) &&
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -826,7 +850,9 @@ pith_status pow_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *sel
         (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
         (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
@@ -856,10 +882,8 @@ pith_status pow__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "pow_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     PowBackward1 *n_ = (PowBackward1 *)ag_node_new(&PowBackward1_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -867,6 +891,7 @@ pith_status pow__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
         goto fail;
@@ -875,7 +900,11 @@ pith_status pow__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     ag_below_exit(&below_);
     if (status_ != PITH_OK)
         goto fail;
-    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK ||
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    if (ag_has_edge(&n_->node, 1) &&
         (status_ = ag_save(&n_->result_, self, true)) != PITH_OK) {
         value_clear(&ret[0]);
         goto fail;
@@ -1060,10 +1089,8 @@ pith_status maximum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     pith_status status_ = ag_check_inplace(self, "maximum_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     MaximumBackward0 *n_ = (MaximumBackward0 *)ag_node_new(&MaximumBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1071,6 +1098,7 @@ pith_status maximum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
         goto fail;
@@ -1263,10 +1291,8 @@ pith_status minimum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     pith_status status_ = ag_check_inplace(self, "minimum_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     MinimumBackward0 *n_ = (MinimumBackward0 *)ag_node_new(&MinimumBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1274,6 +1300,7 @@ pith_status minimum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
         (status_ = ag_save(&n_->other_, other, false)) != PITH_OK)
         goto fail;

@@ -69,6 +69,9 @@ static void LeakyReluBackward0_release_saved(ag_node *node)
 static const ag_node_vtable LeakyReluBackward0_vtable = {
     "LeakyReluBackward0", LeakyReluBackward0_apply, LeakyReluBackward0_release_saved, sizeof(LeakyReluBackward0)};
 
+static const ag_node_vtable LeakyReluBackward1_vtable = {
+    "LeakyReluBackward1", LeakyReluBackward0_apply, LeakyReluBackward0_release_saved, sizeof(LeakyReluBackward0)};
+
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
 pith_status leaky_relu_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
 {
@@ -117,17 +120,16 @@ pith_status leaky_relu__autograd(pith_keyset ks, pith_value *ret, const pith_ten
     pith_status status_ = ag_check_inplace(self, "leaky_relu_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
-    LeakyReluBackward0 *n_ = (LeakyReluBackward0 *)ag_node_new(&LeakyReluBackward0_vtable, 1, 1);
+    LeakyReluBackward0 *n_ = (LeakyReluBackward0 *)ag_node_new(&LeakyReluBackward1_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     n_->negative_slope_ = negative_slope;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -270,6 +272,9 @@ static void EluBackward0_release_saved(ag_node *node)
 static const ag_node_vtable EluBackward0_vtable = {
     "EluBackward0", EluBackward0_apply, EluBackward0_release_saved, sizeof(EluBackward0)};
 
+static const ag_node_vtable EluBackward1_vtable = {
+    "EluBackward1", EluBackward0_apply, EluBackward0_release_saved, sizeof(EluBackward0)};
+
 /* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
 pith_status elu_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
 {
@@ -320,11 +325,9 @@ pith_status elu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "elu_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
-    EluBackward0 *n_ = (EluBackward0 *)ag_node_new(&EluBackward0_vtable, 1, 1);
+    EluBackward0 *n_ = (EluBackward0 *)ag_node_new(&EluBackward1_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
@@ -333,6 +336,7 @@ pith_status elu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     n_->scale_ = scale;
     n_->input_scale_ = input_scale;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -973,16 +977,15 @@ pith_status gelu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *s
     pith_status status_ = ag_check_inplace(self, "gelu_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     GeluBackward0 *n_ = (GeluBackward0 *)ag_node_new(&GeluBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK ||
         (status_ = ag_str_copy(&n_->approximate_, approximate)) != PITH_OK)
         goto fail;
@@ -1143,10 +1146,8 @@ pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     pith_status status_ = ag_check_inplace(self, "clamp_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     ClampBackward1 *n_ = (ClampBackward1 *)ag_node_new(&ClampBackward1_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1155,6 +1156,7 @@ pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     n_->min_ = min;
     n_->max_ = max;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -1295,10 +1297,8 @@ pith_status hardtanh__autograd(pith_keyset ks, pith_value *ret, const pith_tenso
     pith_status status_ = ag_check_inplace(self, "hardtanh_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     HardtanhBackward0 *n_ = (HardtanhBackward0 *)ag_node_new(&HardtanhBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1307,6 +1307,7 @@ pith_status hardtanh__autograd(pith_keyset ks, pith_value *ret, const pith_tenso
     n_->min_val_ = min_val;
     n_->max_val_ = max_val;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;

@@ -1212,10 +1212,15 @@ pith_status mm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, mat2)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 1, mat2)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1316,10 +1321,15 @@ pith_status bmm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *sel
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, mat2)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 1, mat2)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1458,10 +1468,15 @@ pith_status addmm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *s
     n_->alpha_ = alpha;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, mat1)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 2, mat2)) != PITH_OK ||
-        (status_ = ag_save(&n_->mat1_, mat1, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 2, mat2)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 2) &&
+        (status_ = ag_save(&n_->mat1_, mat1, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->mat2_, mat2, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1645,10 +1660,15 @@ pith_status linear_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, input)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, weight)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK ||
-        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1)) &&
+        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;

@@ -1846,10 +1846,15 @@ pith_status layer_norm_autograd(pith_keyset ks, pith_value *ret, const pith_tens
     n_->eps_ = eps;
     if ((status_ = ag_set_next_edge(&n_->node, 0, input)) != PITH_OK ||
         (status_ = ag_set_next_edge(&n_->node, 1, weight)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK ||
-        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->normalized_shape_, normalized_shape)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1)) &&
+        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_ints_copy(&n_->normalized_shape_, normalized_shape)) != PITH_OK ||
         (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);

@@ -340,10 +340,8 @@ pith_status cumprod__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     pith_status status_ = ag_check_inplace(self, "cumprod_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     CumprodBackward0 *n_ = (CumprodBackward0 *)ag_node_new(&CumprodBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -351,6 +349,7 @@ pith_status cumprod__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     }
     n_->dim_ = dim;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;

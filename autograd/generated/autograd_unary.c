@@ -197,16 +197,15 @@ pith_status abs__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "abs_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     AbsBackward0 *n_ = (AbsBackward0 *)ag_node_new(&AbsBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -523,16 +522,15 @@ pith_status log__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "log_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     LogBackward0 *n_ = (LogBackward0 *)ag_node_new(&LogBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -652,16 +650,15 @@ pith_status log1p__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     pith_status status_ = ag_check_inplace(self, "log1p_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     Log1PBackward0 *n_ = (Log1PBackward0 *)ag_node_new(&Log1PBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -1156,16 +1153,15 @@ pith_status sin__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "sin_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     SinBackward0 *n_ = (SinBackward0 *)ag_node_new(&SinBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -1286,16 +1282,15 @@ pith_status cos__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "cos_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     CosBackward0 *n_ = (CosBackward0 *)ag_node_new(&CosBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -1845,16 +1840,15 @@ pith_status silu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *s
     pith_status status_ = ag_check_inplace(self, "silu_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     SiluBackward0 *n_ = (SiluBackward0 *)ag_node_new(&SiluBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;
@@ -1992,16 +1986,15 @@ pith_status erf__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     pith_status status_ = ag_check_inplace(self, "erf_");
     if (status_ != PITH_OK)
         return status_;
-    /* The formulas read self's values from before the write. */
+    /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
-    if ((status_ = ag_clone(&original_, self)) != PITH_OK)
-        return status_;
     ErfBackward0 *n_ = (ErfBackward0 *)ag_node_new(&ErfBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_clone(&original_, self)) != PITH_OK ||
         (status_ = ag_save(&n_->self_, original_, false)) != PITH_OK)
         goto fail;
     ag_below_guard below_;

@@ -55,9 +55,9 @@
     _("minimum", "MinimumBackward0") \
     _("minimum_", "MinimumBackward0") \
     _("leaky_relu", "LeakyReluBackward0") \
-    _("leaky_relu_", "LeakyReluBackward0") \
+    _("leaky_relu_", "LeakyReluBackward1") \
     _("elu", "EluBackward0") \
-    _("elu_", "EluBackward0") \
+    _("elu_", "EluBackward1") \
     _("softplus", "SoftplusBackward0") \
     _("log_sigmoid", "LogSigmoidBackward0") \
     _("gelu", "GeluBackward0") \
