@@ -539,8 +539,8 @@ class Function:
 class NodeGen:
     """The C of one formula entry's node: its struct, lets, apply, release_saved, vtable."""
 
-    def __init__(self, d, g):
-        self.d, self.g, self.row = d, g, d.row
+    def __init__(self, d):
+        self.d, self.row = d, d.row
         self.name = node_name(d)
         self.calls = d.calls
         schema = self.row.schema
@@ -1047,7 +1047,7 @@ def op_texts(plan, g):
     """[(op, lines)] in the op file's order: each op's nodes, then the kernels and records of
     the overloads that use them (an in-place overload of its own, as gelu_, goes with the
     node of its functional overload, whose vtable is static)."""
-    nodes = {d.overload: NodeGen(d, g) for d in plan.nodes}
+    nodes = {d.overload: NodeGen(d) for d in plan.nodes}
     by_op = {}
     for d in plan.nodes:
         by_op.setdefault(d.row.op.name, ([], []))[0].append(nodes[d.overload])

@@ -291,6 +291,67 @@ TEST_F(Formulas, TransposeSwapsTheGradientBack)
                     "transpose.int");
 }
 
+TEST_F(Formulas, SplitTakesAGradientPerPieceAndZerosForAPieceThatGotNone)
+{
+    Tensor a = Sample({5, 3});
+    ExpectGradients(
+        [](auto &x) {
+            size_t n = 0;
+            pith_tensor **pieces = pith_split(x[0], 2, 0, &n);
+            if (!pieces)
+                return (pith_tensor *)nullptr;
+            pith_tensor *first = pieces[0], *last = pieces[n - 1];
+            pith_tensor *y = pith_mul(first, first);  // the middle piece takes no part
+            pith_tensor *z = pith_sum(last, 0, nullptr, false);
+            pith_tensor *out = pith_add(y, z);
+            pith_release(y);
+            pith_release(z);
+            pith_tensor_list_free(pieces, n);
+            return out;
+        },
+        Raw({&a}), "add.Tensor");
+}
+
+TEST_F(Formulas, MaxAlongADimSendsTheGradientToTheIndexedPositions)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradients(
+        [](auto &x) {
+            pith_tensor *values = nullptr, *indices = nullptr;
+            if (pith_max_dim(x[0], 1, true, &values, &indices) != PITH_OK)
+                return (pith_tensor *)nullptr;
+            pith_release(indices);
+            return values;
+        },
+        Raw({&a}), "max.dim");
+}
+
+TEST_F(Formulas, ACompositeImplicitOpRecordsItsParts)
+{
+    Tensor a = Sample({2, 3}), b = Sample({2, 3});
+    ExpectGradients(
+        [](auto &x) {
+            const pith_tensor *list[] = {x[0], x[1]};
+            return pith_stack_tensors(list, 2, 1);
+        },
+        Raw({&a, &b}), "cat");
+}
+
+TEST_F(Formulas, CopyIntoANonLeafGivesSrcTheGradientAndTheOldValuesNone)
+{
+    Tensor a = Sample({2, 3}), src = Sample({3});
+    ExpectGradients(
+        [](auto &x) {
+            pith_tensor *y = pith_mul(x[0], x[0]);
+            if (pith_copy_(y, x[1]) != PITH_OK) {
+                pith_release(y);
+                return (pith_tensor *)nullptr;
+            }
+            return y;
+        },
+        Raw({&a, &src}), "copy_");
+}
+
 TEST_F(Formulas, AChainOfOpsThroughLetsAndCases)
 {
     // layer_norm's formulas use lets and a case on its optional weight
