@@ -165,7 +165,8 @@ def bind(schema, args, kwargs, kinds):
 # ---- the checked section -----------------------------------------------------------------
 
 ENTRY_KINDS = ("formula", "not_differentiable", "composite_implicit", "form_of", "derived")
-META_KEYS = {"saves", "saves_metadata", "let", "differentiable_outputs", "hand_written"}
+META_KEYS = {"saves", "saves_metadata", "let", "differentiable_outputs", "hand_written", "node",
+             "inplace_node"}
 ALONE_KEYS = {"not_differentiable", "composite_implicit", "form_of"}
 HELPER_KEYS = {"signature", "metadata", "meaning"}
 
@@ -204,6 +205,8 @@ class Derivative:
         self.saves_metadata = fields.get("saves_metadata", [])
         self.differentiable_outputs = fields.get("differentiable_outputs")
         self.hand_written = fields.get("hand_written")
+        self.node = fields.get("node")              # PyTorch's node class name, if not the default
+        self.inplace_node = fields.get("inplace_node")  # that of the derived in-place form
         self.calls = fields.get("calls", {})        # id(call node) -> (Row or Helper, bound)
 
 
@@ -294,29 +297,34 @@ class Checker:
         branches = kinds[2::2] + ([kinds[-1]] if (len(args) - 1) % 2 else [])
         return branches[0]
 
-    def reads(self, node, lets, metadata=False):
-        """{forward name: 'value' or 'metadata'} that a node reads (a let reads what its
-        formula reads)."""
-        tag = node[0]
-        if tag == "name":
-            if node[1] in lets:
-                return self.reads(lets[node[1]], lets)
-            return {node[1]: "metadata" if metadata else "value"}
-        if tag == "list":
-            children = [(child, False) for child in node[1]]
-        elif tag == "call":
-            target, bound = self.calls.get(id(node), (None, {}))
-            meta = ({id(n) for p, n in bound.items() if p in target.metadata}
-                    if isinstance(target, Helper) else set())
-            children = [(child, id(child) in meta) for child in node[2] + [v for _, v in node[3]]]
-        else:
-            children = []
-        out = {}
-        for child, child_meta in children:
-            for name, how in self.reads(child, lets, child_meta and child[0] == "name").items():
-                if out.get(name) != "value":
-                    out[name] = how
-        return out
+    def reads(self, node, lets):
+        return reads(node, lets, self.calls)
+
+
+def reads(node, lets, calls, metadata=False):
+    """{forward name: 'value' or 'metadata'} that a node reads (a let reads what its formula
+    reads); calls is the Checker's resolution of each call. gen_autograd.py asks it which
+    formulas read a saved value."""
+    tag = node[0]
+    if tag == "name":
+        if node[1] in lets:
+            return reads(lets[node[1]], lets, calls)
+        return {node[1]: "metadata" if metadata else "value"}
+    if tag == "list":
+        children = [(child, False) for child in node[1]]
+    elif tag == "call":
+        target, bound = calls.get(id(node), (None, {}))
+        meta = ({id(n) for p, n in bound.items() if p in target.metadata}
+                if isinstance(target, Helper) else set())
+        children = [(child, id(child) in meta) for child in node[2] + [v for _, v in node[3]]]
+    else:
+        children = []
+    out = {}
+    for child, child_meta in children:
+        for name, how in reads(child, lets, calls, child_meta and child[0] == "name").items():
+            if out.get(name) != "value":
+                out[name] = how
+    return out
 
 
 def check(section, helper_tables, ops, rows, schema_class, fail, account=True):
@@ -457,9 +465,19 @@ def check_formulas(checker, row, entry, where, fail):
     if differentiable is not None and (len(outputs) < 2 or not set(differentiable) < set(outputs)):
         fail(f"{where}: differentiable_outputs is a proper subset of the named outputs "
              f"{outputs}")
+    for key in ("node", "inplace_node"):
+        name = entry.get(key)
+        if name is not None and not (isinstance(name, str) and re.fullmatch(r"[A-Z]\w*", name)):
+            fail(f"{where}: {key} is the class name of the node, as PyTorch spells it "
+                 f"(\"SumBackward1\")")
+    if "inplace_node" in entry and not any(r.form == "inplace" and r.functional is row
+                                           for r in checker.by_name.values()):
+        fail(f"{where}: inplace_node names the node of an in-place form, which "
+             f"{row.schema.full_name} does not derive")
     return Derivative(row, "formula", formulas=formulas, lets=lets, saves=saves,
                       saves_metadata=saves_metadata, differentiable_outputs=differentiable,
-                      hand_written=entry.get("hand_written"), calls=checker.calls)
+                      hand_written=entry.get("hand_written"), calls=checker.calls,
+                      node=entry.get("node"), inplace_node=entry.get("inplace_node"))
 
 
 def parse(text, where, fail):

@@ -25,6 +25,7 @@ import sys
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_autograd  # noqa: E402  (the autograd kernels and nodes, from the derivatives)
 import gen_derivatives  # noqa: E402  (the derivatives section and the backward helpers)
 import gen_ops_python  # noqa: E402  (docs/python.md's ops list and the stubs' op blocks)
 
@@ -987,6 +988,7 @@ def outputs(ops, rows):
         "tests/kernels/generated/elementwise_cases.inc": gen_test_cases(ops),
         "python_bindings/_C/generated/number_slots.inc": gen_number_slots(ops),
         **gen_ops_python.outputs(ops, read, split_top_level),
+        **gen_autograd.outputs(rows, gen_autograd.CWriting(fail, c_names, signature, c_file)),
     }
 
 

@@ -1,0 +1,483 @@
+// formulas_test.cc — the generated autograd kernels and nodes (autograd/generated/, written
+// by scripts/gen_autograd.py from the op file's derivatives section) through the public C
+// API: each op's gradient against central differences in float64, the node's name against
+// the generated table, double backward, in-place and out= forms, and a second backward.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/generated/node_names.h"
+#include "common/pith_test.h"
+#include "pith/autograd.h"
+#include "pith/grad_mode.h"
+#include "pith/pith.h"
+
+namespace {
+
+using pith_test::HasError;
+using pith_test::Shape;
+using pith_test::Tensor;
+using pith_test::Values;
+
+/* Every test ends with as many live tensors and nodes as it began with. */
+class Formulas : public pith_test::LiveTensorFixture {
+protected:
+    size_t nodes_before_ = 0;
+    void SetUp() override
+    {
+        LiveTensorFixture::SetUp();
+        nodes_before_ = pith_live_nodes();
+    }
+    void TearDown() override
+    {
+        EXPECT_EQ(pith_live_nodes(), nodes_before_);
+        LiveTensorFixture::TearDown();
+    }
+};
+
+/* The generated node name of an overload (AG_FORALL_NODE_NAMES), "" when it has none. */
+std::string NodeNameOf(const std::string &overload)
+{
+    struct Row {
+        const char *overload, *node;
+    };
+#define ROW_(o, n) {o, n},
+    static const Row rows[] = {AG_FORALL_NODE_NAMES(ROW_)};
+#undef ROW_
+    for (const Row &r : rows)
+        if (overload == r.overload)
+            return r.node;
+    return "";
+}
+
+/* A float64 tensor of `sizes` with distinct, deterministic values in about [lo, hi]. */
+Tensor Sample(Shape sizes, double lo = -1.5, double hi = 1.5, bool requires_grad = true)
+{
+    int64_t n = 1;
+    for (int64_t s : sizes)
+        n *= s;
+    std::vector<double> data((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        data[(size_t)i] = lo + (hi - lo) * (double)((i * 37 + 11) % 97) / 96.0;
+    Tensor t(pith_from_data(data.data(), (int)sizes.size(), sizes.data(), PITH_FLOAT64));
+    if (requires_grad) {
+        EXPECT_EQ(pith_set_requires_grad(t.get(), true), PITH_OK);
+    }
+    return t;
+}
+
+Tensor Ints(Shape sizes, std::vector<int64_t> values)
+{
+    return Tensor(pith_from_data(values.data(), (int)sizes.size(), sizes.data(), PITH_INT64));
+}
+
+using Op = std::function<pith_tensor *(const std::vector<pith_tensor *> &)>;
+
+/* sum(f(x) * w) for fixed weights w of f(x)'s shape: every output element counts. */
+Tensor Loss(const Op &f, const std::vector<pith_tensor *> &x)
+{
+    Tensor y(f(x));
+    if (!y)
+        return nullptr;
+    Shape sizes = pith_test::Sizes(y.get());
+    Tensor w = Sample(sizes, -1.0, 1.0, false);
+    Tensor yw(pith_mul(y.get(), w.get()));
+    return Tensor(pith_sum(yw.get(), 0, nullptr, false));
+}
+
+double LossValue(const Op &f, const std::vector<pith_tensor *> &x)
+{
+    bool was = pith_grad_enabled();
+    pith_set_grad_enabled(false);
+    Tensor loss = Loss(f, x);
+    pith_set_grad_enabled(was);
+    double v = NAN;
+    EXPECT_EQ(pith_item(loss.get(), &v), PITH_OK) << pith_last_error();
+    return v;
+}
+
+/* The gradient that backward accumulates into each input that requires grad matches
+ * central differences of the loss, element by element; f's output is made by `node`. */
+void ExpectGradients(const Op &f, const std::vector<pith_tensor *> &x, const char *overload)
+{
+    Tensor y(f(x));
+    ASSERT_TRUE(y) << pith_last_error();
+    const char *name = pith_grad_fn_name(y.get());
+    ASSERT_NE(name, nullptr) << overload << ": the output has no grad_fn";
+    EXPECT_EQ(std::string(name), NodeNameOf(overload));
+    y.reset();
+    Tensor loss = Loss(f, x);
+    ASSERT_TRUE(loss) << pith_last_error();
+    pith_tensor *root = loss.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    const double eps = 1e-6;
+    for (size_t k = 0; k < x.size(); k++) {
+        if (!pith_requires_grad(x[k]))
+            continue;
+        pith_tensor *g = nullptr;
+        ASSERT_EQ(pith_grad_get(x[k], &g), PITH_OK);
+        ASSERT_NE(g, nullptr) << overload << ": input " << k << " got no gradient";
+        Tensor grad(g);
+        ASSERT_EQ(pith_test::Sizes(grad.get()), pith_test::Sizes(x[k]));
+        std::vector<double> analytic = Values(grad.get());
+        double *data = (double *)pith_data_ptr(x[k]);
+        for (size_t j = 0; j < analytic.size(); j++) {
+            double keep = data[j];
+            data[j] = keep + eps;
+            double plus = LossValue(f, x);
+            data[j] = keep - eps;
+            double minus = LossValue(f, x);
+            data[j] = keep;
+            double numeric = (plus - minus) / (2 * eps);
+            EXPECT_NEAR(analytic[j], numeric, 1e-6 * std::max(1.0, std::fabs(numeric)))
+                << overload << ": input " << k << ", element " << j;
+        }
+        ASSERT_EQ(pith_grad_set(x[k], nullptr), PITH_OK);
+    }
+}
+
+std::vector<pith_tensor *> Raw(const std::vector<const Tensor *> &ts)
+{
+    std::vector<pith_tensor *> out;
+    for (const Tensor *t : ts)
+        out.push_back(t->get());
+    return out;
+}
+
+TEST_F(Formulas, AddGivesGradToBothAndSumsTheBroadcastOne)
+{
+    Tensor a = Sample({3, 4}), b = Sample({4});
+    ExpectGradients([](auto &x) { return pith_add(x[0], x[1]); }, Raw({&a, &b}), "add.Tensor");
+}
+
+TEST_F(Formulas, MulSavesBothInputs)
+{
+    Tensor a = Sample({3, 4}), b = Sample({3, 1}, 0.5, 2.0);
+    ExpectGradients([](auto &x) { return pith_mul(x[0], x[1]); }, Raw({&a, &b}), "mul.Tensor");
+}
+
+TEST_F(Formulas, DivSavesTheResult)
+{
+    Tensor a = Sample({2, 3}), b = Sample({2, 3}, 0.5, 2.0);
+    ExpectGradients([](auto &x) { return pith_div(x[0], x[1]); }, Raw({&a, &b}), "div.Tensor");
+}
+
+TEST_F(Formulas, ExpSavesTheResult)
+{
+    Tensor a = Sample({5});
+    ExpectGradients([](auto &x) { return pith_exp(x[0]); }, Raw({&a}), "exp");
+}
+
+TEST_F(Formulas, PowOfTwoTensors)
+{
+    Tensor a = Sample({2, 3}, 0.5, 2.0), b = Sample({3}, -1.0, 2.0);
+    ExpectGradients([](auto &x) { return pith_pow(x[0], x[1]); }, Raw({&a, &b}),
+                    "pow.Tensor_Tensor");
+}
+
+TEST_F(Formulas, ReluPassesTheGradientWherePositive)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradients([](auto &x) { return pith_relu(x[0]); }, Raw({&a}), "relu");
+}
+
+TEST_F(Formulas, SumOverDimsExpandsTheGradientBack)
+{
+    Tensor a = Sample({2, 3, 4});
+    int dims[] = {0, 2};
+    ExpectGradients([&](auto &x) { return pith_sum(x[0], 2, dims, false); }, Raw({&a}),
+                    "sum.dim_IntList");
+}
+
+TEST_F(Formulas, SumOfEverythingKeepingDims)
+{
+    Tensor a = Sample({3, 2});
+    ExpectGradients([](auto &x) { return pith_sum(x[0], 0, nullptr, true); }, Raw({&a}),
+                    "sum.dim_IntList");
+}
+
+TEST_F(Formulas, MeanDividesByTheCount)
+{
+    Tensor a = Sample({3, 4});
+    int dims[] = {-1};
+    ExpectGradients([&](auto &x) { return pith_mean(x[0], 1, dims, true); }, Raw({&a}),
+                    "mean.dim");
+}
+
+TEST_F(Formulas, MmOfTwoMatrices)
+{
+    Tensor a = Sample({3, 4}), b = Sample({4, 2});
+    ExpectGradients([](auto &x) { return pith_mm(x[0], x[1]); }, Raw({&a, &b}), "mm");
+}
+
+TEST_F(Formulas, MatmulOfAVectorAndABatch)
+{
+    Tensor a = Sample({4}), b = Sample({2, 4, 3});
+    ExpectGradients([](auto &x) { return pith_matmul(x[0], x[1]); }, Raw({&a, &b}), "matmul");
+}
+
+TEST_F(Formulas, MatmulBroadcastsBatchDimensions)
+{
+    Tensor a = Sample({2, 1, 3, 4}), b = Sample({5, 4, 2});
+    ExpectGradients([](auto &x) { return pith_matmul(x[0], x[1]); }, Raw({&a, &b}), "matmul");
+}
+
+TEST_F(Formulas, SoftmaxAlongADim)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradients([](auto &x) { return pith_softmax(x[0], 1); }, Raw({&a}), "softmax.int");
+}
+
+TEST_F(Formulas, LogSoftmaxAlongTheFirstDim)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradients([](auto &x) { return pith_log_softmax(x[0], 0); }, Raw({&a}),
+                    "log_softmax.int");
+}
+
+TEST_F(Formulas, CatGivesEachInputItsSlice)
+{
+    Tensor a = Sample({2, 3}), b = Sample({2, 1}), c = Sample({2, 2});
+    ExpectGradients(
+        [](auto &x) {
+            const pith_tensor *list[] = {x[0], x[1], x[2]};
+            return pith_cat(list, 3, -1);
+        },
+        Raw({&a, &b, &c}), "cat");
+}
+
+TEST_F(Formulas, IndexWithRepeatedPositionsAccumulates)
+{
+    Tensor a = Sample({4, 3});
+    Tensor index = Ints({4}, {0, 2, 2, 3});
+    ExpectGradients(
+        [&](auto &x) {
+            const pith_tensor *indices[] = {index.get()};
+            return pith_index(x[0], indices, 1);
+        },
+        Raw({&a}), "index.Tensor");
+}
+
+TEST_F(Formulas, GatherAlongTheLastDim)
+{
+    Tensor a = Sample({3, 4});
+    Tensor index = Ints({3, 2}, {0, 3, 1, 1, 2, 0});
+    ExpectGradients([&](auto &x) { return pith_gather(x[0], 1, index.get()); }, Raw({&a}),
+                    "gather");
+}
+
+TEST_F(Formulas, ExpandSumsTheGradientBack)
+{
+    Tensor a = Sample({3, 1});
+    int64_t sizes[] = {2, 3, 4};
+    ExpectGradients([&](auto &x) { return pith_expand(x[0], 3, sizes); }, Raw({&a}), "expand");
+}
+
+TEST_F(Formulas, ViewReshapesTheGradient)
+{
+    Tensor a = Sample({3, 4});
+    int64_t sizes[] = {2, 6};
+    ExpectGradients([&](auto &x) { return pith_view(x[0], 2, sizes); }, Raw({&a}), "view");
+}
+
+TEST_F(Formulas, TransposeSwapsTheGradientBack)
+{
+    Tensor a = Sample({2, 3, 4});
+    ExpectGradients([](auto &x) { return pith_transpose(x[0], 0, -1); }, Raw({&a}),
+                    "transpose.int");
+}
+
+TEST_F(Formulas, SplitTakesAGradientPerPieceAndZerosForAPieceThatGotNone)
+{
+    Tensor a = Sample({5, 3});
+    ExpectGradients(
+        [](auto &x) {
+            size_t n = 0;
+            pith_tensor **pieces = pith_split(x[0], 2, 0, &n);
+            if (!pieces)
+                return (pith_tensor *)nullptr;
+            pith_tensor *first = pieces[0], *last = pieces[n - 1];
+            pith_tensor *y = pith_mul(first, first);  // the middle piece takes no part
+            pith_tensor *z = pith_sum(last, 0, nullptr, false);
+            pith_tensor *out = pith_add(y, z);
+            pith_release(y);
+            pith_release(z);
+            pith_tensor_list_free(pieces, n);
+            return out;
+        },
+        Raw({&a}), "add.Tensor");
+}
+
+TEST_F(Formulas, MaxAlongADimSendsTheGradientToTheIndexedPositions)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradients(
+        [](auto &x) {
+            pith_tensor *values = nullptr, *indices = nullptr;
+            if (pith_max_dim(x[0], 1, true, &values, &indices) != PITH_OK)
+                return (pith_tensor *)nullptr;
+            pith_release(indices);
+            return values;
+        },
+        Raw({&a}), "max.dim");
+}
+
+TEST_F(Formulas, ACompositeImplicitOpRecordsItsParts)
+{
+    Tensor a = Sample({2, 3}), b = Sample({2, 3});
+    ExpectGradients(
+        [](auto &x) {
+            const pith_tensor *list[] = {x[0], x[1]};
+            return pith_stack_tensors(list, 2, 1);
+        },
+        Raw({&a, &b}), "cat");
+}
+
+TEST_F(Formulas, CopyIntoANonLeafGivesSrcTheGradientAndTheOldValuesNone)
+{
+    Tensor a = Sample({2, 3}), src = Sample({3});
+    ExpectGradients(
+        [](auto &x) {
+            pith_tensor *y = pith_mul(x[0], x[0]);
+            if (pith_copy_(y, x[1]) != PITH_OK) {
+                pith_release(y);
+                return (pith_tensor *)nullptr;
+            }
+            return y;
+        },
+        Raw({&a, &src}), "copy_");
+}
+
+TEST_F(Formulas, AChainOfOpsThroughLetsAndCases)
+{
+    // layer_norm's formulas use lets and a case on its optional weight
+    Tensor a = Sample({2, 3, 4}), w = Sample({4}), b = Sample({4});
+    int64_t shape[] = {4};
+    ExpectGradients(
+        [&](auto &x) { return pith_layer_norm(x[0], 1, shape, x[1], x[2], 1e-5); },
+        Raw({&a, &w, &b}), "layer_norm");
+    ExpectGradients([&](auto &x) { return pith_layer_norm(x[0], 1, shape, NULL, NULL, 1e-5); },
+                    Raw({&a}), "layer_norm");
+}
+
+TEST_F(Formulas, DoubleBackwardRecordsTheBackward)
+{
+    // d/dx sum(d/dx sum(x * x * x)) = d/dx sum(3 x^2) = 6 x
+    Tensor x = Sample({4});
+    Tensor xx(pith_mul(x.get(), x.get()));
+    Tensor y(pith_mul(xx.get(), x.get()));
+    Tensor s(pith_sum(y.get(), 0, nullptr, false));
+    pith_tensor *root = s.get(), *input = x.get(), *g = nullptr;
+    ASSERT_EQ(pith_autograd_grad(&root, nullptr, 1, &input, 1, &g, PITH_CREATE_GRAPH), PITH_OK)
+        << pith_last_error();
+    Tensor dx(g);
+    ASSERT_TRUE(pith_requires_grad(dx.get()));
+    Tensor ds(pith_sum(dx.get(), 0, nullptr, false));
+    root = ds.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    pith_tensor *gg = nullptr;
+    ASSERT_EQ(pith_grad_get(x.get(), &gg), PITH_OK);
+    Tensor second(gg);
+    std::vector<double> got = Values(second.get()), at = Values(x.get());
+    for (size_t i = 0; i < got.size(); i++)
+        EXPECT_NEAR(got[i], 6 * at[i], 1e-12);
+}
+
+TEST_F(Formulas, InPlaceMulRebasesHistoryAndReadsTheOldValues)
+{
+    // y = x + x saves nothing that the write could spoil
+    Tensor x = Sample({3}), w = Sample({3}, 0.5, 2.0);
+    Tensor y(pith_add(x.get(), x.get()));
+    ASSERT_EQ(pith_mul_(y.get(), w.get()), PITH_OK) << pith_last_error();
+    EXPECT_STREQ(pith_grad_fn_name(y.get()), NodeNameOf("mul_.Tensor").c_str());
+    Tensor s(pith_sum(y.get(), 0, nullptr, false));
+    pith_tensor *root = s.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    pith_tensor *gx = nullptr, *gw = nullptr;
+    ASSERT_EQ(pith_grad_get(x.get(), &gx), PITH_OK);
+    ASSERT_EQ(pith_grad_get(w.get(), &gw), PITH_OK);
+    Tensor grad_x(gx), grad_w(gw);
+    std::vector<double> vx = Values(x.get()), vw = Values(w.get());
+    std::vector<double> dx = Values(grad_x.get()), dw = Values(grad_w.get());
+    for (size_t i = 0; i < vx.size(); i++) {
+        EXPECT_NEAR(dx[i], 2 * vw[i], 1e-12);
+        EXPECT_NEAR(dw[i], 2 * vx[i], 1e-12);  // self before the write
+    }
+}
+
+TEST_F(Formulas, InPlaceOnAnOutputThatANodeSavedRaisesAtBackward)
+{
+    // exp saves its result, which mul_ then overwrites: PyTorch's error at backward
+    Tensor x = Sample({3}), w = Sample({3});
+    Tensor y(pith_exp(x.get()));
+    ASSERT_EQ(pith_mul_(y.get(), w.get()), PITH_OK) << pith_last_error();
+    Tensor s(pith_sum(y.get(), 0, nullptr, false));
+    pith_tensor *root = s.get();
+    EXPECT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "which is output 0 of Exp, is at version 1; "
+                                           "expected version 0 instead"));
+}
+
+TEST_F(Formulas, InPlaceOnALeafThatRequiresGradRaises)
+{
+    Tensor x = Sample({3}), w = Sample({3});
+    EXPECT_EQ(pith_mul_(x.get(), w.get()), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "a leaf Variable that requires grad"));
+}
+
+TEST_F(Formulas, OutFormsRefuseToRecord)
+{
+    Tensor a = Sample({2, 2}), b = Sample({2, 2}, -1, 1, false);
+    Tensor out(pith_empty(2, std::vector<int64_t>{2, 2}.data(), PITH_FLOAT64));
+    EXPECT_EQ(pith_mm_out(out.get(), a.get(), b.get()), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "mm(): functions with out=... arguments don't "
+                                           "support automatic differentiation"));
+    pith_set_grad_enabled(false);
+    EXPECT_EQ(pith_mm_out(out.get(), a.get(), b.get()), PITH_OK) << pith_last_error();
+    pith_set_grad_enabled(true);
+}
+
+TEST_F(Formulas, ASecondBackwardWorksThroughANodeThatSavedNoTensor)
+{
+    // SumBackward1 keeps dims and self's metadata, which outlive the first backward
+    Tensor x = Sample({2, 3});
+    int dims[] = {1};
+    Tensor y(pith_sum(x.get(), 1, dims, false));
+    Tensor s(pith_sum(y.get(), 0, nullptr, false));
+    pith_tensor *root = s.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    Tensor s2(pith_sum(y.get(), 0, nullptr, false));
+    root = s2.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    pith_tensor *g = nullptr;
+    ASSERT_EQ(pith_grad_get(x.get(), &g), PITH_OK);
+    Tensor grad(g);
+    EXPECT_EQ(Values(grad.get()), std::vector<double>(6, 2.0));
+}
+
+TEST_F(Formulas, ASecondBackwardThroughReleasedSavedTensorsRaises)
+{
+    Tensor a = Sample({2}), b = Sample({2});
+    Tensor y(pith_mul(a.get(), b.get()));
+    Tensor s(pith_sum(y.get(), 0, nullptr, false));
+    pith_tensor *root = s.get();
+    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+    EXPECT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "backward through the graph a second time"));
+}
+
+TEST_F(Formulas, NoGradRecordsNothing)
+{
+    Tensor a = Sample({2}), b = Sample({2});
+    pith_set_grad_enabled(false);
+    Tensor y(pith_mul(a.get(), b.get()));
+    pith_set_grad_enabled(true);
+    EXPECT_EQ(pith_grad_fn_name(y.get()), nullptr);
+    EXPECT_FALSE(pith_requires_grad(y.get()));
+}
+
+}  // namespace
