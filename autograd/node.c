@@ -276,7 +276,14 @@ pith_status ag_save_metadata(ag_saved_metadata *s, const pith_tensor *t)
     if (!t)
         return PITH_OK;
     s->device = t->device;
-    s->meta = tensor_new_strided(t->ndim, t->sizes, t->strides, t->dtype, PITH_META);
+    /* A Meta tensor over a data-less storage of the same size, at the same offset: the
+     * helpers that read storage positions (as_strided's backward) see t's geometry whole. */
+    pith_storage *storage = storage_new(t->storage->nbytes, PITH_META);
+    if (!storage)
+        return pith_last_status();
+    s->meta = tensor_from_storage(storage, t->ndim, t->sizes, t->strides, t->offset, t->dtype,
+                                  PITH_META);
+    storage_release(storage);
     return s->meta ? PITH_OK : pith_last_status();
 }
 
