@@ -105,6 +105,18 @@ pith_status pith_detach_(pith_tensor *t)
     return PITH_OK;
 }
 
+pith_status pith_autograd_track(pith_tensor *t)
+{
+    if (!t)
+        return pith_set_error(PITH_ERR_VALUE, "pith_autograd_track: tensor is NULL");
+    return ag_meta_of(t) ? PITH_OK : pith_last_status();
+}
+
+bool pith_autograd_tracked(const pith_tensor *t)
+{
+    return t && t->autograd;
+}
+
 int pith_output_nr(const pith_tensor *t)
 {
     return t ? (int)ag_output_nr(t) : 0;

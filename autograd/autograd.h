@@ -194,8 +194,15 @@ static inline void ag_below_exit(const ag_below_guard *g)
 /* In-place: checks that `self` may be written with grad mode on: not a leaf that requires
  * grad, not an inference tensor outside inference mode. PyTorch's errors. */
 pith_status ag_check_inplace(const pith_tensor *self, const char *op);
-/* After an in-place op recorded `n` for `self`: self's history becomes output 0 of n. */
+/* After an in-place op recorded `n` for `self`: self's history becomes output 0 of n; for a
+ * view, its base's history is rewritten (Note [Views and in-place], views.c). */
 pith_status ag_rebase_history(ag_node *n, pith_tensor *self);
+/* After a view op made `view` of `base` (a tensor with autograd state): remembers the base,
+ * so that an in-place op on the view rewrites the base's history. `multi_output`: the op
+ * returns several views (unbind, split, chunk), whose in-place writes PyTorch forbids. */
+pith_status ag_note_view(pith_tensor *view, const pith_tensor *base, bool multi_output);
+/* ag_note_view for the result of a view op: one tensor, or each of a Tensor[] result. */
+pith_status ag_note_view_result(pith_value *ret, const pith_tensor *base);
 /* out= with an argument that requires grad and grad mode on: PyTorch's error. */
 pith_status ag_out_error(const char *op);
 

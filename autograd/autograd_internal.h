@@ -16,6 +16,14 @@ struct ag_meta {
     uint32_t output_nr;
     bool requires_grad; /* a leaf's flag; a non-leaf requires grad by having grad_fn */
     bool retains_grad;
+    /* A view (See Note [Views and in-place], views.c): its base's root (strong), whether it
+     * was made in no_grad from a base that required grad, or by an op that returns several
+     * views, and the version of its storage when its grad_fn was made. */
+    bool is_view;
+    bool view_no_grad;
+    bool view_multi;
+    pith_tensor *view_base;
+    int64_t attr_version;
 };
 
 bool ag_dtype_differentiable(pith_dtype dtype);
@@ -29,6 +37,15 @@ pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad);
 void ag_hooks_free(ag_hook *h);
 /* Fills the metadata of a gradient from t's. */
 void ag_input_meta_set(ag_input_meta *m, const pith_tensor *t);
+
+/* Sums a gradient to the shape of `m` and casts it to its dtype (engine.c); `producer` and
+ * `index` name the node and output in the error. */
+pith_status ag_reduce_to(const ag_input_meta *m, pith_tensor **g, const ag_node *producer,
+                         uint32_t index);
+/* A view whose grad_fn is stale (its storage was written since) gets a new one (views.c). */
+void ag_view_refresh(pith_tensor *view);
+/* In-place checks of views (views.c). */
+pith_status ag_check_inplace_view(const pith_tensor *self);
 
 /* The sequence number of the accumulators: they run as soon as they are ready. */
 #define AG_SEQUENCE_ACCUMULATOR UINT64_MAX

@@ -140,8 +140,8 @@ oom:
  * dimensions to the shape the receiving input had in forward and casts it to that dtype,
  * from the receiving node's ag_input_meta. A gradient that does not broadcast to that
  * shape is PyTorch's "returned an invalid gradient" error. */
-static pith_status reduce_to(const ag_input_meta *m, pith_tensor **g, const ag_node *producer,
-                             uint32_t index)
+pith_status ag_reduce_to(const ag_input_meta *m, pith_tensor **g, const ag_node *producer,
+                         uint32_t index)
 {
     pith_tensor *t = *g;
     pith_value ret[PITH_MAX_RETURNS];
@@ -299,7 +299,7 @@ static pith_status run_node(ag_run *r, ag_node *node, heap *ready)
         }
         size_t target = (size_t)e->node->engine_index;
         if (g && st == PITH_OK) {
-            st = reduce_to(&e->node->input_meta[e->input_nr], &g, node, j);
+            st = ag_reduce_to(&e->node->input_meta[e->input_nr], &g, node, j);
             if (st == PITH_OK) {
                 st = buffer_add(&r->buffers[r->buffer_at[target] + e->input_nr], g);
                 g = NULL;

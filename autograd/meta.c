@@ -32,6 +32,7 @@ static void meta_release(pith_tensor *t)
     }
     ag_node_release(m->grad_fn);
     pith_release(m->grad);
+    pith_release(m->view_base);
     ag_hooks_free(m->hooks);
     free(m);
 }
@@ -56,7 +57,13 @@ ag_meta *ag_meta_of(pith_tensor *t)
 bool ag_requires_grad(const pith_tensor *t)
 {
     const ag_meta *m = t->autograd;
-    return m && (m->requires_grad || m->grad_fn);
+    if (!m)
+        return false;
+    if (m->requires_grad || m->grad_fn)
+        return true;
+    /* A view whose base came to require grad through an in-place write after the view was
+     * made (Note [Views and in-place], views.c). */
+    return m->is_view && !m->view_no_grad && ag_requires_grad(m->view_base);
 }
 
 bool ag_list_requires_grad(pith_tensor_list list)
@@ -71,8 +78,13 @@ bool ag_list_requires_grad(pith_tensor_list list)
 
 ag_node *ag_grad_fn(const pith_tensor *t)
 {
-    const ag_meta *m = t->autograd;
-    return m ? m->grad_fn : NULL;
+    ag_meta *m = t->autograd;
+    if (!m)
+        return NULL;
+    if (m->is_view &&
+        m->attr_version != atomic_load_explicit(&t->storage->version, memory_order_relaxed))
+        ag_view_refresh((pith_tensor *)t); /* logically const: See Note [Views and in-place] */
+    return m->grad_fn;
 }
 
 uint32_t ag_output_nr(const pith_tensor *t)

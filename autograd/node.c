@@ -119,7 +119,7 @@ pith_status ag_set_next_edge(ag_node *n, uint32_t i, const pith_tensor *t)
     if (!t || !t->autograd || !ag_requires_grad(t))
         return PITH_OK;
     const ag_meta *m = t->autograd;
-    ag_node *target = m->grad_fn;
+    ag_node *target = ag_grad_fn(t);
     uint32_t input_nr = m->output_nr;
     if (!target) {
         /* The tensor is logically const: its accumulator is made once and kept (See Note

@@ -35,12 +35,7 @@ pith_status ag_check_inplace(const pith_tensor *self, const char *op)
                               "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                               "more details.");
     (void)op;
-    return PITH_OK;
-}
-
-pith_status ag_rebase_history(ag_node *n, pith_tensor *self)
-{
-    return ag_set_history(n, 0, self);
+    return m && m->is_view ? ag_check_inplace_view(self) : PITH_OK;
 }
 
 pith_status ag_out_error(const char *op)

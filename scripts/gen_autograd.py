@@ -963,8 +963,20 @@ class KernelGen:
         ng, row = self.ng, self.row
         decl, test = self.inputs()
         out = self.head() + decl
-        out += [f"    if (!{test})", f"        return {self.below};",
-                "    ag_below_guard below_;",
+        view = re.search(r"\bTensor\(a\) (\w+)", row.schema.text)
+        view_of = view.group(1) if view and re.fullmatch(r"Tensor\(a\)(\[\])?",
+                                                          row.schema.returns) else None
+        if view_of:
+            # See Note [Views and in-place] (autograd/views.c): a view of a tensor with
+            # autograd state remembers its base, recorded or not.
+            out += [f"    if (!{test}) {{",
+                    f"        pith_status below_status_ = {self.below};",
+                    f"        return below_status_ == PITH_OK && {view_of}->autograd",
+                    f"                   ? ag_note_view_result(ret, {view_of})",
+                    "                   : below_status_;", "    }"]
+        else:
+            out += [f"    if (!{test})", f"        return {self.below};"]
+        out += ["    ag_below_guard below_;",
                 f"    pith_status status_ = pith_redispatch_{row.id}(ag_below_enter(ks, &below_), "
                 f"ret{self.args});",
                 "    ag_below_exit(&below_);", "    if (status_ != PITH_OK)", "        return status_;"]
@@ -989,6 +1001,8 @@ class KernelGen:
         statements, steps = self.save_inputs()
         out += statements
         steps.append((None, history))
+        if view_of:
+            steps.append((None, [f"ag_note_view_result(ret, {view_of})"]))
         out += emit_steps(steps + self.saved_outputs(outputs, differentiable))
         out += ["    ag_node_release(&n_->node);", "    return PITH_OK;", "fail:", "    if (n_)",
                 "        ag_node_release(&n_->node);"] + clears + ["    return status_;", "}", ""]
@@ -999,9 +1013,12 @@ class KernelGen:
         decl, test = self.inputs()
         clone = "self" in ng.saved_tensors
         out = self.head() + decl
-        out += [f"    if (!{test})", f"        return {self.below};",
-                f"    pith_status status_ = ag_check_inplace(self, \"{row.schema.base}\");",
-                "    if (status_ != PITH_OK)", "        return status_;"]
+        # A tensor with autograd state is checked even when nothing records: a view made in
+        # no_grad may not be written with grad mode on (Note [Views and in-place]).
+        out += [f"    pith_status status_ = self->autograd ? ag_check_inplace(self, \"{row.schema.base}\")",
+                "                                         : PITH_OK;",
+                "    if (status_ != PITH_OK)", "        return status_;",
+                f"    if (!{test})", f"        return {self.below};"]
         if clone:
             out += ["    /* What the formulas read of self: its values from before the write. */",
                     "    pith_tensor *original_ = NULL;"]

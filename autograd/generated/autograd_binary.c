@@ -88,11 +88,12 @@ pith_status add_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status add__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_add_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha);
-    pith_status status_ = ag_check_inplace(self, "add_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "add_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_add_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha);
     AddBackward0 *n_ = (AddBackward0 *)ag_node_new(&AddBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -207,11 +208,12 @@ pith_status sub_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status sub__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_sub_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha);
-    pith_status status_ = ag_check_inplace(self, "sub_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "sub_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_sub_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha);
     SubBackward0 *n_ = (SubBackward0 *)ag_node_new(&SubBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -339,11 +341,12 @@ pith_status mul_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status mul__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_mul_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "mul_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "mul_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_mul_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     MulBackward0 *n_ = (MulBackward0 *)ag_node_new(&MulBackward0_vtable, 2, 1);
@@ -493,11 +496,12 @@ pith_status div_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status div__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_div_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "div_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "div_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_div_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     DivBackward0 *n_ = (DivBackward0 *)ag_node_new(&DivBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -640,11 +644,12 @@ pith_status remainder_out_autograd(pith_keyset ks, pith_value *ret, const pith_t
 pith_status remainder__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_remainder_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "remainder_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "remainder_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_remainder_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     RemainderBackward1 *n_ = (RemainderBackward1 *)ag_node_new(&RemainderBackward1_vtable, 2, 1);
@@ -877,11 +882,12 @@ pith_status pow_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status pow__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_pow_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "pow_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "pow_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_pow_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     PowBackward1 *n_ = (PowBackward1 *)ag_node_new(&PowBackward1_vtable, 2, 1);
@@ -1084,11 +1090,12 @@ pith_status maximum_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status maximum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_maximum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "maximum_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "maximum_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_maximum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     MaximumBackward0 *n_ = (MaximumBackward0 *)ag_node_new(&MaximumBackward0_vtable, 2, 1);
@@ -1286,11 +1293,12 @@ pith_status minimum_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status minimum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_minimum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
-    pith_status status_ = ag_check_inplace(self, "minimum_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "minimum_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_minimum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     MinimumBackward0 *n_ = (MinimumBackward0 *)ag_node_new(&MinimumBackward0_vtable, 2, 1);

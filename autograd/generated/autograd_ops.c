@@ -115,11 +115,12 @@ pith_status leaky_relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_
 pith_status leaky_relu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_leaky_relu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, negative_slope);
-    pith_status status_ = ag_check_inplace(self, "leaky_relu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "leaky_relu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_leaky_relu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, negative_slope);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     LeakyReluBackward0 *n_ = (LeakyReluBackward0 *)ag_node_new(&LeakyReluBackward1_vtable, 1, 1);
@@ -320,11 +321,12 @@ pith_status elu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status elu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_elu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, alpha, scale, input_scale);
-    pith_status status_ = ag_check_inplace(self, "elu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "elu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_elu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, alpha, scale, input_scale);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     EluBackward0 *n_ = (EluBackward0 *)ag_node_new(&EluBackward1_vtable, 1, 1);
@@ -972,11 +974,12 @@ pith_status gelu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status gelu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_gelu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, approximate);
-    pith_status status_ = ag_check_inplace(self, "gelu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "gelu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_gelu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, approximate);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     GeluBackward0 *n_ = (GeluBackward0 *)ag_node_new(&GeluBackward0_vtable, 1, 1);
@@ -1141,11 +1144,12 @@ fail:
 pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_clamp_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, min, max);
-    pith_status status_ = ag_check_inplace(self, "clamp_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "clamp_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_clamp_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, min, max);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     ClampBackward1 *n_ = (ClampBackward1 *)ag_node_new(&ClampBackward1_vtable, 1, 1);
@@ -1292,11 +1296,12 @@ pith_status hardtanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_te
 pith_status hardtanh__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_hardtanh_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, min_val, max_val);
-    pith_status status_ = ag_check_inplace(self, "hardtanh_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "hardtanh_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_hardtanh_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, min_val, max_val);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     HardtanhBackward0 *n_ = (HardtanhBackward0 *)ag_node_new(&HardtanhBackward0_vtable, 1, 1);
@@ -1451,11 +1456,12 @@ static const ag_node_vtable CopyBackwards_vtable = {
 pith_status copy__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *src, bool non_blocking)
 {
     const pith_tensor *const inputs_[] = {self, src};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_copy_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, src, non_blocking);
-    pith_status status_ = ag_check_inplace(self, "copy_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "copy_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_copy_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, src, non_blocking);
     CopyBackwards *n_ = (CopyBackwards *)ag_node_new(&CopyBackwards_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();

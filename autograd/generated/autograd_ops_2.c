@@ -1735,8 +1735,12 @@ static const ag_node_vtable ViewBackward0_vtable = {
 pith_status view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_view(ag_below_enter(ks, &below_), ret, self, size);
     ag_below_exit(&below_);
@@ -1752,7 +1756,8 @@ pith_status view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1810,8 +1815,12 @@ static const ag_node_vtable PermuteBackward0_vtable = {
 pith_status permute_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_permute(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dims);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_permute(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dims);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_permute(ag_below_enter(ks, &below_), ret, self, dims);
     ag_below_exit(&below_);
@@ -1827,7 +1836,8 @@ pith_status permute_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_ints_copy(&n_->dims_, dims)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1873,8 +1883,12 @@ static const ag_node_vtable TransposeBackward0_vtable = {
 pith_status transpose_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim0, int64_t dim1)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_transpose(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim0, dim1);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_transpose(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim0, dim1);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_transpose(ag_below_enter(ks, &below_), ret, self, dim0, dim1);
     ag_below_exit(&below_);
@@ -1891,7 +1905,8 @@ pith_status transpose_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
     n_->dim0_ = dim0;
     n_->dim1_ = dim1;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1934,8 +1949,12 @@ static const ag_node_vtable TBackward0_vtable = {
 pith_status t_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_t(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_t(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_t(ag_below_enter(ks, &below_), ret, self);
     ag_below_exit(&below_);
@@ -1950,7 +1969,8 @@ pith_status t_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -1989,8 +2009,12 @@ static const ag_node_vtable ExpandBackward0_vtable = {
 pith_status expand_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, bool implicit)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_expand(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, implicit);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_expand(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, implicit);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_expand(ag_below_enter(ks, &below_), ret, self, size, implicit);
     ag_below_exit(&below_);
@@ -2005,7 +2029,8 @@ pith_status expand_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -2163,8 +2188,12 @@ static const ag_node_vtable AsStridedBackward0_vtable = {
 pith_status as_strided_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, pith_int_list stride, pith_opt_int storage_offset)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_as_strided(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, stride, storage_offset);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_as_strided(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, stride, storage_offset);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_as_strided(ag_below_enter(ks, &below_), ret, self, size, stride, storage_offset);
     ag_below_exit(&below_);
@@ -2183,7 +2212,8 @@ pith_status as_strided_autograd(pith_keyset ks, pith_value *ret, const pith_tens
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
         (status_ = ag_ints_copy(&n_->size_, size)) != PITH_OK ||
         (status_ = ag_ints_copy(&n_->stride_, stride)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -2282,8 +2312,12 @@ static const ag_node_vtable SqueezeBackward1_vtable = {
 pith_status squeeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_squeeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_squeeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_squeeze(ag_below_enter(ks, &below_), ret, self);
     ag_below_exit(&below_);
@@ -2299,7 +2333,8 @@ pith_status squeeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -2314,8 +2349,12 @@ fail:
 pith_status squeeze_dim_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_squeeze_dim(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_squeeze_dim(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_squeeze_dim(ag_below_enter(ks, &below_), ret, self, dim);
     ag_below_exit(&below_);
@@ -2331,7 +2370,8 @@ pith_status squeeze_dim_autograd(pith_keyset ks, pith_value *ret, const pith_ten
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -2376,8 +2416,12 @@ static const ag_node_vtable UnsqueezeBackward0_vtable = {
 pith_status unsqueeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_unsqueeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_unsqueeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_unsqueeze(ag_below_enter(ks, &below_), ret, self, dim);
     ag_below_exit(&below_);
@@ -2393,100 +2437,8 @@ pith_status unsqueeze_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
     }
     n_->dim_ = dim;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- slice ---- */
-
-/* slice.Tensor: slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-    int64_t dim_;
-    pith_opt_int start_;
-    pith_opt_int end_;
-    int64_t step_;
-} SliceBackward0;
-
-static pith_status SliceBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    SliceBackward0 *n = (SliceBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    ag_tensors list3 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: index_put(zeros_like(self), index_along(self, dim, slice_positions(self, dim, start, end, step)), grad, False) */
-        if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if ((status = ag_slice_positions(&tmp2, n->self_.meta, n->self_.device, n->dim_, n->start_, n->end_, n->step_)) != PITH_OK)
-            goto done;
-        if ((status = ag_index_along(&list3, n->self_.meta, n->self_.device, n->dim_, tmp2)) != PITH_OK)
-            goto done;
-        ag_drop(&tmp2);
-        if ((status = pith_call_index_put(res_, tmp1, ag_tensors_list(&list3), grad, false)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp1);
-        ag_tensors_release(&list3);
-    }
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    ag_tensors_release(&list3);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void SliceBackward0_release_saved(ag_node *node)
-{
-    SliceBackward0 *n = (SliceBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable SliceBackward0_vtable = {
-    "SliceBackward0", SliceBackward0_apply, SliceBackward0_release_saved, sizeof(SliceBackward0)};
-
-/* slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a) */
-pith_status slice_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_int start, pith_opt_int end, int64_t step)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_slice(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, start, end, step);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_slice(ag_below_enter(ks, &below_), ret, self, dim, start, end, step);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    SliceBackward0 *n_ = (SliceBackward0 *)ag_node_new(&SliceBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    n_->start_ = start;
-    n_->end_ = end;
-    n_->step_ = step;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;

@@ -6,6 +6,104 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- slice ---- */
+
+/* slice.Tensor: slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+    int64_t dim_;
+    pith_opt_int start_;
+    pith_opt_int end_;
+    int64_t step_;
+} SliceBackward0;
+
+static pith_status SliceBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SliceBackward0 *n = (SliceBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    ag_tensors list3 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: index_put(zeros_like(self), index_along(self, dim, slice_positions(self, dim, start, end, step)), grad, False) */
+        if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = ag_slice_positions(&tmp2, n->self_.meta, n->self_.device, n->dim_, n->start_, n->end_, n->step_)) != PITH_OK)
+            goto done;
+        if ((status = ag_index_along(&list3, n->self_.meta, n->self_.device, n->dim_, tmp2)) != PITH_OK)
+            goto done;
+        ag_drop(&tmp2);
+        if ((status = pith_call_index_put(res_, tmp1, ag_tensors_list(&list3), grad, false)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp1);
+        ag_tensors_release(&list3);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    ag_tensors_release(&list3);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SliceBackward0_release_saved(ag_node *node)
+{
+    SliceBackward0 *n = (SliceBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SliceBackward0_vtable = {
+    "SliceBackward0", SliceBackward0_apply, SliceBackward0_release_saved, sizeof(SliceBackward0)};
+
+/* slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a) */
+pith_status slice_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_int start, pith_opt_int end, int64_t step)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_slice(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, start, end, step);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_slice(ag_below_enter(ks, &below_), ret, self, dim, start, end, step);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    SliceBackward0 *n_ = (SliceBackward0 *)ag_node_new(&SliceBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    n_->start_ = start;
+    n_->end_ = end;
+    n_->step_ = step;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- select ---- */
 
 /* select.int: select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
@@ -65,8 +163,12 @@ static const ag_node_vtable SelectBackward0_vtable = {
 pith_status select_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, int64_t index)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_select(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, index);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_select(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, index);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_select(ag_below_enter(ks, &below_), ret, self, dim, index);
     ag_below_exit(&below_);
@@ -84,7 +186,8 @@ pith_status select_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     n_->index_ = index;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -297,8 +400,12 @@ static const ag_node_vtable AliasBackward0_vtable = {
 pith_status alias_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_alias(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_alias(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_alias(ag_below_enter(ks, &below_), ret, self);
     ag_below_exit(&below_);
@@ -313,7 +420,8 @@ pith_status alias_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *s
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -688,11 +796,12 @@ fail:
 pith_status masked_fill__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *mask, pith_scalar value)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_masked_fill_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mask, value);
-    pith_status status_ = ag_check_inplace(self, "masked_fill_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "masked_fill_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_masked_fill_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mask, value);
     MaskedFillBackward0 *n_ = (MaskedFillBackward0 *)ag_node_new(&MaskedFillBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -781,11 +890,12 @@ fail:
 pith_status tril__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_tril_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, diagonal);
-    pith_status status_ = ag_check_inplace(self, "tril_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "tril_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_tril_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, diagonal);
     TrilBackward0 *n_ = (TrilBackward0 *)ag_node_new(&TrilBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -874,11 +984,12 @@ fail:
 pith_status triu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_triu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, diagonal);
-    pith_status status_ = ag_check_inplace(self, "triu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "triu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_triu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, diagonal);
     TriuBackward0 *n_ = (TriuBackward0 *)ag_node_new(&TriuBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1238,11 +1349,12 @@ static const ag_node_vtable IndexPutBackward0_vtable = {
 pith_status index_put__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_tensor_list indices, const pith_tensor *values, bool accumulate)
 {
     const pith_tensor *const inputs_[] = {self, values};
-    if (!ag_should_record(inputs_, 2))
-        return pith_redispatch_index_put_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, indices, values, accumulate);
-    pith_status status_ = ag_check_inplace(self, "index_put_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "index_put_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_index_put_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, indices, values, accumulate);
     IndexPutBackward0 *n_ = (IndexPutBackward0 *)ag_node_new(&IndexPutBackward0_vtable, 2, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1905,11 +2017,12 @@ static const ag_node_vtable UniformBackward0_vtable = {
 pith_status uniform__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from, double to, pith_generator *generator)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_uniform_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, from, to, generator);
-    pith_status status_ = ag_check_inplace(self, "uniform_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "uniform_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_uniform_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, from, to, generator);
     UniformBackward0 *n_ = (UniformBackward0 *)ag_node_new(&UniformBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1964,11 +2077,12 @@ static const ag_node_vtable NormalBackward0_vtable = {
 pith_status normal__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean, double std, pith_generator *generator)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_normal_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mean, std, generator);
-    pith_status status_ = ag_check_inplace(self, "normal_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "normal_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_normal_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mean, std, generator);
     NormalBackward0 *n_ = (NormalBackward0 *)ag_node_new(&NormalBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -2319,122 +2433,4 @@ pith_status topk_values_autograd(pith_keyset ks, pith_value *ret, const pith_ten
     if (ag_should_record(inputs_, 3))
         return ag_out_error("topk");
     return pith_redispatch_topk_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted, values, indices);
-}
-
-/* ---- cumsum ---- */
-
-/* cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
-typedef struct {
-    ag_node node;
-    int64_t dim_;
-} CumsumBackward0;
-
-static pith_status CumsumBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    CumsumBackward0 *n = (CumsumBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    int64_t items1[1];
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    int64_t items4[1];
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: flip(cumsum(flip(grad, [dim]), dim), [dim]) */
-        items1[0] = n->dim_;
-        if ((status = pith_call_flip(res_, grad, (pith_int_list){items1, 1})) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        if ((status = pith_call_cumsum(res_, tmp2, n->dim_, -1)) != PITH_OK)
-            goto done;
-        tmp3 = res_[0].u.t;
-        ag_drop(&tmp2);
-        items4[0] = n->dim_;
-        if ((status = pith_call_flip(res_, tmp3, (pith_int_list){items4, 1})) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp3);
-    }
-done:
-    pith_release(tmp2);
-    pith_release(tmp3);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable CumsumBackward0_vtable = {
-    "CumsumBackward0", CumsumBackward0_apply, NULL, sizeof(CumsumBackward0)};
-
-/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
-pith_status cumsum_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_cumsum(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_cumsum(ag_below_enter(ks, &below_), ret, self, dim, dtype);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    CumsumBackward0 *n_ = (CumsumBackward0 *)ag_node_new(&CumsumBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
-pith_status cumsum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
-{
-    const pith_tensor *const inputs_[] = {self, out};
-    if (ag_should_record(inputs_, 2))
-        return ag_out_error("cumsum");
-    return pith_redispatch_cumsum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
-}
-
-/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
-pith_status cumsum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_cumsum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
-    pith_status status_ = ag_check_inplace(self, "cumsum_");
-    if (status_ != PITH_OK)
-        return status_;
-    CumsumBackward0 *n_ = (CumsumBackward0 *)ag_node_new(&CumsumBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK)
-        goto fail;
-    ag_below_guard below_;
-    status_ = pith_redispatch_cumsum_(ag_below_enter(ks, &below_), ret, self, dim, dtype);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        goto fail;
-    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
-        value_clear(&ret[0]);
-        goto fail;
-    }
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    return status_;
 }

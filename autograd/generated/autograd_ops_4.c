@@ -6,6 +6,125 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- cumsum ---- */
+
+/* cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    int64_t dim_;
+} CumsumBackward0;
+
+static pith_status CumsumBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    CumsumBackward0 *n = (CumsumBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    int64_t items1[1];
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    int64_t items4[1];
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: flip(cumsum(flip(grad, [dim]), dim), [dim]) */
+        items1[0] = n->dim_;
+        if ((status = pith_call_flip(res_, grad, (pith_int_list){items1, 1})) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        if ((status = pith_call_cumsum(res_, tmp2, n->dim_, -1)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        ag_drop(&tmp2);
+        items4[0] = n->dim_;
+        if ((status = pith_call_flip(res_, tmp3, (pith_int_list){items4, 1})) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp3);
+    }
+done:
+    pith_release(tmp2);
+    pith_release(tmp3);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable CumsumBackward0_vtable = {
+    "CumsumBackward0", CumsumBackward0_apply, NULL, sizeof(CumsumBackward0)};
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+pith_status cumsum_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_cumsum(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_cumsum(ag_below_enter(ks, &below_), ret, self, dim, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    CumsumBackward0 *n_ = (CumsumBackward0 *)ag_node_new(&CumsumBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+pith_status cumsum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("cumsum");
+    return pith_redispatch_cumsum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+pith_status cumsum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "cumsum_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_cumsum_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
+    CumsumBackward0 *n_ = (CumsumBackward0 *)ag_node_new(&CumsumBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_cumsum_(ag_below_enter(ks, &below_), ret, self, dim, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
 /* ---- cumprod ---- */
 
 /* cumprod: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
@@ -335,11 +454,12 @@ pith_status cumprod_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status cumprod__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_cumprod_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
-    pith_status status_ = ag_check_inplace(self, "cumprod_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "cumprod_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_cumprod_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     CumprodBackward0 *n_ = (CumprodBackward0 *)ag_node_new(&CumprodBackward0_vtable, 1, 1);

@@ -75,11 +75,12 @@ pith_status neg_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status neg__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_neg_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "neg_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "neg_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_neg_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     NegBackward0 *n_ = (NegBackward0 *)ag_node_new(&NegBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -192,11 +193,12 @@ pith_status abs_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status abs__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_abs_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "abs_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "abs_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_abs_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     AbsBackward0 *n_ = (AbsBackward0 *)ag_node_new(&AbsBackward0_vtable, 1, 1);
@@ -294,11 +296,12 @@ pith_status sign_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status sign__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sign_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "sign_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "sign_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sign_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     SignBackward0 *n_ = (SignBackward0 *)ag_node_new(&SignBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -405,11 +408,12 @@ pith_status exp_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status exp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_exp_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "exp_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "exp_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_exp_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     ExpBackward0 *n_ = (ExpBackward0 *)ag_node_new(&ExpBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -517,11 +521,12 @@ pith_status log_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status log__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_log_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "log_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "log_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_log_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     LogBackward0 *n_ = (LogBackward0 *)ag_node_new(&LogBackward0_vtable, 1, 1);
@@ -645,11 +650,12 @@ pith_status log1p_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status log1p__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_log1p_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "log1p_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "log1p_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_log1p_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     Log1PBackward0 *n_ = (Log1PBackward0 *)ag_node_new(&Log1PBackward0_vtable, 1, 1);
@@ -773,11 +779,12 @@ pith_status expm1_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status expm1__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_expm1_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "expm1_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "expm1_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_expm1_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     Expm1Backward0 *n_ = (Expm1Backward0 *)ag_node_new(&Expm1Backward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -896,11 +903,12 @@ pith_status sqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status sqrt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sqrt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "sqrt_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "sqrt_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sqrt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     SqrtBackward0 *n_ = (SqrtBackward0 *)ag_node_new(&SqrtBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1030,11 +1038,12 @@ pith_status rsqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status rsqrt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_rsqrt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "rsqrt_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "rsqrt_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_rsqrt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     RsqrtBackward0 *n_ = (RsqrtBackward0 *)ag_node_new(&RsqrtBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1148,11 +1157,12 @@ pith_status sin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status sin__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sin_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "sin_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "sin_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sin_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     SinBackward0 *n_ = (SinBackward0 *)ag_node_new(&SinBackward0_vtable, 1, 1);
@@ -1277,11 +1287,12 @@ pith_status cos_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status cos__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_cos_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "cos_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "cos_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_cos_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     CosBackward0 *n_ = (CosBackward0 *)ag_node_new(&CosBackward0_vtable, 1, 1);
@@ -1411,11 +1422,12 @@ pith_status tanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status tanh__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_tanh_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "tanh_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "tanh_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_tanh_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     TanhBackward0 *n_ = (TanhBackward0 *)ag_node_new(&TanhBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1540,11 +1552,12 @@ pith_status sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status sigmoid__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sigmoid_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "sigmoid_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "sigmoid_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sigmoid_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     SigmoidBackward0 *n_ = (SigmoidBackward0 *)ag_node_new(&SigmoidBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1663,11 +1676,12 @@ pith_status relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status relu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_relu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "relu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "relu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_relu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     ReluBackward0 *n_ = (ReluBackward0 *)ag_node_new(&ReluBackward0_vtable, 1, 1);
     if (!n_) {
         status_ = pith_last_status();
@@ -1835,11 +1849,12 @@ pith_status silu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status silu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_silu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "silu_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "silu_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_silu_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     SiluBackward0 *n_ = (SiluBackward0 *)ag_node_new(&SiluBackward0_vtable, 1, 1);
@@ -1981,11 +1996,12 @@ pith_status erf_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status erf__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_erf_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-    pith_status status_ = ag_check_inplace(self, "erf_");
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "erf_")
+                                         : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_erf_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
     /* What the formulas read of self: its values from before the write. */
     pith_tensor *original_ = NULL;
     ErfBackward0 *n_ = (ErfBackward0 *)ag_node_new(&ErfBackward0_vtable, 1, 1);

@@ -52,6 +52,13 @@ PITH_API pith_status pith_backward_inputs(pith_tensor *const *roots,
 /* Detaches `t` in place, as Tensor.detach_(): it becomes a leaf that does not require grad
  * (its .grad stays). */
 PITH_API pith_status pith_detach_(pith_tensor *t);
+/* Gives `t` autograd state without making it require grad, so that the views made from it
+ * afterwards remember it as their base: an in-place write of a tensor that requires grad
+ * into such a view then gives `t` history, as in PyTorch (which tracks every view; pith
+ * tracks the views of tensors with autograd state: docs/autograd.md). tracked says whether
+ * `t` has autograd state. */
+PITH_API pith_status pith_autograd_track(pith_tensor *t);
+PITH_API bool pith_autograd_tracked(const pith_tensor *t);
 /* Which output of its grad_fn `t` is (0 for a leaf). */
 PITH_API int pith_output_nr(const pith_tensor *t);
 

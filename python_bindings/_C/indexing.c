@@ -329,16 +329,35 @@ static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t, inde
     return next;
 }
 
+/* alias(x) through the dispatcher, so that it records: for a tensor with autograd state,
+ * whose views must carry history (pith_alias goes straight to the backend). */
+static pith_tensor *alias_recorded(pith_tensor *x)
+{
+    static const pith_op *alias_op; /* built-in ops live for the process */
+    if (!alias_op && !(alias_op = pith_op_find("alias")))
+        return NULL;
+    pith_stack *stack = pith_stack_new();
+    pith_tensor *out = NULL;
+    if (stack && pith_stack_push_tensor(stack, x) == PITH_OK &&
+        pith_call_boxed(alias_op, stack) == PITH_OK) {
+        out = pith_stack_get_tensor(stack, 0);
+        pith_retain(out);
+    }
+    pith_stack_free(stack);
+    return out;
+}
+
 /* The view of x that the basic items of `key` make, as a new C reference, with the index
  * list of its advanced items in `k` (to clear with index_key_clear); NULL with a Python
- * exception set on failure. */
+ * exception set on failure. A tensor with autograd state is indexed through the
+ * dispatcher all the way, so that the views record and remember their base. */
 static pith_tensor *index_apply(pith_module_state *st, pith_tensor *x, PyObject *key,
                                 index_key *k)
 {
     int ndim = pith_ndim(x);
     if (index_parse(st, key, ndim, k) < 0)
         return NULL;
-    pith_tensor *t = pith_alias(x);
+    pith_tensor *t = pith_autograd_tracked(x) ? alias_recorded(x) : pith_alias(x);
     if (!t) {
         error_raise(st);
         return NULL;
@@ -428,6 +447,14 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return -1;
+    /* x[key] = v with v requiring grad: x must track its views, so that the write gives it
+     * history (Note [Views and in-place], autograd/views.c). */
+    if (pith_grad_enabled() && tensor_check(st, value) && pith_requires_grad(tensor_of(value)) &&
+        !pith_autograd_tracked(tensor_of(self)) &&
+        pith_autograd_track(tensor_of(self)) != PITH_OK) {
+        error_raise(st);
+        return -1;
+    }
     index_key k;
     pith_tensor *view = index_apply(st, tensor_of(self), key, &k);
     pith_tensor *source = view ? index_value(st, value) : NULL;

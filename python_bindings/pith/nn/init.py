@@ -2,27 +2,32 @@
 
 They draw from pith's generators (pith.manual_seed, or the `generator=` given) through
 Tensor.uniform_ and Tensor.normal_, so the values differ from PyTorch's for the same seed;
-the distributions are the same.
+the distributions are the same. As PyTorch's, they write under no_grad, so that they
+initialise parameters (leaves that require grad) without recording.
 """
 import math
 
 from .. import _C
+from .._grad_mode import no_grad
 from .._ops import ops
 
 
 def _fill_from(tensor, values):
-    ops.pith.copy_(tensor, values)
+    with no_grad():
+        ops.pith.copy_(tensor, values)
     return tensor
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fills `tensor` with values drawn from U(a, b) (Tensor.uniform_)."""
-    return tensor.uniform_(a, b, generator=generator)
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fills `tensor` with values drawn from N(mean, std**2) (Tensor.normal_)."""
-    return tensor.normal_(mean, std, generator=generator)
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
@@ -121,7 +126,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         raise NotImplementedError(
             f"trunc_normal_: the range [{a}, {b}] holds under 1% of N({mean}, {std}**2)'s "
             "mass; pith draws by rejection, which needs a range that is not in the far tail")
-    from .. import no_grad, where
+    from .. import where
     with no_grad():
         normal_(tensor, mean, std, generator)
         while True:

@@ -610,7 +610,9 @@ class Module:
                                   f"model is {param.shape}.")
                 continue
             try:
-                ops.pith.copy_(param, input_param)
+                from ..._grad_mode import no_grad
+                with no_grad():  # as PyTorch's _load_from_state_dict
+                    ops.pith.copy_(param, input_param)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose '
                                   f"dimensions in the model are {param.size()} and whose "
