@@ -45,7 +45,9 @@ pith_status ag_note_view(pith_tensor *view, const pith_tensor *base, bool multi_
     m->view_base = (pith_tensor *)root;
     m->is_view = true;
     m->view_multi = multi_output;
-    m->view_no_grad = grad_mode_tls.grad_disabled && ag_requires_grad(base);
+    /* made in no_grad from a base that requires grad, or from such a view */
+    m->view_no_grad = (bm->is_view && bm->view_no_grad) ||
+                      (grad_mode_tls.grad_disabled && ag_requires_grad(root));
     m->attr_version = atomic_load_explicit(&view->storage->version, memory_order_relaxed);
     return PITH_OK;
 }
