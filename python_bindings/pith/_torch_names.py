@@ -114,9 +114,12 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
-    # requires_grad: pith has no autograd (it reads False); backward hooks and the tensor
-    # metadata of torch (conj/neg bits) have nothing to restore in pith.
-    return _rebuild_tensor(storage, storage_offset, size, stride)
+    # Backward hooks and the tensor metadata of torch (conj/neg bits) have nothing to
+    # restore in pith.
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,

@@ -254,16 +254,16 @@ def _reduce_tensor(t, storages):
     else:
         _check_has_data(t)
         rebuild = _rebuild_tensor_v2
-        args = (storages.ref(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()), False,
-                collections.OrderedDict())
+        args = (storages.ref(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()),
+                t.requires_grad, collections.OrderedDict())
     state = _get_state(t)
     if type(t) is _parameter_class_if_loaded():
-        # A Parameter pickles its data (a plain tensor) and requires_grad; pith's reads
-        # False (no autograd) but every pith Parameter was made to require grad.
+        # A Parameter pickles its data (a plain tensor) and requires_grad.
         data = _C.Tensor.detach(t)
+        rg = t.requires_grad
         if not state:
-            return _rebuild_parameter, (data, True, collections.OrderedDict())
-        return _rebuild_parameter_with_state, (data, True, collections.OrderedDict(), state)
+            return _rebuild_parameter, (data, rg, collections.OrderedDict())
+        return _rebuild_parameter_with_state, (data, rg, collections.OrderedDict(), state)
     if type(t) is _C.Tensor and not state:
         return rebuild, args
     return _rebuild_from_type_v2, (rebuild, type(t), args, state)

@@ -1,6 +1,6 @@
 """pith.nn: modules and functional ops in the shape of torch.nn, written in Python over
-pith's operators. There is no autograd yet: modules run forward passes, and Parameter's
-requires_grad is accepted but reads False."""
+pith's operators; their parameters require grad, and backward goes through pith's
+autograd (docs/autograd.md)."""
 from . import functional, init, parallel
 from .modules import (
     ELU, GELU, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,

@@ -2,10 +2,10 @@
 models that wrap their blocks in it.
 
 Checkpointing trades memory for a second forward pass during backward: the forward runs
-without saving activations, and backward recomputes them. pith has no autograd, so there
-is no backward and nothing to save or recompute: `checkpoint(fn, *args)` runs `fn` once,
-which is exactly the forward that PyTorch runs, and returns its result. The arguments and
-their checks (use_reentrant, keyword arguments, the warnings) are PyTorch's.
+without saving activations, and backward recomputes them. pith's does not recompute yet:
+`checkpoint(fn, *args)` runs `fn` once, recording as usual, so gradients are right and only
+the memory saving is missing (docs/autograd.md). The arguments and their checks
+(use_reentrant, keyword arguments, the warnings) are PyTorch's.
 """
 import warnings
 from typing import Any, Callable
