@@ -132,8 +132,7 @@ pith_status ag_set_requires_grad(pith_tensor *t, bool requires_grad)
     }
     if (requires_grad && !ag_dtype_differentiable(t->dtype))
         return pith_set_error(PITH_ERR_RUNTIME,
-                              "only Tensors of floating point and complex dtype can require "
-                              "gradients");
+                              "only Tensors of floating point dtype can require gradients");
     if (requires_grad && (t->flags & PITH_TENSOR_INFERENCE) && !grad_mode_inference())
         return pith_set_error(PITH_ERR_RUNTIME,
                               "Setting requires_grad=True on inference tensor outside "

@@ -1157,7 +1157,7 @@ VM_POW_LOOP(double, VD, DW, d)
             acc[k] = acc[k] + (square ? d * d : d);                                         \
         }                                                                                   \
     }                                                                                       \
-    /* The sum of (x[j] - c)^k over a row, k = 1 (with c = 0) or 2. */                      \
+    /* The sum of (x[j] - c)^k over a row, k = 1 or 2. */                      \
     VM_INLINE T row_moment_##suffix(const T *x, int64_t len, T c, int square)               \
     {                                                                                       \
         VT acc[ROW_VECS_##suffix], vc = (VT){0} + c;                                        \
@@ -1174,13 +1174,15 @@ VM_POW_LOOP(double, VD, DW, d)
         return row_fold_##suffix(acc, 0);                                                  \
     }                                                                                       \
     /* y = (x - mean) * rstd * w + b over one row, w and b optional; the variance is the    \
-     * biased one, about the mean (two passes). */                                          \
+     * biased one, about the mean (two passes). The mean is taken about the first element   \
+     * (x[0] + sum(x - x[0]) / len), which rounds less, and is exact for a constant row, as \
+     * PyTorch's Welford mean is: its output is then 0, not eps-amplified rounding. */      \
     static void vm_layer_norm_row_##suffix(T *y, const T *x, const T *w, const T *b,        \
                                            int64_t len, double eps)                         \
     {                                                                                       \
         if (len <= 0)                                                                       \
             return;                                                                         \
-        T mean = row_moment_##suffix(x, len, 0, 0) / (T)len;                                \
+        T mean = x[0] + row_moment_##suffix(x, len, x[0], 0) / (T)len;                     \
         T m2 = row_moment_##suffix(x, len, mean, 1);                                        \
         T rstd = (T)(1.0 / sqrt((double)m2 / (double)len + eps));                           \
         VT vm = (VT){0} + mean, vr = (VT){0} + rstd;                                        \

@@ -325,6 +325,24 @@ static PyMethodDef autograd_tensor_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* requires_grad=True of a factory on its fresh result: PyTorch's factories say "Only
+ * Tensors of floating point and complex dtype ..." where requires_grad_() says "only
+ * Tensors of floating point dtype ...". 0, or -1 with the exception. */
+int factory_requires_grad(pith_module_state *st, pith_tensor *t)
+{
+    if (!pith_dtype_is_floating(pith_tensor_dtype(t))) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Only Tensors of floating point and complex dtype can require "
+                        "gradients");
+        return -1;
+    }
+    if (pith_set_requires_grad(t, true) != PITH_OK) {
+        error_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the engine ---- */
 
 /* Fills ts[] (borrowed) from a sequence of tensors (None entries allowed when

@@ -339,10 +339,8 @@ static pith_tensor *alias_recorded(pith_tensor *x)
     pith_stack *stack = pith_stack_new();
     pith_tensor *out = NULL;
     if (stack && pith_stack_push_tensor(stack, x) == PITH_OK &&
-        pith_call_boxed(alias_op, stack) == PITH_OK) {
-        out = pith_stack_get_tensor(stack, 0);
-        pith_retain(out);
-    }
+        pith_call_boxed(alias_op, stack) == PITH_OK)
+        out = pith_stack_get_tensor(stack, 0); /* a new reference */
     pith_stack_free(stack);
     return out;
 }

@@ -45,9 +45,9 @@ static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwarg
     if (dtype_arg(st, dtype_obj, dtype, &dtype) < 0)
         return NULL;
     pith_tensor *t = tensor_from_data(st, data, dtype_obj != Py_None, dtype);
-    if (t && requires_grad && pith_set_requires_grad(t, true) != PITH_OK) {
+    if (t && requires_grad && factory_requires_grad(st, t) < 0) {
         pith_release(t);
-        return error_raise(st);
+        return NULL;
     }
     return t ? tensor_wrap(st, t) : NULL;
 }

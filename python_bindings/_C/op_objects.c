@@ -572,10 +572,8 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     PyObject *result = function_call_bound(
         st, as_tuple ? (function_object *)fn->as_tuple : fn, &call);
     if (result && requires_grad && tensor_check(st, result) &&
-        pith_set_requires_grad(tensor_of(result), true) != PITH_OK) {
+        factory_requires_grad(st, tensor_of(result)) < 0)
         Py_CLEAR(result);
-        error_raise(st);
-    }
     Py_XDECREF(taken_kwnames);
     if (taken_args != small_args)
         PyMem_Free(taken_args);

@@ -153,6 +153,8 @@ extern PyMethodDef grad_mode_tensor_methods[];
 int autograd_init(PyObject *module, pith_module_state *st);
 /* The wrapper of a node (new reference); See Note [Node wrappers]. */
 PyObject *node_wrap(pith_module_state *st, pith_node *n);
+/* requires_grad=True of a factory, with PyTorch's factory message for other dtypes. */
+int factory_requires_grad(pith_module_state *st, pith_tensor *t);
 
 /* tensor.c */
 int tensor_type_init(PyObject *module, pith_module_state *st);

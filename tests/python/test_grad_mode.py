@@ -464,7 +464,8 @@ def test_no_grad_makes_no_inference_tensor():
 
 
 def test_in_place_updates_of_inference_tensors_are_allowed_outside_inference_mode():
-    # PyTorch refuses them (after writing); pith has no autograd to protect (docs/python.md).
+    # PyTorch refuses them (after writing); pith refuses them only for a tensor that takes
+    # part in autograd (docs/python.md).
     with pith.inference_mode():
         x = pith.ones(2)
     x.add_(1)
@@ -472,18 +473,23 @@ def test_in_place_updates_of_inference_tensors_are_allowed_outside_inference_mod
     assert x.tolist() == [5.0, 2.0] and x.is_inference()
 
 
-def test_requires_grad_stays_false_and_leaves_stay_leaves_under_every_mode():
-    for name in MANAGERS:
-        with MANAGERS[name](pith):
-            x = pith.ones(2) * 2
-            assert x.requires_grad is False and x.is_leaf is True and x.grad is None
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_recording_follows_the_mode_as_pytorchs(name):
+    torch = pytest.importorskip("torch")
+    for lib in (pith, torch):
+        leaf = lib.ones(2, requires_grad=True)
+        with MANAGERS[name](lib):
+            x = leaf * 2
+            got = (x.requires_grad, x.is_leaf, x.grad_fn is None)
+        if lib is torch:
+            assert got == want
+        want = got
 
 
-def test_factories_still_refuse_requires_grad_under_no_grad():
-    # PyTorch's factories honour requires_grad=True under no_grad; pith has no autograd.
+def test_factories_honour_requires_grad_under_no_grad():
     with pith.no_grad():
-        with pytest.raises(NotImplementedError, match="autograd"):
-            pith.ones(2, requires_grad=True)
+        x = pith.ones(2, requires_grad=True)
+    assert x.requires_grad and x.is_leaf
 
 
 def test_a_wrapper_subclass_made_in_inference_mode_is_an_inference_tensor():

@@ -316,7 +316,9 @@ def test_custom_extra_repr_is_used():
 
 def test_parameter_repr():
     p = nn.Parameter(pith.tensor([1.0, 2.0]))
-    assert repr(p) == "Parameter containing:\ntensor([1., 2.])"
+    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    assert repr(nn.Parameter(pith.tensor([1.0]), requires_grad=False)) == \
+        "Parameter containing:\ntensor([1.])"
 
 
 # ---- Parameter -----------------------------------------------------------------------------
@@ -325,7 +327,8 @@ def test_parameter_is_a_tensor_sharing_memory_with_its_data():
     data = pith.zeros(3)
     p = nn.Parameter(data)
     assert isinstance(p, pith.Tensor) and type(p) is nn.Parameter
-    p[0] = 5.0
+    with pith.no_grad():  # a leaf that requires grad is written only so, as in PyTorch
+        p[0] = 5.0
     assert data[0].item() == 5.0
 
 
@@ -333,10 +336,11 @@ def test_parameter_without_data_is_empty():
     assert tuple(nn.Parameter().shape) == (0,)
 
 
-def test_parameter_requires_grad_reads_false_without_autograd():
-    # PyTorch's Parameter has requires_grad=True; pith has no autograd yet.
-    assert nn.Parameter(pith.zeros(1)).requires_grad is False
+def test_parameter_requires_grad_as_pytorchs():
+    assert nn.Parameter(pith.zeros(1)).requires_grad is True
     assert nn.Parameter(pith.zeros(1), requires_grad=False).requires_grad is False
+    p = nn.Parameter(pith.zeros(1) * 2)
+    assert p.is_leaf and p.grad_fn is None
 
 
 def test_parameter_of_a_non_tensor_is_a_type_error():
@@ -346,7 +350,10 @@ def test_parameter_of_a_non_tensor_is_a_type_error():
 
 def test_in_place_ops_on_a_parameter_return_the_parameter():
     p = nn.Parameter(pith.zeros(2))
-    assert p.add_(1) is p
+    with pith.no_grad():
+        assert p.add_(1) is p
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        p.add_(1)
 
 
 # ---- init ------------------------------------------------------------------------------------
@@ -405,7 +412,8 @@ def test_load_state_dict_copies_in_place():
     for (k, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
         np.testing.assert_array_equal(np_of(a), np_of(b), err_msg=k)
     # A copy, not an alias: writing to the source leaves the destination alone.
-    src[0].weight[0, 0] = 123.0
+    with pith.no_grad():
+        src[0].weight[0, 0] = 123.0
     assert dst[0].weight[0, 0].item() != 123.0
 
 
@@ -578,7 +586,8 @@ def test_deepcopy_makes_an_independent_module():
     assert repr(clone) == repr(net) and clone.label == "net"
     assert_same_state(net, clone)
     assert type(clone.fc.weight) is nn.Parameter and clone.fc.weight is not net.fc.weight
-    clone.fc.weight[0, 0] = 99.0
+    with pith.no_grad():
+        clone.fc.weight[0, 0] = 99.0
     assert net.fc.weight[0, 0].item() != 99.0
     assert list(clone._non_persistent_buffers_set) == ["scratch"]
 

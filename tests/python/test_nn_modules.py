@@ -490,14 +490,11 @@ def test_requires_grad_false_succeeds_and_returns_the_module():
     assert model.eval().requires_grad_(False)(pith.ones(1, 3)).shape == (1, 2)
 
 
-def test_requires_grad_true_is_not_implemented_like_tensor_requires_grad():
-    model = nn.Linear(3, 2)
-    with pytest.raises(NotImplementedError, match="autograd is not available in pith yet"):
-        model.requires_grad_()
-    with pytest.raises(NotImplementedError, match="autograd is not available in pith yet"):
-        model.weight.requires_grad_()
-    with pytest.raises(NotImplementedError, match="autograd is not available in pith yet"):
-        nn.ReLU().requires_grad_(True)
+def test_requires_grad_true_sets_every_parameter():
+    model = nn.Linear(3, 2).requires_grad_(False)
+    assert model.requires_grad_() is model
+    assert all(p.requires_grad for p in model.parameters())
+    assert nn.ReLU().requires_grad_(True)
 
 
 def test_zero_grad_without_gradients_is_a_no_op():
@@ -508,20 +505,15 @@ def test_zero_grad_without_gradients_is_a_no_op():
     np.testing.assert_array_equal(to_numpy(model.weight), before)
 
 
-class ParameterWithGrad(nn.Parameter):
-    """A parameter whose grad can be set, to check what zero_grad does to gradients."""
-    grad = None
-
-
 def test_zero_grad_zeroes_or_drops_the_gradients_that_exist():
     model = nn.Linear(2, 1)
-    weight = ParameterWithGrad(pith.ones(1, 2))
-    model.weight = weight
-    weight.grad = gradient = pith.full((1, 2), 3.0)
+    model(pith.ones(3, 2)).sum().backward()
+    gradient = model.weight.grad
+    assert gradient.tolist() == [[3.0, 3.0]]
     model.zero_grad(set_to_none=False)
-    assert weight.grad is gradient and gradient.tolist() == [[0.0, 0.0]]
+    assert model.weight.grad is gradient and gradient.tolist() == [[0.0, 0.0]]
     model.zero_grad()
-    assert weight.grad is None
+    assert model.weight.grad is None
 
 
 def test_global_always_call_hook_with_kwargs_gets_the_kwargs_when_forward_raises():
