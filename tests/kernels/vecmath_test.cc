@@ -456,9 +456,9 @@ std::vector<T> LayerNormModel(const std::vector<T> &x, const T *w, const T *b, d
                               int lanes)
 {
     RowSum<T> s1(lanes), s2(lanes);
-    for (size_t j = 0; j < x.size(); j++)
-        s1.add(j, x[j]);
-    T mean = s1.fold() / (T)x.size();
+    for (size_t j = 0; j < x.size(); j++) /* the mean about x[0] */
+        s1.add(j, x[j] - x[0]);
+    T mean = x[0] + s1.fold() / (T)x.size();
     for (size_t j = 0; j < x.size(); j++)
         s2.add(j, (x[j] - mean) * (x[j] - mean));
     T rstd = (T)(1.0 / std::sqrt((double)s2.fold() / (double)x.size() + eps));
