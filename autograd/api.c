@@ -98,6 +98,11 @@ pith_status pith_detach_(pith_tensor *t)
     ag_meta *m = t->autograd;
     if (!m)
         return PITH_OK;
+    if (m->retain_hook) { /* a leaf keeps its gradient without it */
+        ag_retain_hook_move(t, m->grad_fn, NULL, 0);
+        m->retain_hook = NULL;
+        m->retains_grad = false;
+    }
     ag_node_release(m->grad_fn);
     m->grad_fn = NULL;
     m->output_nr = 0;
@@ -199,6 +204,27 @@ bool pith_node_slot_set(pith_node *node, pith_interpreter *interp, void *pyobj)
         return false;
     void *empty = NULL;
     return atomic_compare_exchange_strong(&node->pyobj, &empty, pyobj);
+}
+
+void *pith_node_py_state(const pith_node *node, const pith_interpreter *interp)
+{
+    if (!node || atomic_load_explicit(&((pith_node *)node)->tag, memory_order_acquire) != interp)
+        return NULL;
+    return node->py_state;
+}
+
+pith_status pith_node_set_py_state(pith_node *node, pith_interpreter *interp, void *obj)
+{
+    if (!node || !obj)
+        return pith_set_error(PITH_ERR_VALUE, "pith_node_set_py_state: NULL argument");
+    pith_interpreter *owner = NULL;
+    if ((!atomic_compare_exchange_strong(&node->tag, &owner, interp) && owner != interp) ||
+        node->py_state)
+        return pith_set_error(PITH_ERR_INTERPRETER,
+                              "node %s: its Python state belongs to another interpreter",
+                              node->vt->name);
+    node->py_state = obj;
+    return PITH_OK;
 }
 
 void pith_node_slot_clear(pith_node *node, void *pyobj)

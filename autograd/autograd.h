@@ -129,9 +129,12 @@ struct ag_node {
      * engine.c). */
     int64_t engine_index;
     uint64_t engine_run;
-    /* The PyObject slot (Note [Nodes]). */
+    /* The PyObject slot (Note [Nodes]), and a Python object the node owns for its
+     * interpreter (`tag`): the metadata dict. It is released through that interpreter's
+     * table when the node is freed, so it honours disarm. */
     _Atomic(void *) pyobj;
     _Atomic(pith_interpreter *) tag;
+    void *py_state;
     /* Data of the accumulator of a leaf: the leaf, cleared when the leaf dies. */
     _Atomic(pith_tensor *) leaf;
 };
@@ -224,16 +227,21 @@ ag_node *ag_accumulator(pith_tensor *t);
 
 /* ---- hooks ---- */
 
+/* A tensor hook (Note [Tensor hooks], hooks.c): it runs on the gradient that reaches input
+ * `input_nr` of the node it is registered on (the tensor's grad_fn, or a leaf's
+ * accumulator) before the node runs, and may replace it. */
 typedef struct ag_hook {
     struct ag_hook *next;
     int64_t id;
-    /* Pre-hooks of a node: may replace grads[] in place (new references). Post-hooks see
-     * both sides. ctx is the registrant's. */
-    pith_status (*fn)(void *ctx, ag_node *node, pith_tensor **grads_in, uint32_t n_in,
-                      pith_tensor *const *grads_out, uint32_t n_out);
+    uint32_t input_nr;
+    bool retains_grad; /* the hook of retain_grad: ctx is the tensor, not owned */
+    pith_tensor_hook fn;
     void (*ctx_release)(void *ctx);
     void *ctx;
 } ag_hook;
+
+/* Runs the tensor hooks of `node` on grads[] (engine.c calls it before apply). */
+pith_status ag_run_tensor_hooks(ag_node *node, pith_tensor **grads);
 
 /* ---- engine (engine.c) ---- */
 

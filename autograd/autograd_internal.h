@@ -12,7 +12,7 @@ struct ag_meta {
     _Atomic(ag_node *) accumulator; /* a leaf's, strong; made on first need */
     ag_node *grad_fn;               /* strong; NULL for a leaf */
     pith_tensor *grad;              /* strong; NULL when none */
-    ag_hook *hooks;                 /* tensor hooks (run on the gradient of this tensor) */
+    ag_hook *retain_hook;           /* retain_grad's hook on grad_fn, while registered */
     uint32_t output_nr;
     bool requires_grad; /* a leaf's flag; a non-leaf requires grad by having grad_fn */
     bool retains_grad;
@@ -35,6 +35,9 @@ ag_node *ag_accumulator_new(pith_tensor *leaf);
 pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad);
 
 void ag_hooks_free(ag_hook *h);
+/* Moves t's retain_grad hook from its old grad_fn to its new one, or frees it when `to` is
+ * NULL (hooks.c). */
+void ag_retain_hook_move(pith_tensor *t, ag_node *from, ag_node *to, uint32_t input_nr);
 /* Fills the metadata of a gradient from t's. */
 void ag_input_meta_set(ag_input_meta *m, const pith_tensor *t);
 

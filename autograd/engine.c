@@ -465,6 +465,10 @@ static pith_status execute(ag_run *r, target *roots, pith_tensor **root_grads, i
     while (st == PITH_OK && ready.n) {
         ag_node *node = heap_pop(&ready);
         size_t k = (size_t)node->engine_index;
+        if (node->pre_hooks) /* See Note [Tensor hooks] */
+            st = ag_run_tensor_hooks(node, &r->buffers[r->buffer_at[k]]);
+        if (st != PITH_OK)
+            break;
         for (int c = 0; c < ninputs; c++) {
             if (inputs[c].node != node)
                 continue;
@@ -538,9 +542,10 @@ pith_status ag_engine_run(pith_tensor *const *roots, pith_tensor *const *grad_ro
         }
         if (!captured[k] && !(flags & PITH_ALLOW_UNUSED))
             st = pith_set_error(PITH_ERR_RUNTIME,
-                                "One of the differentiated Tensors appears to not have been "
-                                "used in the graph. Set allow_unused=True if this is the "
-                                "desired behavior.");
+                                "The differentiated Tensor at index %d appears to not have "
+                                "been used in the graph. Set allow_unused=True if this is the "
+                                "desired behavior.",
+                                k);
     }
     grad_mode_tls.grad_disabled = grad_disabled;
     for (int k = 0; k < ninputs; k++) {

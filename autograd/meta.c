@@ -30,10 +30,13 @@ static void meta_release(pith_tensor *t)
         atomic_store_explicit(&m->accumulator->leaf, (pith_tensor *)NULL, memory_order_release);
         ag_node_release(m->accumulator);
     }
+    /* the retain_grad hook may outlive the tensor on its node: it stops storing (before
+     * the node, which frees it, may go) */
+    if (m->retain_hook)
+        m->retain_hook->ctx = NULL;
     ag_node_release(m->grad_fn);
     pith_release(m->grad);
     pith_release(m->view_base);
-    ag_hooks_free(m->hooks);
     free(m);
 }
 

@@ -7,6 +7,7 @@
 
 #include "autograd/autograd_internal.h"
 #include "core/error.h"
+#include "core/interpreter_internal.h"
 #include "kernels/views.h"
 
 static atomic_size_t live_nodes;
@@ -74,6 +75,8 @@ static void node_free(ag_node *n)
         ag_node_release(n->next[i].node);
     ag_hooks_free(n->pre_hooks);
     ag_hooks_free(n->post_hooks);
+    if (n->py_state)
+        interp_call_decref(atomic_load_explicit(&n->tag, memory_order_acquire), n->py_state);
     free(n->next);
     free(n->input_meta);
     free(n);
@@ -159,6 +162,8 @@ pith_status ag_set_history(ag_node *n, uint32_t output_nr, pith_tensor *t)
     ag_meta *m = ag_meta_of(t);
     if (!m)
         return pith_last_status();
+    if (m->retain_hook && m->grad_fn != n) /* See Note [Tensor hooks] */
+        ag_retain_hook_move(t, m->grad_fn, n, output_nr);
     ag_node_retain(n);
     ag_node_release(m->grad_fn);
     m->grad_fn = n;

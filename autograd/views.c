@@ -87,6 +87,8 @@ void ag_view_refresh(pith_tensor *view)
         return;
     pith_tensor *replay = ret[0].u.t;
     ag_node *fn = ag_grad_fn(replay);
+    if (m->retain_hook) /* See Note [Tensor hooks] */
+        ag_retain_hook_move(view, m->grad_fn, fn, 0);
     ag_node_retain(fn);
     ag_node_release(m->grad_fn);
     m->grad_fn = fn;

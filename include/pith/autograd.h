@@ -87,6 +87,31 @@ PITH_API pith_tensor *pith_node_variable(const pith_node *node);
 PITH_API void *pith_node_slot_get(const pith_node *node, const pith_interpreter *interp);
 PITH_API bool pith_node_slot_set(pith_node *node, pith_interpreter *interp, void *pyobj);
 PITH_API void pith_node_slot_clear(pith_node *node, void *pyobj);
+/* A Python object the node owns (its metadata dict), for the interpreter that owns the
+ * slot: get gives it (borrowed) or NULL; set stores `obj` (its reference taken) when the
+ * node holds none and `interp` owns the slot, else fails. The node releases it through the
+ * interpreter table when it is freed. */
+PITH_API void *pith_node_py_state(const pith_node *node, const pith_interpreter *interp);
+PITH_API pith_status pith_node_set_py_state(pith_node *node, pith_interpreter *interp, void *obj);
+
+/* ---- hooks ---- */
+
+/* A tensor hook: it sees the gradient computed for the tensor, and may replace it by
+ * storing a new reference in *replacement (left NULL: the gradient stays). */
+typedef pith_status (*pith_tensor_hook)(void *ctx, const pith_tensor *grad,
+                                        pith_tensor **replacement);
+/* Registers `fn` on the gradient of `t` (which requires grad), as Tensor.register_hook: it
+ * runs before a leaf's gradient is accumulated, or when a non-leaf's gradient is computed,
+ * in the order of registration. *node (a new reference) and *id identify it for
+ * pith_node_remove_hook; ctx_release(ctx) runs when it is removed or its node freed. */
+PITH_API pith_status pith_tensor_register_hook(pith_tensor *t, pith_tensor_hook fn, void *ctx,
+                                               void (*ctx_release)(void *ctx),
+                                               pith_node **node, int64_t *id);
+PITH_API pith_status pith_node_remove_hook(pith_node *node, int64_t id);
+/* Tensor.retain_grad(): a non-leaf that requires grad keeps its gradient in .grad (a leaf
+ * already does). retains says whether it does. */
+PITH_API pith_status pith_retain_grad(pith_tensor *t);
+PITH_API bool pith_retains_grad(const pith_tensor *t);
 
 /* The number of live nodes (for leak tests). */
 PITH_API size_t pith_live_nodes(void);

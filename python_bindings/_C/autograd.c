@@ -12,7 +12,6 @@
 typedef struct {
     PyObject_HEAD
     pith_node *node; /* one reference */
-    PyObject *metadata;
     PyObject *weakreflist;
 } node_object;
 
@@ -56,12 +55,25 @@ static PyObject *node_next_functions(PyObject *self, void *unused)
     return out;
 }
 
+/* The node's metadata dict lives with the node (pith_node_set_py_state), not the wrapper,
+ * so it outlasts the wrapper as PyTorch's does. */
 static PyObject *node_get_metadata(PyObject *self, void *unused)
 {
     node_object *o = (node_object *)self;
-    if (!o->metadata && !(o->metadata = PyDict_New()))
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
         return NULL;
-    return Py_NewRef(o->metadata);
+    PyObject *dict = pith_node_py_state(o->node, st->interp);
+    if (dict)
+        return Py_NewRef(dict);
+    if (!(dict = PyDict_New()))
+        return NULL;
+    if (pith_node_set_py_state(o->node, st->interp, Py_NewRef(dict)) != PITH_OK) {
+        Py_DECREF(dict); /* the node's reference */
+        Py_DECREF(dict);
+        return error_raise(st);
+    }
+    return dict;
 }
 
 static PyObject *node_get_variable(PyObject *self, void *unused)
@@ -94,7 +106,6 @@ static void node_dealloc(PyObject *self)
     if (o->weakreflist)
         PyObject_ClearWeakRefs(self);
     pith_node_slot_clear(o->node, self);
-    Py_CLEAR(o->metadata);
     pith_node_release(o->node);
     type->tp_free(self);
     Py_DECREF(type);
@@ -102,14 +113,7 @@ static void node_dealloc(PyObject *self)
 
 static int node_traverse(PyObject *self, visitproc visit, void *arg)
 {
-    Py_VISIT(((node_object *)self)->metadata);
     Py_VISIT(Py_TYPE(self));
-    return 0;
-}
-
-static int node_clear(PyObject *self)
-{
-    Py_CLEAR(((node_object *)self)->metadata);
     return 0;
 }
 
@@ -134,7 +138,6 @@ static PyMemberDef node_members[] = {
 static PyType_Slot node_slots[] = {
     {Py_tp_dealloc, node_dealloc},
     {Py_tp_traverse, node_traverse},
-    {Py_tp_clear, node_clear},
     {Py_tp_repr, node_repr},
     {Py_tp_methods, node_methods},
     {Py_tp_getset, node_getset},
@@ -302,7 +305,121 @@ static PyObject *tensor_get_data(PyObject *self, void *unused)
     return d ? tensor_wrap(st, d) : error_raise(st);
 }
 
+/* ---- hooks ---- */
+
+/* Note [Python tensor hooks]
+ * A Python hook is a C tensor hook (Note [Tensor hooks], autograd/hooks.c) whose context
+ * holds the callable, the interpreter that registered it and that interpreter's module
+ * state. It runs inside that interpreter (interp_call_python), from whichever thread runs
+ * backward, and is refused with a clear error once the interpreter is being torn down
+ * (the disarm rule); the callable is released the same way. */
+typedef struct {
+    PyObject *fn;
+    pith_interpreter *interp;
+    pith_module_state *st;
+} py_hook;
+
+typedef struct {
+    py_hook *hook;
+    const pith_tensor *grad;
+    pith_tensor **replacement;
+} py_hook_call;
+
+static pith_status py_hook_body(void *arg)
+{
+    py_hook_call *c = arg;
+    pith_retain((pith_tensor *)c->grad);
+    PyObject *grad = tensor_wrap(c->hook->st, (pith_tensor *)c->grad);
+    PyObject *result = grad ? PyObject_CallOneArg(c->hook->fn, grad) : NULL;
+    Py_XDECREF(grad);
+    if (!result)
+        return PITH_ERR_RUNTIME;
+    if (result != Py_None) {
+        if (!tensor_check(c->hook->st, result)) {
+            PyErr_Format(PyExc_TypeError, "hook returned %s, expected a Tensor or None",
+                         Py_TYPE(result)->tp_name);
+            Py_DECREF(result);
+            return PITH_ERR_TYPE;
+        }
+        pith_retain(tensor_of(result));
+        *c->replacement = tensor_of(result);
+    }
+    Py_DECREF(result);
+    return PITH_OK;
+}
+
+static pith_status py_hook_run(void *ctx, const pith_tensor *grad, pith_tensor **replacement)
+{
+    py_hook_call call = {ctx, grad, replacement};
+    return interp_call_python(((py_hook *)ctx)->interp, py_hook_body, &call);
+}
+
+static void py_hook_release(void *ctx)
+{
+    py_hook *h = ctx;
+    interp_release_object(h->interp, h->fn);
+    PyMem_RawFree(h);
+}
+
+/* Tensor._register_hook(fn) -> (node, id): see pith/_api.py's register_hook. */
+static PyObject *tensor_register_hook(PyObject *self, PyObject *fn)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "register_hook: the hook must be callable, not %s",
+                     Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    py_hook *h = PyMem_RawMalloc(sizeof *h);
+    if (!h)
+        return PyErr_NoMemory();
+    *h = (py_hook){Py_NewRef(fn), st->interp, st};
+    pith_node *node = NULL;
+    int64_t id = 0;
+    if (pith_tensor_register_hook(tensor_of(self), py_hook_run, h, py_hook_release, &node, &id) !=
+        PITH_OK) {
+        Py_DECREF(h->fn);
+        PyMem_RawFree(h);
+        return error_raise(st);
+    }
+    PyObject *wrapped = node_wrap(st, node);
+    pith_node_release(node);
+    return wrapped ? Py_BuildValue("(NL)", wrapped, (long long)id) : NULL;
+}
+
+/* _C._remove_hook(node, id) */
+static PyObject *module_remove_hook(PyObject *module, PyObject *args)
+{
+    pith_module_state *st = state_of_module(module);
+    PyObject *node;
+    long long id;
+    if (!PyArg_ParseTuple(args, "O!L:_remove_hook", st->autograd.node_type, &node, &id))
+        return NULL;
+    if (pith_node_remove_hook(((node_object *)node)->node, (int64_t)id) != PITH_OK)
+        return error_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *tensor_retain_grad(PyObject *self, PyObject *unused)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    if (pith_retain_grad(tensor_of(self)) != PITH_OK)
+        return error_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *tensor_get_retains_grad(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(pith_retains_grad(tensor_of(self)));
+}
+
 static PyGetSetDef autograd_tensor_getset[] = {
+    {"retains_grad", tensor_get_retains_grad, NULL,
+     "Whether this non-leaf keeps its gradient in .grad (retain_grad()).", NULL},
     {"data", tensor_get_data, NULL, "This tensor without its history (shares the storage).",
      NULL},
     {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad,
@@ -317,6 +434,10 @@ static PyGetSetDef autograd_tensor_getset[] = {
 };
 
 static PyMethodDef autograd_tensor_methods[] = {
+    {"_register_hook", tensor_register_hook, METH_O,
+     "_register_hook(fn) -> (node, id): registers a tensor hook (see register_hook)."},
+    {"retain_grad", tensor_retain_grad, METH_NOARGS,
+     "retain_grad(): keeps this non-leaf's gradient in .grad during backward."},
     {"detach_", tensor_detach_, METH_NOARGS,
      "detach_(): makes this tensor a leaf that does not require grad; returns self."},
     {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
@@ -452,6 +573,8 @@ static PyMethodDef autograd_module_methods[] = {
      "_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, "
      "accumulate_grad): runs the engine."},
     {"_live_nodes", module_live_nodes, METH_NOARGS, "The number of live autograd nodes."},
+    {"_remove_hook", module_remove_hook, METH_VARARGS,
+     "_remove_hook(node, id): removes a tensor hook."},
     {NULL, NULL, 0, NULL},
 };
 

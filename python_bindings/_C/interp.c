@@ -242,6 +242,17 @@ static pith_status interp_strides(const pith_interpreter *interp, const pith_ten
     INTERP_CALL(interp, pydispatch_strides(self, ndim, strides));
 }
 
+pith_status interp_call_python(const pith_interpreter *interp, pith_status (*fn)(void *arg),
+                               void *arg)
+{
+    INTERP_CALL(interp, fn(arg));
+}
+
+void interp_release_object(const pith_interpreter *interp, PyObject *obj)
+{
+    interp_decref(interp, obj);
+}
+
 static const pith_interpreter_vtable interp_vtable = {
     .decref = interp_decref,
     .detach = interp_detach,

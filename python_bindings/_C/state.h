@@ -114,6 +114,13 @@ int errors_init(PyObject *module, pith_module_state *st);
 
 /* interp.c */
 int interp_init(pith_module_state *st);
+/* Runs fn(arg) inside `interp` from whatever thread C calls on (See Note [Entering an
+ * interpreter from C]); a Python exception fn leaves becomes the C error. Refused (with
+ * PITH_ERR_INTERPRETER) once the interpreter is being torn down. */
+pith_status interp_call_python(const pith_interpreter *interp, pith_status (*fn)(void *arg),
+                               void *arg);
+/* Drops a reference C owned on `obj`, entering `interp` (leaked if it has ended). */
+void interp_release_object(const pith_interpreter *interp, PyObject *obj);
 
 /* dtype.c */
 int dtype_types_init(PyObject *module, pith_module_state *st);

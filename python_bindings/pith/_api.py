@@ -248,6 +248,35 @@ def element_size(self):
 
 # ---- autograd ----
 
+class _TensorHookHandle:
+    """What Tensor.register_hook returns: remove() takes the hook off (again is a no-op);
+    usable as a context manager, as torch.utils.hooks.RemovableHandle."""
+
+    __slots__ = ("_node", "_id")
+
+    def __init__(self, node, hook_id):
+        self._node, self._id = node, hook_id
+
+    def remove(self):
+        if self._node is not None:
+            _C._remove_hook(self._node, self._id)
+            self._node = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_hook(self, hook):
+    """Registers `hook(grad) -> Tensor or None` on this tensor's gradient, as
+    torch.Tensor.register_hook; returns a handle whose remove() takes it off."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return _TensorHookHandle(*self._register_hook(hook))
+
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph's leaves, as
     torch.Tensor.backward: see pith.autograd.backward."""
@@ -342,6 +371,7 @@ def install(namespace):
     Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
     Tensor.itemsize = property(lambda self: self.dtype.itemsize)
     Tensor.backward = backward
+    Tensor.register_hook = register_hook
     for name, factory in (("zeros_like", _C.zeros), ("ones_like", _C.ones),
                           ("empty_like", _C.empty), ("rand_like", _C.rand),
                           ("randn_like", _C.randn)):
