@@ -68,6 +68,7 @@ pith_status redispatch_kernel(const pith_op *op, pith_stack *s, void *ctx)
     return pith_call_boxed_below(op, s, Key);
 }
 constexpr char kAutograd[] = "Autograd";
+constexpr char kPythonMode[] = "PythonMode";
 
 // ---- pith_op_find ----
 
@@ -1001,19 +1002,20 @@ TEST_F(BackendChoice, CpuTensorListRunsOnCpu)
 }
 
 // A boxed kernel above the backend of a built-in op is reached from the typed C API too.
+// (PythonMode: the Autograd slot of a built-in op holds its generated autograd kernel.)
 TEST_F(Selection, TypedCallReachesABoxedKernel)
 {
     KeyLog log;
-    ASSERT_EQ(pith_kernel_register("add", "Autograd", redispatch_kernel<kAutograd>, &log),
+    ASSERT_EQ(pith_kernel_register("add", "PythonMode", redispatch_kernel<kPythonMode>, &log),
               PITH_OK);
     TensorPtr a(make_tensor({1, 2})), b(make_tensor({3, 4}));
     pith_keys_guard g;
-    pith_keys_include("Autograd", &g);
+    pith_keys_include("PythonMode", &g);
     TensorPtr r(pith_add(a, b));
     pith_keys_restore(&g);
-    ASSERT_EQ(pith_kernel_unregister("add", "Autograd"), PITH_OK);
+    ASSERT_EQ(pith_kernel_unregister("add", "PythonMode"), PITH_OK);
     ASSERT_NE(r.get(), nullptr) << pith_last_error();
-    EXPECT_EQ(log.keys, std::vector<std::string>{"Autograd"});
+    EXPECT_EQ(log.keys, std::vector<std::string>{"PythonMode"});
     EXPECT_EQ(tensor_values(r), (std::vector<float>{4, 6}));
 }
 
@@ -1032,25 +1034,26 @@ pith_status kinds_then_below(const pith_op *op, pith_stack *s, void *ctx)
         if (log->kinds.back() == PITH_VALUE_STRING)
             log->str = pith_stack_get_string(s, i);
     }
-    return pith_call_boxed_below(op, s, "Autograd");
+    return pith_call_boxed_below(op, s, "PythonMode");
 }
 
 class TypedBoxing : public DispatchTest {
 protected:
     KindsLog log;
     pith_keys_guard guard{};
-    // Puts a boxed recorder at Autograd on `op` and includes Autograd.
+    // Puts a boxed recorder at PythonMode on `op` and includes PythonMode (the Autograd
+    // slot of a built-in op holds its generated autograd kernel).
     void intercept(const char *op)
     {
         op_ = op;
-        ASSERT_EQ(pith_kernel_register(op, "Autograd", kinds_then_below, &log), PITH_OK);
-        pith_keys_include("Autograd", &guard);
+        ASSERT_EQ(pith_kernel_register(op, "PythonMode", kinds_then_below, &log), PITH_OK);
+        pith_keys_include("PythonMode", &guard);
     }
     void TearDown() override
     {
         pith_keys_restore(&guard);
         if (op_) {
-            EXPECT_EQ(pith_kernel_unregister(op_, "Autograd"), PITH_OK);
+            EXPECT_EQ(pith_kernel_unregister(op_, "PythonMode"), PITH_OK);
         }
         DispatchTest::TearDown();
     }
