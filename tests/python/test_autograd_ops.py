@@ -423,18 +423,18 @@ KNOWN[("out", "stack.out")] = ("stack.out refuses through its part: the message 
                                "torch's names stack()")
 
 
-def known_failures(check):
-    """Runs a test; where KNOWN names it, re-raises its failure as a message alone: the
-    frames of a traceback would keep its tensors alive into later tests, whose leak check
-    (conftest) would then see them freed."""
+def known_failures(is_known):
+    """A test decorator: where is_known(**the test's arguments), the test's failure is
+    re-raised as its message alone. The frames of a traceback would keep the test's tensors
+    alive into later tests, whose leak check (conftest) would then see them freed."""
     def decorate(test):
         @functools.wraps(test)
-        def run(overload):
-            if (check, overload) not in KNOWN:
-                return test(overload)
+        def run(**kwargs):
+            if not is_known(**kwargs):
+                return test(**kwargs)
             failure = None
             try:
-                test(overload)
+                test(**kwargs)
             except Exception as e:  # noqa: BLE001 (any failure is the known one)
                 failure = f"{type(e).__name__}: {e}"
             if failure is not None:
@@ -466,7 +466,7 @@ def differentiable(outs):
 
 
 @pytest.mark.parametrize("overload", params("grads"))
-@known_failures("grads")
+@known_failures(lambda overload: ("grads", overload) in KNOWN)
 def test_gradients_equal_torchs(overload):
     for case in cached_cases(overload):
         t_leaves, t_outs = case.run(torch)
@@ -494,14 +494,14 @@ def node_name(outs):
 
 
 @pytest.mark.parametrize("overload", params("name"))
-@known_failures("name")
+@known_failures(lambda overload: ("name", overload) in KNOWN)
 def test_grad_fn_is_named_as_torchs(overload):
     case = cached_cases(overload)[0]
     assert node_name(case.run(pith)[1]) == node_name(case.run(torch, single_op=True)[1]), case
 
 
 @pytest.mark.parametrize("overload", params("create_graph"))
-@known_failures("create_graph")
+@known_failures(lambda overload: ("create_graph", overload) in KNOWN)
 def test_gradients_made_with_create_graph_require_grad_as_torchs(overload):
     """Double backward starts here: gradcheck does not see a gradient that lost its graph
     when another gradient of the same call kept one (mul's, of a broadcast input)."""
@@ -528,7 +528,7 @@ def verdict(lib, check, case, **kwargs):
 
 
 @pytest.mark.parametrize("overload", params("gradcheck"))
-@known_failures("gradcheck")
+@known_failures(lambda overload: ("gradcheck", overload) in KNOWN)
 def test_gradcheck_gives_torchs_verdict(overload):
     for case in cached_cases(overload):
         expected = verdict(torch, lambda lib: lib.autograd.gradcheck, case)
@@ -540,7 +540,7 @@ def test_gradcheck_gives_torchs_verdict(overload):
 
 @pytest.mark.filterwarnings("ignore:Input #1 requires gradient and is not a double")
 @pytest.mark.parametrize("overload", params("gradgradcheck"))
-@known_failures("gradgradcheck")
+@known_failures(lambda overload: ("gradgradcheck", overload) in KNOWN)
 def test_gradgradcheck_gives_torchs_verdict(overload):
     case = cached_cases(overload)[0]
     outs = differentiable(case.run(torch)[1])
@@ -581,7 +581,7 @@ def test_the_out_refusal_is_torchs():
 @pytest.mark.parametrize("overload", [
     pytest.param(o, marks=pytest.mark.xfail(strict=True, reason=KNOWN[("out", o)]))
     if ("out", o) in KNOWN else o for o in sorted(OUT_FORMS)])
-@known_failures("out")
+@known_failures(lambda overload: ("out", overload) in KNOWN)
 def test_an_out_form_refuses_an_input_that_requires_grad(overload):
     row = BY_NAME[overload]
     functional = row.functional or BY_NAME[row.derivative.target]

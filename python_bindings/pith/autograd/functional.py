@@ -5,7 +5,8 @@ Everything is reverse mode over pith.autograd.grad: jvp and hvp use the double-b
 trick, as PyTorch's do. pith has no vmap and no forward-mode AD, so vectorize=True and
 strategy="forward-mode" raise NotImplementedError.
 """
-from .. import _C, enable_grad, is_grad_enabled, set_grad_enabled, stack, zeros_like
+from .. import (_C, enable_grad, is_grad_enabled, set_grad_enabled, stack, zeros,
+                 zeros_like)
 from .. import autograd as _autograd  # (the package, initialised by the time a call runs)
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -225,12 +226,12 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                "pith.autograd.functional.jacobian: `create_graph=True` and "
                 '`strategy="forward-mode"` are not supported together (yet). Please either '
                 'set `create_graph=False` or `strategy="reverse-mode"`.')
         if strict:
             raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
+                "pith.autograd.functional.jacobian: `strict=True` and "
                 '`strategy="forward-mode"` are not supported together (yet). Please either '
                 'set `strict=False` or `strategy="reverse-mode"`.')
         raise NotImplementedError('jacobian: strategy="forward-mode" needs forward-mode AD, '
@@ -245,7 +246,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         if vectorize:
             if strict:
                 raise RuntimeError(
-                    "torch.autograd.functional.jacobian: `strict=True` and "
+                    "pith.autograd.functional.jacobian: `strict=True` and "
                     "`vectorized=True` are not supported together. Please either set "
                     "`strict=False` or `vectorize=False`.")
             raise NotImplementedError("jacobian: vectorize=True needs vmap, which pith does "
@@ -254,7 +255,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         for i, out in enumerate(outputs):
             rows = tuple([] for _ in inputs)  # rows[k]: d out[j] / d inputs[k], for each j
             for j in range(out.numel()):
-                vj = _autograd_grad((out.reshape(-1)[j],), inputs, retain_graph=True,
+                vj = _autograd_grad((out,), inputs, (_basis(out, j),), retain_graph=True,
                                     create_graph=create_graph)
                 for k, (rows_k, vj_k, inp) in enumerate(zip(rows, vj, inputs)):
                     if vj_k is not None:
@@ -275,6 +276,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                              for rows_k, inp in zip(rows, inputs)),)
         result = _grad_postprocess(result, create_graph)
         return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _basis(out, j):
+    """The basis vector j of out's elements, shaped as out: backward with it gives row j of
+    the Jacobian, as PyTorch's backward from out.reshape(-1)[j] does, without a view."""
+    flat = zeros(out.numel(), dtype=out.dtype)
+    flat[j] = 1
+    return flat.reshape(tuple(out.shape))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
