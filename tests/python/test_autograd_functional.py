@@ -3,6 +3,8 @@ vhp and hvp on the same functions and values give the same structure (a Tensor, 
 tuple of tuples), values, and history (create_graph), and raise the same errors (strict
 mode, bad v, bad functions). The functions are written once with Tensor methods, so that
 each runs on either library's tensors."""
+import inspect
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -50,6 +52,18 @@ def assert_same(got, want, where="result"):
     assert got.requires_grad == want.requires_grad, f"{where}: requires_grad"
     torch.testing.assert_close(torch.from_numpy(got.detach().numpy().copy()), want.detach(),
                                rtol=1e-10, atol=1e-12, msg=lambda m: f"{where}: {m}")
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"])
+def test_the_signature_is_torchs(name):
+    want = inspect.signature(getattr(TF, name))
+    got = inspect.signature(getattr(F, name))
+    assert [(p.name, p.kind, p.default) for p in got.parameters.values()] == \
+        [(p.name, p.kind, p.default) for p in want.parameters.values()]
+
+
+def test_the_module_is_an_attribute_of_autograd():
+    assert pith.autograd.functional is F and set(F.__all__) == set(TF.__all__)
 
 
 # ---- the functions: name -> (function, inputs) --------------------------------------------

@@ -328,12 +328,13 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
                 if jvp.numel() and _max_abs(jvp) > nondet_tol:
                     raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
-    # numerical[i][j] = v_j^T J_ji u_i, for the floating outputs (the differentiable ones)
-    floats = [k for k, o in enumerate(func_out) if _is_float_tensor(o)]
+    # numerical[i][j] = v_j^T J_ji u_i, for the differentiable outputs (PyTorch pairs v_j
+    # with the j-th floating output, differentiable or not)
+    keep = [k for k, o in enumerate(func_out) if _is_float_tensor(o) and o.requires_grad]
     numerical = []
     for (index, _), u in zip(diff, all_u):
         jvps = _numerical_jvp(func, inputs, index, u, eps)
-        numerical.append([(v * jvps[k]).sum() for v, k in zip(all_v, floats)])
+        numerical.append([(v * jvps[k]).sum() for v, k in zip(all_v, keep)])
     analytical = []  # analytical[j][i]
     for o, v in zip(outputs, all_v):
         vjs = _analytical_jacobians(inputs, o, nondet_tol, check_grad_dtypes, v=v)
