@@ -16,8 +16,9 @@ doubled (non-contiguous); and once per overload, where torch takes it, a sample 
   - pith.autograd.gradcheck in float64 gives torch.autograd.gradcheck's verdict: it passes,
     except on the samples that sit on a kink or a tie, where both fail;
   - gradgradcheck on its first sample gives torch's verdict;
-and every out= form refuses an input that requires grad, with torch's error.
-KNOWN lists what pith gets wrong today, each as a strict xfail with the reason.
+every out= form refuses an input that requires grad, with torch's error; and indexing from
+Python records as torch's. KNOWN and KNOWN_INDEXING list what pith gets wrong today, each as
+a strict xfail with the reason.
 """
 import functools
 import gc
@@ -620,3 +621,68 @@ def frozen_gc():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# ---- indexing from Python ------------------------------------------------------------------
+
+def written(lib, t, index, value):
+    out = t.clone()
+    out[index] = value
+    return out
+
+
+# name -> fn(lib, t) on a (3, 4) leaf: Tensor.__getitem__ and __setitem__ (the binder's
+# indexing, python_bindings/_C/indexing.c), which reach the ops without the op file's names.
+INDEXING = {
+    "int": lambda lib, t: t[1],
+    "ints": lambda lib, t: t[1, 2],
+    "slice": lambda lib, t: t[:, 1:],
+    "step": lambda lib, t: t[::2],
+    "ellipsis": lambda lib, t: t[..., 0],
+    "none": lambda lib, t: t[None],
+    "tensor": lambda lib, t: t[lib.tensor([0, 2, 2])],
+    "mask": lambda lib, t: t[t > 0],
+    "set_int": lambda lib, t: written(lib, t, 0, 5.0),
+    "set_slice": lambda lib, t: written(lib, t, (slice(None), 1), 2.0),
+    "set_tensor_value": lambda lib, t: written(lib, t, 1, t[0] * 2),
+}
+INDEXING_DOES_NOT_RECORD = (
+    "Python indexing with {} makes its result in the binder (python_bindings/_C/indexing.c) "
+    "without dispatching an op at Autograd: the result has requires_grad=False (torch's: "
+    "{}), so no gradient flows")
+SETITEM_DOES_NOT_RECORD = (
+    "t.clone()[{}] = v is not recorded: the clone keeps grad_fn CloneBackward0 (torch's: "
+    "CopySlices), so the overwritten elements still pass their gradient to t (pith: ones "
+    "there, torch: zeros){}")
+KNOWN_INDEXING = {
+    "ints": INDEXING_DOES_NOT_RECORD.format("several ints (t[1, 2])", "SelectBackward0"),
+    "slice": INDEXING_DOES_NOT_RECORD.format("a slice (t[:, 1:])", "SliceBackward0"),
+    "step": INDEXING_DOES_NOT_RECORD.format("a stepped slice (t[::2])", "SliceBackward0"),
+    "ellipsis": INDEXING_DOES_NOT_RECORD.format("Ellipsis (t[..., 0])", "SelectBackward0"),
+    "none": INDEXING_DOES_NOT_RECORD.format("None (t[None])", "UnsqueezeBackward0"),
+    "tensor": INDEXING_DOES_NOT_RECORD.format("a tensor (t[idx])", "IndexBackward0"),
+    "mask": INDEXING_DOES_NOT_RECORD.format("a bool mask (t[t > 0])", "IndexBackward0"),
+    "set_int": SETITEM_DOES_NOT_RECORD.format("0", ""),
+    "set_slice": SETITEM_DOES_NOT_RECORD.format(":, 1", ""),
+    "set_tensor_value": SETITEM_DOES_NOT_RECORD.format(
+        "1", "; and the written value t[0] * 2 gets no gradient"),
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_INDEXING[n]))
+    if n in KNOWN_INDEXING else n for n in INDEXING])
+@known_failures(lambda name: name in KNOWN_INDEXING)
+def test_indexing_records_as_torchs(name):
+    x = r(3, 4)
+    results = []
+    for lib in (torch, pith):
+        leaf = laid_out(lib, x, "contiguous")
+        out = INDEXING[name](lib, leaf)
+        gradient = None
+        if out.requires_grad:
+            g = grad_outputs(outs_as_torch([out]))[0]
+            (gradient,) = lib.autograd.grad(out, leaf, g if lib is torch else pith_value(g))
+            gradient = gradient.tolist()
+        results.append((out.requires_grad, node_name([out]), gradient))
+    assert results[1] == results[0]
