@@ -1,8 +1,9 @@
 """pith.autograd: gradients, as torch.autograd.
 
 backward and grad run libpith's engine (autograd/engine.c) through _C._run_backward; the
-grad-mode context managers are pith's (pith/_grad_mode.py). docs/autograd.md explains the
-design and the differences from PyTorch.
+grad-mode context managers are pith's (pith/_grad_mode.py); gradcheck and gradgradcheck
+(gradcheck.py) and pith.autograd.functional (functional.py) are written over grad.
+docs/autograd.md explains the design and the differences from PyTorch.
 """
 from .. import _C
 from .._grad_mode import (  # noqa: F401
@@ -10,7 +11,7 @@ from .._grad_mode import (  # noqa: F401
     set_grad_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode"]
+           "inference_mode", "gradcheck", "gradgradcheck", "functional"]
 
 _Tensor = _C.Tensor
 
@@ -96,3 +97,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         from .. import zeros_like
         result = tuple(zeros_like(x) if g is None else g for x, g in zip(inputs, result))
     return result
+
+
+# As in torch, pith.autograd.gradcheck is the function, and the module of that name holds
+# GradcheckError (`from pith.autograd.gradcheck import GradcheckError`); the function carries
+# it too, so that pith.autograd.gradcheck.GradcheckError also reads as an attribute.
+from . import functional  # noqa: E402
+from .gradcheck import GradcheckError as _GradcheckError  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+
+gradcheck.GradcheckError = _GradcheckError
