@@ -37,10 +37,35 @@ HERE = pathlib.Path(__file__).resolve().parent
 @pytest.fixture(autouse=True)
 def fresh_compiler():
     """Each test starts with empty caches and zeroed stats, and leaves no entry behind (the
-    leak fixture of conftest counts the tensors the caches would hold)."""
+    leak fixture of conftest counts the tensors the caches would hold). The tests run their
+    models for inference, under no_grad: with grad mode on, a region whose parameters
+    require grad runs eagerly and records (Note [Compiled regions do not record]), which
+    test_a_region_that_would_record_runs_eagerly_with_gradients checks."""
     pith.compiler.reset()
-    yield
+    with pith.no_grad():
+        yield
     pith.compiler.reset()
+
+
+def test_a_region_that_would_record_runs_eagerly_with_gradients():
+    with pith.enable_grad():
+        model = nn.Linear(3, 2)
+        compiled = pith.compile(model)
+        x = pith.randn(4, 3)
+        compiled(x).sum().backward()
+        got = model.weight.grad.clone()
+        model.zero_grad()
+        model(x).sum().backward()
+        assert to_numpy(got).tolist() == to_numpy(model.weight.grad).tolist()
+        assert stats()["compiles"] == 0
+        assert any("requires grad and grad mode is on" in r for r in stats()["skip_reasons"])
+    # the same module under no_grad compiles, and its graph is not reused with grad on
+    with pith.no_grad():
+        compiled(x)
+        assert stats()["compiles"] == 1
+    with pith.enable_grad():
+        out = compiled(x)
+        assert out.requires_grad and out.grad_fn is not None
 
 
 def stats():
@@ -1038,7 +1063,8 @@ def test_four_threads_calling_one_compiled_module_get_eager_results():
     def work(i):
         barrier.wait()
         for _ in range(30):
-            got = opt(inputs[i])
+            with pith.no_grad():  # grad mode is per thread: each starts with it on
+                got = opt(inputs[i])
             if to_numpy(got).tobytes() != to_numpy(expected[i]).tobytes():
                 errors.append(i)
 
