@@ -55,6 +55,14 @@ PACKAGES = [
         source="siren-pytorch",
         build=lambda m, fw: m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=3),
         inputs=lambda fw, rng: (_randn(fw, rng, 64, 2),)),
+    # runs since autograd exists: its forward() calls requires_grad_() on its coordinates
+    Program(
+        "siren-pytorch SirenWrapper (image from coordinates)",
+        module="siren_pytorch.siren_pytorch", source="siren-pytorch",
+        build=lambda m, fw: m.SirenWrapper(
+            m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=2),
+            image_width=8, image_height=8),
+        inputs=lambda fw, rng: ()),
     Program(
         "perceiver-pytorch Perceiver", module="perceiver_pytorch.perceiver_pytorch",
         source="perceiver-pytorch",
@@ -110,15 +118,6 @@ SCRIPTS = [
 # Tried, and not yet runnable: each still fails, for the reason given (harness.run checks
 # that, so a program that starts to run is noticed and moved up).
 BLOCKED = [
-    Program(
-        "siren-pytorch SirenWrapper (image from coordinates)",
-        module="siren_pytorch.siren_pytorch", source="siren-pytorch",
-        build=lambda m, fw: m.SirenWrapper(
-            m.SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=2),
-            image_width=8, image_height=8),
-        inputs=lambda fw, rng: (),
-        blocked="autograd: forward() calls requires_grad_() on its coordinates",
-        blocked_error="autograd is not available in pith yet"),
     Program(
         "mlp-mixer-pytorch MLPMixer", module="mlp_mixer_pytorch.mlp_mixer_pytorch",
         source="mlp-mixer-pytorch",
