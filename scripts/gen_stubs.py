@@ -47,6 +47,7 @@ from . import accelerator as accelerator, amp as amp, backends as backends, cuda
 from . import einops as einops
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
 from ._dtype_info import finfo as finfo, iinfo as iinfo
+from . import autograd as autograd
 from . import library as library, nn as nn, utils as utils
 from . import safetensors as safetensors, serialization as serialization
 from . import compiler as compiler
