@@ -85,10 +85,10 @@ typedef struct {
 /* Numbers every node reachable from starts; order[] gets them children first. */
 static pith_status discover(ag_run *r, ag_node *const *starts, size_t nstarts, size_t **order)
 {
-    size_t cap = 32, depth = 0, done = 0;
+    size_t cap = 32, depth = 0, done = 0, post_cap = 32;
     frame *stack = malloc(cap * sizeof *stack);
-    size_t *post = NULL;
-    if (!stack)
+    size_t *post = malloc(post_cap * sizeof *post);
+    if (!stack || !post)
         goto oom;
     for (size_t s = 0; s < nstarts; s++) {
         ag_node *start = starts[s];
@@ -115,10 +115,13 @@ static pith_status discover(ag_run *r, ag_node *const *starts, size_t nstarts, s
                 stack[depth++] = (frame){child, 0};
                 continue;
             }
-            size_t *grown = realloc(post, (done + 1) * sizeof *post);
-            if (!grown)
-                goto oom;
-            post = grown;
+            if (done == post_cap) { /* doubling: a long graph must not cost n^2 copies */
+                size_t *grown = realloc(post, 2 * post_cap * sizeof *post);
+                if (!grown)
+                    goto oom;
+                post = grown;
+                post_cap *= 2;
+            }
             post[done++] = (size_t)f->node->engine_index;
             depth--;
         }
