@@ -8,6 +8,7 @@
 
 #include "common/pith_test.h"
 #include "engine_shim.h"
+#include "live_nodes.h"
 #include "pith/autograd.h"
 #include "pith/pith.h"
 
@@ -17,21 +18,7 @@ using pith_test::HasError;
 using pith_test::Tensor;
 using pith_test::Values;
 
-/* Every test ends with as many live tensors and nodes as it began with. */
-class Engine : public pith_test::LiveTensorFixture {
-protected:
-    size_t nodes_before_ = 0;
-    void SetUp() override
-    {
-        LiveTensorFixture::SetUp();
-        nodes_before_ = pith_live_nodes();
-    }
-    void TearDown() override
-    {
-        EXPECT_EQ(pith_live_nodes(), nodes_before_);
-        LiveTensorFixture::TearDown();
-    }
-};
+using Engine = LiveNodesFixture;
 
 Tensor Leaf(std::vector<int64_t> sizes, double value)
 {

@@ -4,149 +4,26 @@
 // the generated table, double backward, in-place and out= forms, and a second backward.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "autograd/generated/node_names.h"
-#include "common/pith_test.h"
-#include "pith/autograd.h"
-#include "pith/grad_mode.h"
-#include "pith/pith.h"
+#include "gradient_check.h"
+#include "live_nodes.h"
 
 namespace {
 
+using gradient_check::CallOne;
+using gradient_check::ExpectGradients;
+using gradient_check::ExpectGradientsNamed;
+using gradient_check::Ints;
+using gradient_check::NodeNameOf;
+using gradient_check::Raw;
+using gradient_check::Sample;
 using pith_test::HasError;
-using pith_test::Shape;
 using pith_test::Tensor;
 using pith_test::Values;
 
-/* Every test ends with as many live tensors and nodes as it began with. */
-class Formulas : public pith_test::LiveTensorFixture {
-protected:
-    size_t nodes_before_ = 0;
-    void SetUp() override
-    {
-        LiveTensorFixture::SetUp();
-        nodes_before_ = pith_live_nodes();
-    }
-    void TearDown() override
-    {
-        EXPECT_EQ(pith_live_nodes(), nodes_before_);
-        LiveTensorFixture::TearDown();
-    }
-};
-
-/* The generated node name of an overload (AG_FORALL_NODE_NAMES), "" when it has none. */
-std::string NodeNameOf(const std::string &overload)
-{
-    struct Row {
-        const char *overload, *node;
-    };
-#define ROW_(o, n) {o, n},
-    static const Row rows[] = {AG_FORALL_NODE_NAMES(ROW_)};
-#undef ROW_
-    for (const Row &r : rows)
-        if (overload == r.overload)
-            return r.node;
-    return "";
-}
-
-/* A float64 tensor of `sizes` with distinct, deterministic values in about [lo, hi]. */
-Tensor Sample(Shape sizes, double lo = -1.5, double hi = 1.5, bool requires_grad = true)
-{
-    int64_t n = 1;
-    for (int64_t s : sizes)
-        n *= s;
-    std::vector<double> data((size_t)n);
-    for (int64_t i = 0; i < n; i++)
-        data[(size_t)i] = lo + (hi - lo) * (double)((i * 37 + 11) % 97) / 96.0;
-    Tensor t(pith_from_data(data.data(), (int)sizes.size(), sizes.data(), PITH_FLOAT64));
-    if (requires_grad) {
-        EXPECT_EQ(pith_set_requires_grad(t.get(), true), PITH_OK);
-    }
-    return t;
-}
-
-Tensor Ints(Shape sizes, std::vector<int64_t> values)
-{
-    return Tensor(pith_from_data(values.data(), (int)sizes.size(), sizes.data(), PITH_INT64));
-}
-
-using Op = std::function<pith_tensor *(const std::vector<pith_tensor *> &)>;
-
-/* sum(f(x) * w) for fixed weights w of f(x)'s shape: every output element counts. */
-Tensor Loss(const Op &f, const std::vector<pith_tensor *> &x)
-{
-    Tensor y(f(x));
-    if (!y)
-        return nullptr;
-    Shape sizes = pith_test::Sizes(y.get());
-    Tensor w = Sample(sizes, -1.0, 1.0, false);
-    Tensor yw(pith_mul(y.get(), w.get()));
-    return Tensor(pith_sum(yw.get(), 0, nullptr, false));
-}
-
-double LossValue(const Op &f, const std::vector<pith_tensor *> &x)
-{
-    bool was = pith_grad_enabled();
-    pith_set_grad_enabled(false);
-    Tensor loss = Loss(f, x);
-    pith_set_grad_enabled(was);
-    double v = NAN;
-    EXPECT_EQ(pith_item(loss.get(), &v), PITH_OK) << pith_last_error();
-    return v;
-}
-
-/* The gradient that backward accumulates into each input that requires grad matches
- * central differences of the loss, element by element; f's output is made by `node`. */
-void ExpectGradients(const Op &f, const std::vector<pith_tensor *> &x, const char *overload)
-{
-    Tensor y(f(x));
-    ASSERT_TRUE(y) << pith_last_error();
-    const char *name = pith_grad_fn_name(y.get());
-    ASSERT_NE(name, nullptr) << overload << ": the output has no grad_fn";
-    EXPECT_EQ(std::string(name), NodeNameOf(overload));
-    y.reset();
-    Tensor loss = Loss(f, x);
-    ASSERT_TRUE(loss) << pith_last_error();
-    pith_tensor *root = loss.get();
-    ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
-    const double eps = 1e-6;
-    for (size_t k = 0; k < x.size(); k++) {
-        if (!pith_requires_grad(x[k]))
-            continue;
-        pith_tensor *g = nullptr;
-        ASSERT_EQ(pith_grad_get(x[k], &g), PITH_OK);
-        ASSERT_NE(g, nullptr) << overload << ": input " << k << " got no gradient";
-        Tensor grad(g);
-        ASSERT_EQ(pith_test::Sizes(grad.get()), pith_test::Sizes(x[k]));
-        std::vector<double> analytic = Values(grad.get());
-        double *data = (double *)pith_data_ptr(x[k]);
-        for (size_t j = 0; j < analytic.size(); j++) {
-            double keep = data[j];
-            data[j] = keep + eps;
-            double plus = LossValue(f, x);
-            data[j] = keep - eps;
-            double minus = LossValue(f, x);
-            data[j] = keep;
-            double numeric = (plus - minus) / (2 * eps);
-            EXPECT_NEAR(analytic[j], numeric, 1e-6 * std::max(1.0, std::fabs(numeric)))
-                << overload << ": input " << k << ", element " << j;
-        }
-        ASSERT_EQ(pith_grad_set(x[k], nullptr), PITH_OK);
-    }
-}
-
-std::vector<pith_tensor *> Raw(const std::vector<const Tensor *> &ts)
-{
-    std::vector<pith_tensor *> out;
-    for (const Tensor *t : ts)
-        out.push_back(t->get());
-    return out;
-}
+using Formulas = LiveNodesFixture;
 
 TEST_F(Formulas, AddGivesGradToBothAndSumsTheBroadcastOne)
 {

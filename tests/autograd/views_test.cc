@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/pith_test.h"
+#include "live_nodes.h"
 #include "pith/autograd.h"
 #include "pith/pith.h"
 
@@ -15,20 +16,7 @@ using pith_test::HasError;
 using pith_test::Tensor;
 using pith_test::Values;
 
-class Views : public pith_test::LiveTensorFixture {
-protected:
-    size_t nodes_before_ = 0;
-    void SetUp() override
-    {
-        LiveTensorFixture::SetUp();
-        nodes_before_ = pith_live_nodes();
-    }
-    void TearDown() override
-    {
-        EXPECT_EQ(pith_live_nodes(), nodes_before_);
-        LiveTensorFixture::TearDown();
-    }
-};
+using Views = LiveNodesFixture;
 
 Tensor Vec(std::vector<double> v, bool requires_grad)
 {
