@@ -1,6 +1,8 @@
 /* einsum.c — the einsum composite: the plan of einsum_plan.c lowered to views, sum, mul
  * and bmm, so that every matrix-shaped contraction runs through the batched matrix
- * product (BLAS for float32 and float64). Being a composite, it is its own meta function.
+ * product (BLAS for float32 and float64). Being a composite, it is its own meta function,
+ * and its gradient comes from the ops it calls (See Note [Composites call their parts
+ * through the dispatcher], ops_internal.h).
  *
  * Note [Einsum's contraction]
  * The lowering is PyTorch's, so results, result dtypes and errors agree with it (an
@@ -50,9 +52,47 @@ static int64_t add_wrap(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-/* Step 1: operand `k` as a term, keeping its dims of size one when `keep_ones`. */
+/* Step 1's view of operand `t` made of ops, so that it records (See Note [Composites call
+ * their parts through the dispatcher], ops_internal.h): a diagonal (a label repeated in the
+ * operand) is an as_strided view; otherwise the operand's dims are permuted into index
+ * order (unless they are in it) and the dims of size one that the term drops are dropped
+ * by a view; with nothing to do, the view is the operand itself. */
+static pith_tensor *operand_view_recorded(const einsum_operand *op, const pith_tensor *t,
+                                          pith_int_list sizes, pith_int_list strides)
+{
+    int64_t perm[PITH_MAX_DIMS]; /* t's dims sorted by their index (stable) */
+    bool diagonal = false, permuted = false;
+    for (int d = 0; d < op->ndim; d++) {
+        int at = d;
+        for (; at > 0 && op->index_of_dim[perm[at - 1]] > op->index_of_dim[d]; at--)
+            perm[at] = perm[at - 1];
+        diagonal = diagonal || (at > 0 && op->index_of_dim[perm[at - 1]] == op->index_of_dim[d]);
+        permuted = permuted || at != d;
+        perm[at] = d;
+    }
+    pith_value v[1];
+    if (diagonal) {
+        pith_opt_int offset = {true, t->offset};
+        return pith_call_as_strided(v, t, sizes, strides, offset) == PITH_OK ? v[0].u.t : NULL;
+    }
+    pith_tensor *in_order = (pith_tensor *)t;
+    if (!permuted)
+        pith_retain(in_order);
+    else if (pith_call_permute(v, t, (pith_int_list){perm, (size_t)op->ndim}) == PITH_OK)
+        in_order = v[0].u.t;
+    else
+        return NULL;
+    if (sizes.n == (size_t)in_order->ndim)
+        return in_order;
+    pith_status status = pith_call_view(v, in_order, sizes);
+    pith_release(in_order);
+    return status == PITH_OK ? v[0].u.t : NULL;
+}
+
+/* Step 1: operand `k` as a term, keeping its dims of size one when `keep_ones`: a view of
+ * it, made of ops when einsum runs at Autograd (`at_autograd`). */
 static pith_status term_of_operand(const einsum_plan *plan, size_t k, const pith_tensor *t,
-                                   bool keep_ones, einsum_term *term)
+                                   bool keep_ones, bool at_autograd, einsum_term *term)
 {
     const einsum_operand *op = &plan->ops[k];
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
@@ -70,7 +110,11 @@ static pith_status term_of_operand(const einsum_plan *plan, size_t k, const pith
         strides[n] = stride;
         term->index[n++] = index;
     }
-    term->t = tensor_view(t, n, sizes, strides, t->offset);
+    if (at_autograd)
+        term->t = operand_view_recorded(op, t, (pith_int_list){sizes, (size_t)n},
+                                        (pith_int_list){strides, (size_t)n});
+    else
+        term->t = tensor_view(t, n, sizes, strides, t->offset);
     return term->t ? PITH_OK : pith_last_status();
 }
 
@@ -107,8 +151,8 @@ static pith_status too_many_dims(int n)
 }
 
 /* `term` viewed over the indices `u` (a superset of its own, increasing), with size-one
- * dims where it has none. */
-static pith_tensor *term_aligned(const einsum_term *term, const int *u, int nu)
+ * dims where it has none: by the view op `at_autograd`. */
+static pith_tensor *term_aligned(const einsum_term *term, const int *u, int nu, bool at_autograd)
 {
     int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
     for (int i = 0; i < nu; i++) {
@@ -116,7 +160,12 @@ static pith_tensor *term_aligned(const einsum_term *term, const int *u, int nu)
         sizes[i] = d >= 0 ? term->t->sizes[d] : 1;
         strides[i] = d >= 0 ? term->t->strides[d] : 0;
     }
-    return tensor_view(term->t, nu, sizes, strides, term->t->offset);
+    if (!at_autograd)
+        return tensor_view(term->t, nu, sizes, strides, term->t->offset);
+    pith_value v[1];
+    if (pith_call_view(v, term->t, (pith_int_list){sizes, (size_t)nu}) != PITH_OK)
+        return NULL;
+    return v[0].u.t;
 }
 
 /* Permutes `t` (whose dims are `order`'s positions in `term`) and reshapes it to 3-D. */
@@ -154,7 +203,7 @@ static pith_status bmm_dtypes_check(const pith_tensor *a, const pith_tensor *b)
 /* The product of a and b summed over `summed` (indices both have), as a new term. */
 static pith_status term_product(const einsum_plan *plan, const einsum_term *a,
                                 const einsum_term *b, const int *summed, int nsummed,
-                                einsum_term *out)
+                                bool at_autograd, einsum_term *out)
 {
     int u[EINSUM_MAX_INDICES], nu = 0, lro[PITH_MAX_DIMS], lo[PITH_MAX_DIMS], ro[PITH_MAX_DIMS];
     int nlro = 0, nlo = 0, nro = 0;
@@ -186,7 +235,8 @@ static pith_status term_product(const einsum_plan *plan, const einsum_term *a,
     pith_value v[1];
     memcpy(out->index, u, sizeof(int) * (size_t)nu);
     if (nsummed == 0) { /* a broadcasting product */
-        pith_tensor *left = term_aligned(a, u, nu), *right = left ? term_aligned(b, u, nu) : NULL;
+        pith_tensor *left = term_aligned(a, u, nu, at_autograd);
+        pith_tensor *right = left ? term_aligned(b, u, nu, at_autograd) : NULL;
         pith_status status = right ? pith_call_mul(v, left, right) : pith_last_status();
         pith_release(left);
         pith_release(right);
@@ -243,7 +293,7 @@ static pith_status term_product(const einsum_plan *plan, const einsum_term *a,
 /* Step 3's pair: sums what only one of them has, then multiplies them. Takes ownership of
  * a's and b's tensors. */
 static pith_status terms_contract(einsum_plan *plan, einsum_term *a, einsum_term *b,
-                                  einsum_term *out)
+                                  bool at_autograd, einsum_term *out)
 {
     int summed[EINSUM_MAX_INDICES], a_only[EINSUM_MAX_INDICES], b_only[EINSUM_MAX_INDICES];
     int nsummed = 0, na = 0, nb = 0;
@@ -268,7 +318,7 @@ static pith_status terms_contract(einsum_plan *plan, einsum_term *a, einsum_term
     if (status == PITH_OK && nb > 0)
         status = term_sum(b, b_only, nb);
     if (status == PITH_OK)
-        status = term_product(plan, a, b, summed, nsummed, out);
+        status = term_product(plan, a, b, summed, nsummed, at_autograd, out);
     pith_release(a->t);
     pith_release(b->t);
     a->t = b->t = NULL;
@@ -313,7 +363,7 @@ static pith_status path_pair(pith_opt_int_list path, size_t step, size_t n, size
 
 /* Step 3 over every operand; the result, viewed with the output's shape, goes to ret. */
 static pith_status contract_all(pith_value *ret, einsum_plan *plan, pith_tensor_list tensors,
-                                pith_opt_int_list path)
+                                pith_opt_int_list path, bool at_autograd)
 {
     size_t n = tensors.n;
     einsum_term *terms = calloc(n, sizeof *terms);
@@ -321,7 +371,7 @@ static pith_status contract_all(pith_value *ret, einsum_plan *plan, pith_tensor_
         return pith_set_error(PITH_ERR_NOMEM, "einsum(): cannot allocate %zu operands", n);
     pith_status status = PITH_OK;
     for (size_t k = 0; k < n && status == PITH_OK; k++)
-        status = term_of_operand(plan, k, tensors.data[k], false, &terms[k]);
+        status = term_of_operand(plan, k, tensors.data[k], false, at_autograd, &terms[k]);
     for (size_t step = 0; status == PITH_OK && n > 1; step++) {
         size_t i, j;
         if ((status = path_pair(path, step, n, &i, &j)) != PITH_OK)
@@ -330,7 +380,7 @@ static pith_status contract_all(pith_value *ret, einsum_plan *plan, pith_tensor_
         memmove(terms + j, terms + j + 1, (n - j - 1) * sizeof *terms);
         memmove(terms + i, terms + i + 1, (n - i - 2) * sizeof *terms);
         n -= 2;
-        status = terms_contract(plan, &a, &b, &product);
+        status = terms_contract(plan, &a, &b, at_autograd, &product);
         if (status != PITH_OK)
             break;
         if (path.present) {
@@ -351,13 +401,22 @@ static pith_status contract_all(pith_value *ret, einsum_plan *plan, pith_tensor_
 }
 
 /* Step 2. */
-static pith_status contract_one(pith_value *ret, const einsum_plan *plan, const pith_tensor *t)
+static pith_status contract_one(pith_value *ret, const einsum_plan *plan, const pith_tensor *t,
+                                bool at_autograd)
 {
     einsum_term term;
-    if (term_of_operand(plan, 0, t, true, &term) != PITH_OK)
+    if (term_of_operand(plan, 0, t, true, at_autograd, &term) != PITH_OK)
         return pith_last_status();
-    if (plan->nindices == plan->out_ndim)
-        return ret_tensor(ret, term.t);
+    if (plan->nindices == plan->out_ndim) {
+        if (term.t != t)
+            return ret_tensor(ret, term.t);
+        /* nothing to do ("ij->ij"): still a new view of t, as PyTorch's permute is */
+        int64_t same[PITH_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++)
+            same[d] = d;
+        pith_release(term.t);
+        return pith_call_permute(ret, t, (pith_int_list){same, (size_t)t->ndim});
+    }
     int64_t dims[PITH_MAX_DIMS];
     size_t n = 0;
     for (int d = plan->out_ndim; d < term.t->ndim; d++)
@@ -389,8 +448,9 @@ pith_status einsum_composite(pith_keyset ks, pith_value *ret, const char *equati
         einsum_plan plan;
         status = einsum_plan_make(equation, n, ndims, sizes, &plan);
         if (status == PITH_OK) {
-            status = n == 1 ? contract_one(ret, &plan, tensors.data[0])
-                            : contract_all(ret, &plan, tensors, path);
+            bool at_autograd = composite_at_autograd(ks);
+            status = n == 1 ? contract_one(ret, &plan, tensors.data[0], at_autograd)
+                            : contract_all(ret, &plan, tensors, path, at_autograd);
             einsum_plan_free(&plan);
         }
     }

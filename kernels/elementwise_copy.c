@@ -129,9 +129,10 @@ pith_status copy__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
     return ret_self(ret, self);
 }
 
-/* ---- to, clone, contiguous: a new tensor of self's shape filled by copy_ ---- */
+/* ---- to, clone: a new tensor of self's shape filled by copy_; contiguous ---- */
 
-/* The composites run at the CPU or Meta key; the copy_ they call goes to the same backend. */
+/* to and clone run at the CPU or Meta key (below Autograd, which has their formulas); the
+ * copy_ they call goes to the same backend. */
 static pith_status tensor_copy_as(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                                   pith_dtype dtype)
 {
@@ -162,9 +163,13 @@ pith_status clone_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     return tensor_copy_as(ks, ret, self, self->dtype);
 }
 
+/* contiguous is composite implicit, as PyTorch's: self when it is contiguous (history and
+ * all), else a clone, which records CloneBackward0 (See Note [Composites call their parts
+ * through the dispatcher], ops_internal.h). */
 pith_status contiguous_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     if (self->contiguous)
         return ret_self(ret, self);
-    return tensor_copy_as(ks, ret, self, self->dtype);
+    return composite_at_autograd(ks) ? pith_redispatch_clone(ks, ret, self)
+                                     : tensor_copy_as(ks, ret, self, self->dtype);
 }

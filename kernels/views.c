@@ -1,9 +1,10 @@
-/* views.c — the shape-changing view ops (view, reshape, permute, transpose, t, expand,
- * as_strided, squeeze, unsqueeze, flatten, alias, detach) and the geometry helpers of views.h.
+/* views.c — the shape-changing view ops (view, _unsafe_view, permute, transpose, t, expand,
+ * as_strided, squeeze, unsqueeze, alias, detach), the composites made of them (reshape,
+ * flatten, broadcast_to, expand_as, broadcast_tensors) and the geometry helpers of views.h.
  *
- * Every kernel here is COMPOSITE: it only computes geometry and calls tensor_view, so one
- * function serves CPU and Meta tensors. Slicing views (slice, select, narrow, split,
- * chunk, unbind) live in views_slicing.c. Semantics and messages follow PyTorch. */
+ * Every kernel here serves CPU and Meta tensors alike: a view op only computes geometry and
+ * calls tensor_view; a composite calls view ops. Slicing views (slice, select, narrow,
+ * split, chunk, unbind) live in views_slicing.c. Semantics and messages follow PyTorch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,10 +250,27 @@ pith_status view_composite(pith_keyset ks, pith_value *ret, const pith_tensor *s
     return ret_view(ret, self, &g);
 }
 
-/* reshape: a view when the strides allow one, else a view of a contiguous copy (PyTorch's
- * _unsafe_view(self.clone(contiguous))). */
-static pith_status reshape_to(pith_value *ret, const char *op, const pith_tensor *self,
-                              pith_int_list shape)
+/* reshape: a view when the strides allow one, else a view of a contiguous copy: PyTorch's
+ * view, or _unsafe_view(clone(self)). At Autograd these are calls of those ops, so that they
+ * record (See Note [Composites call their parts through the dispatcher], ops_internal.h). */
+static pith_status reshape_of_parts(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                    pith_int_list shape)
+{
+    int64_t sizes[PITH_MAX_DIMS], strides[PITH_MAX_DIMS];
+    if (shape_infer("reshape", shape, self->numel, sizes) != PITH_OK)
+        return pith_last_status();
+    if (view_strides_compute(self, (int)shape.n, sizes, strides))
+        return pith_redispatch_view(ks, ret, self, shape);
+    pith_value copy[1];
+    if (pith_redispatch_clone(ks, copy, self) != PITH_OK)
+        return pith_last_status();
+    pith_status status = pith_call_unsafe_view(ret, copy[0].u.t, shape);
+    pith_release(copy[0].u.t);
+    return status;
+}
+
+static pith_status reshape_to(pith_keyset ks, pith_value *ret, const char *op,
+                              const pith_tensor *self, pith_int_list shape)
 {
     view_geometry g;
     if (shape_infer(op, shape, self->numel, g.sizes) != PITH_OK)
@@ -262,7 +280,7 @@ static pith_status reshape_to(pith_value *ret, const char *op, const pith_tensor
     if (view_strides_compute(self, g.ndim, g.sizes, g.strides))
         return ret_view(ret, self, &g);
     pith_value copy[1];
-    if (pith_call_contiguous(copy, self) != PITH_OK)
+    if (pith_redispatch_clone(ks, copy, self) != PITH_OK)
         return pith_last_status();
     pith_tensor *base = copy[0].u.t;
     g.offset = base->offset;
@@ -275,7 +293,16 @@ static pith_status reshape_to(pith_value *ret, const char *op, const pith_tensor
 pith_status reshape_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                               pith_int_list shape)
 {
-    return reshape_to(ret, "reshape", self, shape);
+    return composite_at_autograd(ks) ? reshape_of_parts(ks, ret, self, shape)
+                                     : reshape_to(ks, ret, "reshape", self, shape);
+}
+
+/* PyTorch's _unsafe_view: view for a tensor that nothing else aliases (reshape's copy), so
+ * that autograd need not treat the result as a view. */
+pith_status unsafe_view_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                  pith_int_list size)
+{
+    return view_composite(ks, ret, self, size);
 }
 
 /* ---- permute, transpose, t ---- */
@@ -491,6 +518,7 @@ pith_status unsqueeze_composite(pith_keyset ks, pith_value *ret, const pith_tens
     return ret_view(ret, self, &g);
 }
 
+/* flatten is reshape to the merged shape, or self when it merges one dim, as in PyTorch. */
 pith_status flatten_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                               int64_t start_dim, int64_t end_dim)
 {
@@ -504,11 +532,7 @@ pith_status flatten_composite(pith_keyset ks, pith_value *ret, const pith_tensor
     if (start > end)
         return pith_set_error(PITH_ERR_VALUE,
                               "flatten() has invalid args: start_dim cannot come after end_dim");
-    if (ndim == 0) {
-        view_geometry g = {.ndim = 1, .sizes = {1}, .strides = {1}, .offset = self->offset};
-        return ret_view(ret, self, &g);
-    }
-    if (start == end)
+    if (ndim > 0 && start == end)
         return ret_self(ret, self);
     int64_t shape[PITH_MAX_DIMS];
     int n = 0;
@@ -516,7 +540,7 @@ pith_status flatten_composite(pith_keyset ks, pith_value *ret, const pith_tensor
         shape[n++] = self->sizes[d];
     int64_t merged = 1;
     bool zero = false, overflow = false;
-    for (int d = start; d <= end; d++) {
+    for (int d = start; d <= end && ndim > 0; d++) {
         zero = zero || self->sizes[d] == 0;
         overflow = overflow || __builtin_mul_overflow(merged, self->sizes[d], &merged);
     }
@@ -528,7 +552,8 @@ pith_status flatten_composite(pith_keyset ks, pith_value *ret, const pith_tensor
     for (int d = end + 1; d < ndim; d++)
         shape[n++] = self->sizes[d];
     pith_int_list list = {shape, (size_t)n};
-    return reshape_to(ret, "flatten", self, list);
+    return composite_at_autograd(ks) ? reshape_of_parts(ks, ret, self, list)
+                                     : reshape_to(ks, ret, "flatten", self, list);
 }
 
 /* ---- alias, detach ---- */
@@ -554,20 +579,32 @@ pith_status detach_composite(pith_keyset ks, pith_value *ret, const pith_tensor 
 
 /* ---- broadcast_to, expand_as, broadcast_tensors: expand by another name ---- */
 
+/* Their part, expand, records ExpandBackward0 (See Note [Composites call their parts through
+ * the dispatcher], ops_internal.h). It takes one of the tensors the key set came from, so it
+ * dispatches on its own: expand_as(x, other) with a Python subclass `other` is a plain
+ * expand of x, as in PyTorch. */
+static pith_status expand_part(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_int_list size)
+{
+    return composite_at_autograd(ks) ? pith_call_expand(ret, self, size, false)
+                                     : expand_composite(ks, ret, self, size, false);
+}
+
 pith_status broadcast_to_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                                    pith_int_list size)
 {
-    return expand_composite(ks, ret, self, size, false);
+    return expand_part(ks, ret, self, size);
 }
 
 pith_status expand_as_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                                 const pith_tensor *other)
 {
     pith_int_list size = {other->sizes, (size_t)other->ndim};
-    return expand_composite(ks, ret, self, size, false);
+    return expand_part(ks, ret, self, size);
 }
 
-/* Every tensor expanded (a view) to the broadcast shape of them all, as in PyTorch. */
+/* Each tensor expanded to the broadcast shape of them all, or itself where it has that
+ * shape already, as in PyTorch. */
 pith_status broadcast_tensors_composite(pith_keyset ks, pith_value *ret,
                                         pith_tensor_list tensors)
 {
@@ -586,8 +623,14 @@ pith_status broadcast_tensors_composite(pith_keyset ks, pith_value *ret,
                               n);
     pith_int_list shape = {sizes, (size_t)ndim};
     for (size_t i = 0; i < n; i++) {
+        const pith_tensor *t = tensors.data[i];
+        if (shape_equal(t->ndim, t->sizes, ndim, sizes)) {
+            pith_retain((pith_tensor *)t);
+            list[i] = (pith_tensor *)t;
+            continue;
+        }
         pith_value one[1];
-        if (expand_composite(ks, one, tensors.data[i], shape, false) != PITH_OK) {
+        if (expand_part(ks, one, t, shape) != PITH_OK) {
             tensor_list_release(list, i);
             return pith_last_status();
         }

@@ -111,12 +111,18 @@ static pith_status narrow_check(const pith_tensor *self, int64_t dim, int64_t *s
     return PITH_OK;
 }
 
+/* narrow and the two below are composite implicit (See Note [Composites call their parts
+ * through the dispatcher], ops_internal.h). narrow is PyTorch's slice(self, dim, start,
+ * start + length), SliceBackward0. */
 pith_status narrow_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                              int64_t dim, int64_t start, int64_t length)
 {
     int d = 0;
     if (narrow_check(self, dim, &start, length, &d) != PITH_OK)
         return pith_last_status();
+    if (composite_at_autograd(ks))
+        return pith_redispatch_slice(ks, ret, self, d, (pith_opt_int){true, start},
+                                     (pith_opt_int){true, start + length}, 1);
     view_geometry g;
     geometry_of(self, &g);
     geometry_narrow(&g, d, start, length, 1);
@@ -202,12 +208,18 @@ pith_status split_with_sizes_composite(pith_keyset ks, pith_value *ret, const pi
     return views_split(ret, self, d, split_sizes.n, 0, 0, split_sizes.data);
 }
 
+/* split.sizes is split_with_sizes by another name (SplitWithSizesBackward0). */
 pith_status split_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                                   pith_int_list split_size, int64_t dim)
 {
-    return split_with_sizes_composite(ks, ret, self, split_size, dim);
+    return composite_at_autograd(ks)
+               ? pith_redispatch_split_with_sizes(ks, ret, self, split_size, dim)
+               : split_with_sizes_composite(ks, ret, self, split_size, dim);
 }
 
+/* chunk is PyTorch's split(self, ceil(size / chunks), dim) (SplitBackward0), so there may be
+ * fewer than `chunks` pieces; an empty dim still gives `chunks` empty pieces, by
+ * split_with_sizes. */
 pith_status chunk_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                             int64_t chunks, int64_t dim)
 {
@@ -221,14 +233,25 @@ pith_status chunk_composite(pith_keyset ks, pith_value *ret, const pith_tensor *
     if (d < 0)
         return pith_last_status();
     int64_t dim_size = self->sizes[d];
-    /* Each chunk holds ceil(size / chunks), so there may be fewer than `chunks`; an empty
-     * dim still gives `chunks` empty pieces (PyTorch's split_with_sizes path). */
-    if (dim_size == 0)
+    bool at_autograd = composite_at_autograd(ks);
+    if (dim_size > 0) {
+        int64_t split_size = (dim_size - 1) / chunks + 1;
+        if (at_autograd)
+            return pith_redispatch_split(ks, ret, self, split_size, d);
+        int64_t n = (dim_size - 1) / split_size + 1;
+        return views_split(ret, self, d, (size_t)n, split_size, dim_size - split_size * (n - 1),
+                           NULL);
+    }
+    if (!at_autograd)
         return views_split(ret, self, d, (size_t)chunks, 0, 0, NULL);
-    int64_t split_size = (dim_size - 1) / chunks + 1;
-    int64_t n = (dim_size - 1) / split_size + 1;
-    return views_split(ret, self, d, (size_t)n, split_size, dim_size - split_size * (n - 1),
-                       NULL);
+    int64_t *zeros = calloc((size_t)chunks, sizeof *zeros);
+    if (!zeros)
+        return pith_set_error(PITH_ERR_NOMEM, "chunk: cannot allocate %lld sizes",
+                              (long long)chunks);
+    pith_status status =
+        pith_redispatch_split_with_sizes(ks, ret, self, (pith_int_list){zeros, (size_t)chunks}, d);
+    free(zeros);
+    return status;
 }
 
 pith_status unbind_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,

@@ -128,6 +128,7 @@ pith_status addmm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status linear_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, const pith_tensor *weight, const pith_tensor *bias);
 pith_status linear_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, const pith_tensor *weight, const pith_tensor *bias, const pith_tensor *out);
 pith_status view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
+pith_status unsafe_view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
 pith_status permute_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims);
 pith_status transpose_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim0, int64_t dim1);
 pith_status t_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
@@ -306,6 +307,7 @@ pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret,
     _(linear) \
     _(linear_out) \
     _(view) \
+    _(unsafe_view) \
     _(permute) \
     _(transpose) \
     _(t) \

@@ -1768,6 +1768,81 @@ fail:
     return status_;
 }
 
+/* ---- _unsafe_view ---- */
+
+/* _unsafe_view: _unsafe_view(Tensor self, int[] size) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} UnsafeViewBackward0;
+
+static pith_status UnsafeViewBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: reshape(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void UnsafeViewBackward0_release_saved(ag_node *node)
+{
+    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable UnsafeViewBackward0_vtable = {
+    "UnsafeViewBackward0", UnsafeViewBackward0_apply, UnsafeViewBackward0_release_saved, sizeof(UnsafeViewBackward0)};
+
+/* _unsafe_view(Tensor self, int[] size) -> Tensor */
+pith_status unsafe_view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_unsafe_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_unsafe_view(ag_below_enter(ks, &below_), ret, self, size);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    UnsafeViewBackward0 *n_ = (UnsafeViewBackward0 *)ag_node_new(&UnsafeViewBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- permute ---- */
 
 /* permute: permute(Tensor(a) self, int[] dims) -> Tensor(a) */
@@ -2370,73 +2445,6 @@ pith_status squeeze_dim_autograd(pith_keyset ks, pith_value *ret, const pith_ten
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- unsqueeze ---- */
-
-/* unsqueeze: unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    int64_t dim_;
-} UnsqueezeBackward0;
-
-static pith_status UnsqueezeBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    UnsqueezeBackward0 *n = (UnsqueezeBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: squeeze(grad, dim) */
-        if ((status = pith_call_squeeze_dim(res_, grad, n->dim_)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-    }
-done:
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable UnsqueezeBackward0_vtable = {
-    "UnsqueezeBackward0", UnsqueezeBackward0_apply, NULL, sizeof(UnsqueezeBackward0)};
-
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
-pith_status unsqueeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_unsqueeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_unsqueeze(ag_below_enter(ks, &below_), ret, self, dim);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    UnsqueezeBackward0 *n_ = (UnsqueezeBackward0 *)ag_node_new(&UnsqueezeBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
         (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;

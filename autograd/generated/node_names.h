@@ -87,6 +87,7 @@
     _("addmm", "AddmmBackward0") \
     _("linear", "LinearBackward0") \
     _("view", "ViewBackward0") \
+    _("_unsafe_view", "UnsafeViewBackward0") \
     _("permute", "PermuteBackward0") \
     _("transpose.int", "TransposeBackward0") \
     _("t", "TBackward0") \

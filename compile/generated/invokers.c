@@ -2317,6 +2317,18 @@ static pith_status invoke_view(const pith_op *op, void (*fn)(void), pith_keyset 
     return ((pith_sig_view)fn)(ks, ret, self, size);
 }
 
+static pith_status invoke_unsafe_view(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_int_list size;
+    if (unbox_INT_LIST(op, 1, &args[1], &size) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_unsafe_view)fn)(ks, ret, self, size);
+}
+
 static pith_status invoke_reshape(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -4001,6 +4013,7 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_linear,
     invoke_linear_out,
     invoke_view,
+    invoke_unsafe_view,
     invoke_reshape,
     invoke_permute,
     invoke_transpose,

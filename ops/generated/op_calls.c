@@ -5150,6 +5150,74 @@ static pith_status boxed_adapter_view(const pith_op *op, pith_stack *stack, void
 static const pith_kernel_record record_cpu_view = {
     (void (*)(void))view_composite, boxed_adapter_view, (void *)&record_cpu_view};
 
+/* ---- unsafe_view: _unsafe_view(Tensor self, int[] size) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_unsafe_view(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_unsafe_view];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_unsafe_view)kernel->unboxed)(ks, ret, self, size);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, size);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_unsafe_view(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_unsafe_view], ks);
+    if (kernel)
+        return ((pith_sig_unsafe_view)kernel->unboxed)(ks, ret, self, size);
+    return redispatch_general_unsafe_view(ks, ret, self, size);
+}
+pith_status pith_call_unsafe_view(pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "unsafe_view", "self");
+    if (size.n && !size.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "unsafe_view", "size");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_unsafe_view(keyset_effective(ks), ret, self, size);
+}
+static pith_status boxed_adapter_unsafe_view(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_int_list size;
+    if (unbox_INT_LIST(op, 1, stack_at(stack, base_ + 1), &size) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_unsafe_view)record->unboxed)(ks, ret, self, size);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_unsafe_view = {
+    (void (*)(void))unsafe_view_composite, boxed_adapter_unsafe_view, (void *)&record_cpu_unsafe_view};
+
 /* ---- reshape: reshape(Tensor(a) self, int[] shape) -> Tensor(a) ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_reshape(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list shape)
@@ -12671,6 +12739,8 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_TENSOR}, 4, &record_cpu_linear_out, &record_meta_linear_out},
     {"view", "view(Tensor(a) self, int[] size) -> Tensor(a)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST}, 2, &record_cpu_view, &record_cpu_view},
+    {"unsafe_view", "_unsafe_view(Tensor self, int[] size) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST}, 2, &record_cpu_unsafe_view, &record_cpu_unsafe_view},
     {"reshape", "reshape(Tensor(a) self, int[] shape) -> Tensor(a)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST}, 2, &record_cpu_reshape, &record_cpu_reshape},
     {"permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)",

@@ -187,6 +187,7 @@ typedef enum {
     PITH_OPID_linear,
     PITH_OPID_linear_out,
     PITH_OPID_view,
+    PITH_OPID_unsafe_view,
     PITH_OPID_reshape,
     PITH_OPID_permute,
     PITH_OPID_transpose,
@@ -1415,6 +1416,11 @@ typedef pith_status (*pith_sig_view)(pith_keyset ks, pith_value *ret, const pith
 pith_status pith_call_view(pith_value *ret, const pith_tensor *self, pith_int_list size);
 pith_status pith_redispatch_view(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
 pith_status view_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
+/* _unsafe_view(Tensor self, int[] size) -> Tensor */
+typedef pith_status (*pith_sig_unsafe_view)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
+pith_status pith_call_unsafe_view(pith_value *ret, const pith_tensor *self, pith_int_list size);
+pith_status pith_redispatch_unsafe_view(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
+pith_status unsafe_view_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size);
 /* reshape(Tensor(a) self, int[] shape) -> Tensor(a) */
 typedef pith_status (*pith_sig_reshape)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list shape);
 pith_status pith_call_reshape(pith_value *ret, const pith_tensor *self, pith_int_list shape);

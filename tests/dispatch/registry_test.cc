@@ -671,6 +671,18 @@ TEST_F(KernelRegistry, BuiltinKernelsAreAlreadyRegistered)
     EXPECT_ERROR(PITH_ERR_VALUE, "add.Tensor: a kernel for dispatch key CPU is already registered");
 }
 
+// The autograd layer registers each differentiable op's generated kernel (and each composite
+// implicit op's own) at Autograd when the library loads.
+TEST_F(KernelRegistry, BuiltinAutogradKernelsAreAlreadyRegistered)
+{
+    EXPECT_EQ(pith_kernel_register("add", "Autograd", identity_kernel, nullptr), PITH_ERR_VALUE);
+    EXPECT_ERROR(PITH_ERR_VALUE,
+                 "add.Tensor: a kernel for dispatch key Autograd is already registered");
+    EXPECT_EQ(pith_kernel_register("reshape", "Autograd", identity_kernel, nullptr),
+              PITH_ERR_VALUE);
+    EXPECT_ERROR(PITH_ERR_VALUE, "reshape: a kernel for dispatch key Autograd is already registered");
+}
+
 TEST_F(KernelRegistry, UnknownOpIsAValueError)
 {
     EXPECT_EQ(pith_kernel_register("t_nope::f", "CPU", identity_kernel, nullptr), PITH_ERR_VALUE);

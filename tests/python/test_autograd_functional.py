@@ -100,22 +100,8 @@ def inputs_like(inputs, seed=30):
     return rand(*inputs.shape, seed=seed)
 
 
-# Results that pith gets wrong today: (api, function) -> reason. One defect: reshape does
-# not record (test_autograd_ops.py, RESHAPE), so a backward that reshapes or reduces a
-# broadcast gradient loses its graph, and the double-backward trick of jvp and hvp, which
-# differentiates backward with respect to its grad_outputs, gets zeros.
-RESHAPE = ("reshape does not record (kernels/views.c, reshape_to): {} reshapes the gradient, "
-           "so with create_graph=True it loses its dependence on grad_outputs and the "
-           "double-backward trick gives zeros")
-KNOWN = {
-    ("jvp", "reduction"): RESHAPE.format("SumBackward1 (sum over dim 1)"),
-    ("hvp", "softmax_entropy"): RESHAPE.format("SumBackward1, within the double backward of "
-                                               "softmax's and log_softmax's formulas,"),
-    ("hessian", "create_graph"): (
-        "the hessian made with create_graph=True has no history (torch's has ViewBackward0): "
-        "the inner jacobian is viewed to its shape, and ViewBackward0's formula, reshape(grad, "
-        "sizes(self)), does not record, as reshape does not (kernels/views.c, reshape_to)"),
-}
+# Results that pith gets wrong today: (api, function) -> reason.
+KNOWN = {}
 
 
 def apis(api, names):
@@ -150,10 +136,8 @@ def test_jacobian_is_torchs(name, create_graph):
     assert_same(F.jacobian(fn, to_pith(inputs), create_graph=create_graph), want)
 
 
-@pytest.mark.parametrize("create_graph", [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True, reason=KNOWN[("hessian", "create_graph")]))])
+@pytest.mark.parametrize("create_graph", [False, True])
 @pytest.mark.parametrize("name", SCALAR_FUNCTIONS)
-@known_failures(lambda name, create_graph: create_graph)
 def test_hessian_is_torchs(name, create_graph):
     fn, inputs = SCALAR_FUNCTIONS[name]
     want = TF.hessian(fn, inputs, create_graph=create_graph)

@@ -354,59 +354,16 @@ def cached_cases(overload):
 # ---- what pith gets wrong today ------------------------------------------------------------
 
 # (check, overload) -> reason; check is "grads", "name", "gradcheck", "gradgradcheck",
-# "create_graph" or "out". One defect explains most: reshape does not record.
-RESHAPE = ("reshape does not record: reshape_composite (kernels/views.c, reshape_to) makes its "
-           "view in C instead of calling view/contiguous through the dispatcher, so reshape of "
-           "a tensor that requires grad returns one with requires_grad=False")
-COMPOSITE_IN_C = ("its composite kernel makes its result in C without dispatching its parts "
-                  "(as reshape: " + RESHAPE + "), so nothing records: its output has "
-                  "requires_grad=False and no grad_fn")
-FORMULA_RESHAPE = ("its formula (ops/ops.toml) calls reshape, which does not record, so with "
-                   "create_graph=True the gradient loses the graph through it (" + RESHAPE +
-                   ")")
-ENGINE_REDUCE = ("the engine sums a broadcast gradient to its input's shape with pith_call_sum "
-                 "then pith_call_reshape (reduce_to, autograd/engine.c); the reshape does not "
-                 "record, so with create_graph=True the gradient of a broadcast input has no "
-                 "graph (torch's requires grad)")
+# "create_graph" or "out".
 DECOMPOSED = ("torch decomposes {} and names the node of its last part ({}); pith records one "
               "node, {}, declared in the op file")
 KNOWN = {}
-for _check in ("grads", "name", "gradcheck", "gradgradcheck", "create_graph"):
-    KNOWN[(_check, "reshape")] = RESHAPE
-    for _o in ("flatten.using_ints", "narrow", "contiguous", "broadcast_to", "expand_as",
-               "broadcast_tensors", "chunk", "split.sizes", "einsum"):
-        KNOWN[(_check, _o)] = _o + ": " + COMPOSITE_IN_C
-for _check in ("grads", "gradcheck", "gradgradcheck", "create_graph"):
-    for _o in ("outer", "ger"):
-        KNOWN[(_check, _o)] = (_o + " is self.reshape(n, 1) * vec2 (kernels/shape_ops.c): the "
-                               "reshape does not record, so self gets no gradient (None, where "
-                               "torch's is grad @ vec2); " + RESHAPE)
-for _o in ("amax", "amin", "max.dim", "min.dim", "mean.dim", "sum.dim_IntList", "view",
-           "squeeze", "squeeze.dim", "repeat", "repeat_interleave.self_int"):
-    KNOWN[("create_graph", _o)] = FORMULA_RESHAPE
-# (these gradients still require grad through their other terms, but miss the reshaped ones)
-for _o in ("amax", "amin", "max.dim", "min.dim", "mean.dim", "sum.dim_IntList", "view",
-           "squeeze", "squeeze.dim", "repeat", "var.correction", "std.correction",
-           "prod.dim_IntList", "var", "var.dim", "std", "std.dim"):
-    KNOWN[("gradgradcheck", _o)] = FORMULA_RESHAPE
-for _o in ("add.Tensor", "add_.Tensor", "sub.Tensor", "sub_.Tensor", "mul.Tensor",
-           "mul_.Tensor", "div.Tensor", "div_.Tensor", "pow.Tensor_Tensor", "pow_.Tensor",
-           "remainder.Tensor", "remainder_.Tensor", "maximum", "maximum_", "minimum",
-           "minimum_", "max.other", "min.other", "where.self", "addmm", "linear", "matmul",
-           "layer_norm", "masked_select", "index_put_", "index_put", "copy_", "expand",
-           "meshgrid", "meshgrid.indexing"):
-    KNOWN[("create_graph", _o)] = ENGINE_REDUCE
-for _o in ("copy_", "expand", "meshgrid", "meshgrid.indexing"):
-    KNOWN[("gradgradcheck", _o)] = ENGINE_REDUCE
 for _check in ("grads", "gradcheck", "create_graph"):
     KNOWN[(_check, "index_select")] = (
         "backward of index_select on a 0-dim self (index_select(tensor(x), 0, tensor(0))) "
         "raises IndexError 'too many indices for tensor of dimension 0 (got 1)': its formula "
         "indexes with index_along(self, dim, index), which has no place for a 0-dim self; "
         "torch's gradient is 1")
-    KNOWN[(_check, "repeat_interleave.self_Tensor")] = (
-        "repeat_interleave(x, repeats) of a 0-dim x (dim=None) has no grad_fn: the composite "
-        "flattens x with reshape, and " + RESHAPE)
 KNOWN[("create_graph", "as_strided")] = (
     "as_strided to an empty size: pith's gradient made with create_graph=True requires grad, "
     "torch's does not (its as_strided_backward returns plain zeros for an empty output); "

@@ -378,6 +378,7 @@ SAMPLES = {
                                                      "bias": r()},
                {"input": r(3, 4), "weight": r(4)}, {"input": r(4), "weight": r(4)}],
     "view": [{"self": r(3, 4), "size": [2, 6]}, {"self": r(), "size": [1]}],
+    "_unsafe_view": [{"self": r(3, 4), "size": [2, 6]}, {"self": r(), "size": [1]}],
     "permute": [{"self": r(2, 3, 4), "dims": [2, 0, 1]}, {"self": r(2, 3, 4), "dims": [-1, 0, 1]}],
     "transpose.int": [{"self": r(2, 3, 4), "dim0": 0, "dim1": -1}],
     "t": [{"self": r(3, 4)}, {"self": r(3)}],

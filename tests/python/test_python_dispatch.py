@@ -162,6 +162,19 @@ def test_logs_of_an_op_sequence():
     ]
 
 
+@pytest.mark.parametrize("call", ["x.expand_as(other)", "pith.broadcast_tensors(x, other)"])
+def test_a_composites_part_dispatches_on_its_own_arguments(call):
+    # As PyTorch's: expand_as and broadcast_tensors expand x, which requires grad, with no
+    # regard to the subclass of `other`, which no part takes
+    x = pith.ones(3, dtype=pith.float64, requires_grad=True)
+    other = LoggingTensor(pith.zeros(2, 3, dtype=pith.float64))
+    with capture_logs() as logs:
+        result = eval(call)
+    first = result[0] if isinstance(result, tuple) else result
+    assert logs.lines == []
+    assert type(first) is pith.Tensor and first.grad_fn.name() == "ExpandBackward0"
+
+
 def test_kwarg_only_arguments_arrive_as_kwargs_and_defaults_are_dropped():
     with capture_logs() as logs:
         x = LoggingTensor(pith.ones(2))
