@@ -328,6 +328,42 @@ pith_status mean_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *
     return reduce_dtype_out(ret, REDUCE_MEAN, self, dim, keepdim, dtype, out, device);
 }
 
+/* Every dim: dim=None. */
+static const pith_opt_int_list every_dim = {false, {NULL, 0}};
+
+/* sum(), mean() and prod() without dims: PyTorch's overloads of every element, whose
+ * nodes are SumBackward0 and the like; the dim overloads' kernels with dim=None. */
+
+pith_status sum_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                           pith_opt_dtype dtype, pith_device device)
+{
+    return sum_kernel(ks, ret, self, every_dim, false, dtype, device);
+}
+
+pith_status sum_all_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                               pith_opt_dtype dtype, const pith_tensor *out, pith_device device)
+{
+    return sum_out_kernel(ks, ret, self, every_dim, false, dtype, out, device);
+}
+
+pith_status mean_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_opt_dtype dtype, pith_device device)
+{
+    return mean_kernel(ks, ret, self, every_dim, false, dtype, device);
+}
+
+pith_status mean_all_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                                pith_opt_dtype dtype, const pith_tensor *out, pith_device device)
+{
+    return mean_out_kernel(ks, ret, self, every_dim, false, dtype, out, device);
+}
+
+pith_status prod_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
+                            pith_opt_dtype dtype, pith_device device)
+{
+    return prod_kernel(ks, ret, self, every_dim, false, dtype, device);
+}
+
 pith_status amax_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                         pith_int_list dim, bool keepdim, pith_device device)
 {
@@ -386,7 +422,6 @@ pith_status std_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self,
 
 /* var(unbiased), var.dim(dim, unbiased, keepdim) and the same of std: PyTorch's older
  * spellings, as var.correction with correction 1 (unbiased) or 0. */
-static const pith_opt_int_list every_dim = {false, {NULL, 0}};
 
 pith_status var_unbiased_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self,
                                    bool unbiased)
@@ -455,25 +490,32 @@ bool reduce_fusable_of(const pith_op *op, const pith_value *args, size_t nargs,
     bool keepdim = false;
     pith_opt_dtype dtype = -1;
     switch (op->builtin_id) {
+    case PITH_OPID_sum_all:
+    case PITH_OPID_mean_all: /* every dim, keepdim false */
+        rop = op->builtin_id == PITH_OPID_sum_all ? REDUCE_SUM : REDUCE_MEAN;
+        if (nargs != 2 || unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+            return false;
+        break;
     case PITH_OPID_sum:
     case PITH_OPID_mean:
         rop = op->builtin_id == PITH_OPID_sum ? REDUCE_SUM : REDUCE_MEAN;
         if (nargs != 4 || unbox_OPT_INT_LIST(op, 1, &args[1], &dim) != PITH_OK ||
+            unbox_BOOL(op, 2, &args[2], &keepdim) != PITH_OK ||
             unbox_OPT_DTYPE(op, 3, &args[3], &dtype) != PITH_OK)
             return false;
         break;
     case PITH_OPID_amax:
     case PITH_OPID_amin:
         rop = op->builtin_id == PITH_OPID_amax ? REDUCE_AMAX : REDUCE_AMIN;
-        if (nargs != 3 || unbox_INT_LIST(op, 1, &args[1], &dim.list) != PITH_OK)
+        if (nargs != 3 || unbox_INT_LIST(op, 1, &args[1], &dim.list) != PITH_OK ||
+            unbox_BOOL(op, 2, &args[2], &keepdim) != PITH_OK)
             return false;
         dim.present = true;
         break;
     default:
         return false;
     }
-    if (unbox_TENSOR(op, 0, &args[0], &x) != PITH_OK ||
-        unbox_BOOL(op, 2, &args[2], &keepdim) != PITH_OK || !dtype_is_floating(x->dtype) ||
+    if (unbox_TENSOR(op, 0, &args[0], &x) != PITH_OK || !dtype_is_floating(x->dtype) ||
         x->ndim < 1)
         return false;
     reduce_setup s;

@@ -264,8 +264,9 @@ class Checker:
             self.calls[id(node)] = (helper, bound)
             return helper.kind
         base, _, overload = name.partition(".")
-        candidates = ([self.by_name[name]] if overload and name in self.by_name and
-                      not self.by_name[name].schema.mutates else
+        full = base if overload == "default" else name  # sum.default: the unnamed overload
+        candidates = ([self.by_name[full]] if overload and full in self.by_name and
+                      not self.by_name[full].schema.mutates else
                       [] if overload else self.by_base.get(base, []))
         if not candidates:
             self.fail(f"{where}: {name!r} is not an op (of this file, functional) or a "

@@ -102,10 +102,15 @@ pith_status where_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *c
 pith_status copy__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *src, bool non_blocking);
 pith_status to_dtype_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_dtype dtype, bool non_blocking, bool copy);
 pith_status clone_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status sum_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status sum_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status sum_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status sum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status mean_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status mean_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status mean_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status mean_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status prod_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
 pith_status prod_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status amax_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim);
 pith_status amax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out);
@@ -281,10 +286,15 @@ pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret,
     _(copy_) \
     _(to_dtype) \
     _(clone) \
+    _(sum_all) \
+    _(sum_all_out) \
     _(sum) \
     _(sum_out) \
+    _(mean_all) \
+    _(mean_all_out) \
     _(mean) \
     _(mean_out) \
+    _(prod_all) \
     _(prod) \
     _(amax) \
     _(amax_out) \

@@ -1599,6 +1599,47 @@ fail:
 
 /* ---- sum ---- */
 
+/* sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} SumBackward0;
+
+static pith_status SumBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SumBackward0 *n = (SumBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: expand(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_expand(res_, grad, ag_ints_list(&ints1), false)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SumBackward0_release_saved(ag_node *node)
+{
+    SumBackward0 *n = (SumBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SumBackward0_vtable = {
+    "SumBackward0", SumBackward0_apply, SumBackward0_release_saved, sizeof(SumBackward0)};
+
 /* sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct {
     ag_node node;
@@ -1653,6 +1694,44 @@ static void SumBackward1_release_saved(ag_node *node)
 static const ag_node_vtable SumBackward1_vtable = {
     "SumBackward1", SumBackward1_apply, SumBackward1_release_saved, sizeof(SumBackward1)};
 
+/* sum(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+pith_status sum_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sum_all(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_sum_all(ag_below_enter(ks, &below_), ret, self, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    SumBackward0 *n_ = (SumBackward0 *)ag_node_new(&SumBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+pith_status sum_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("sum");
+    return pith_redispatch_sum_all_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype, out);
+}
+
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 pith_status sum_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
 {
@@ -1693,6 +1772,60 @@ pith_status sum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 }
 
 /* ---- mean ---- */
+
+/* mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} MeanBackward0;
+
+static pith_status MeanBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    MeanBackward0 *n = (MeanBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_tensor *tmp2 = NULL;
+    int64_t count3;
+    pith_tensor *number4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: div(expand(grad, sizes(self)), numel(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_expand(res_, grad, ag_ints_list(&ints1), false)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_ints_release(&ints1);
+        count3 = ag_numel(n->self_.meta, n->self_.device);
+        if ((status = ag_wrap(&number4, scalar_from_int(count3))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_div(res_, tmp2, number4)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp2);
+        ag_drop(&number4);
+    }
+done:
+    ag_ints_release(&ints1);
+    pith_release(tmp2);
+    pith_release(number4);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void MeanBackward0_release_saved(ag_node *node)
+{
+    MeanBackward0 *n = (MeanBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable MeanBackward0_vtable = {
+    "MeanBackward0", MeanBackward0_apply, MeanBackward0_release_saved, sizeof(MeanBackward0)};
 
 /* mean.dim: mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct {
@@ -1774,6 +1907,44 @@ static void MeanBackward1_release_saved(ag_node *node)
 static const ag_node_vtable MeanBackward1_vtable = {
     "MeanBackward1", MeanBackward1_apply, MeanBackward1_release_saved, sizeof(MeanBackward1)};
 
+/* mean(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+pith_status mean_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_mean_all(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_mean_all(ag_below_enter(ks, &below_), ret, self, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    MeanBackward0 *n_ = (MeanBackward0 *)ag_node_new(&MeanBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+pith_status mean_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("mean");
+    return pith_redispatch_mean_all_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype, out);
+}
+
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 pith_status mean_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
 {
@@ -1814,6 +1985,180 @@ pith_status mean_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 }
 
 /* ---- prod ---- */
+
+/* prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved self_;
+    ag_saved result_;
+} ProdBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *self;
+    pith_tensor *result;
+    pith_tensor *zero;
+    pith_tensor *others;
+    pith_tensor *single;
+} ProdBackward0_values;
+
+/* let zero = eq(self, 0) */
+static pith_status ProdBackward0_let_zero(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    if (v->zero)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, v->self, number1)) != PITH_OK)
+        goto done;
+    v->zero = res_[0].u.t;
+    ag_drop(&number1);
+done:
+    pith_release(number1);
+    return status;
+}
+
+/* let others = prod.default(where(zero, 1, self)) */
+static pith_status ProdBackward0_let_others(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    if (v->others)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_where(res_, v->zero, number1, v->self)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&number1);
+    if ((status = pith_call_prod_all(res_, tmp2, -1)) != PITH_OK)
+        goto done;
+    v->others = res_[0].u.t;
+    ag_drop(&tmp2);
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    return status;
+}
+
+/* let single = eq(sum.default(zero), 1) */
+static pith_status ProdBackward0_let_single(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    if (v->single)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_sum_all(res_, v->zero, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, tmp1, number2)) != PITH_OK)
+        goto done;
+    v->single = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number2);
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    return status;
+}
+
+static pith_status ProdBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ProdBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: mul(grad, where(zero, where(single, others, 0), div(result, where(zero, 1, self)))) */
+        if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward0_let_single(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward0_let_others(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->single, v->others, number1)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_drop(&number1);
+        if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->zero, number3, v->self)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&number3);
+        if ((status = pith_call_div(res_, v->result, tmp4)) != PITH_OK)
+            goto done;
+        tmp5 = res_[0].u.t;
+        ag_drop(&tmp4);
+        if ((status = pith_call_where(res_, v->zero, tmp2, tmp5)) != PITH_OK)
+            goto done;
+        tmp6 = res_[0].u.t;
+        ag_drop(&tmp2);
+        ag_drop(&tmp5);
+        if ((status = pith_call_mul(res_, grad, tmp6)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp6);
+    }
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(v->self);
+    pith_release(v->result);
+    pith_release(v->zero);
+    pith_release(v->others);
+    pith_release(v->single);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ProdBackward0_release_saved(ag_node *node)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    ag_saved_release(&n->self_);
+    ag_saved_release(&n->result_);
+}
+
+static const ag_node_vtable ProdBackward0_vtable = {
+    "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved, sizeof(ProdBackward0)};
 
 /* prod.dim_IntList: prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef struct {
@@ -2046,6 +2391,36 @@ static void ProdBackward1_release_saved(ag_node *node)
 static const ag_node_vtable ProdBackward1_vtable = {
     "ProdBackward1", ProdBackward1_apply, ProdBackward1_release_saved, sizeof(ProdBackward1)};
 
+/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+pith_status prod_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_prod_all(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_prod_all(ag_below_enter(ks, &below_), ret, self, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    ProdBackward0 *n_ = (ProdBackward0 *)ag_node_new(&ProdBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 pith_status prod_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
 {
@@ -2075,304 +2450,4 @@ fail:
         ag_node_release(&n_->node);
     value_clear(&ret[0]);
     return status_;
-}
-
-/* ---- amax ---- */
-
-/* amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved self_;
-    ag_saved result_;
-    ag_ints dim_;
-} AmaxBackward0;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *self;
-    pith_tensor *result;
-    pith_tensor *mask;
-} AmaxBackward0_values;
-
-/* let mask = eq(self, reshape(result, reduced_sizes(self, dim))) */
-static pith_status AmaxBackward0_let_mask(ag_node *node, pith_tensor *const *grads, AmaxBackward0_values *v)
-{
-    AmaxBackward0 *n = (AmaxBackward0 *)node;
-    if (v->mask)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_tensor *tmp2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
-        goto done;
-    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
-        goto done;
-    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_ints_release(&ints1);
-    if ((status = pith_call_eq(res_, v->self, tmp2)) != PITH_OK)
-        goto done;
-    v->mask = res_[0].u.t;
-    ag_drop(&tmp2);
-done:
-    ag_ints_release(&ints1);
-    pith_release(tmp2);
-    return status;
-}
-
-static pith_status AmaxBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    AmaxBackward0 *n = (AmaxBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    AmaxBackward0_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
-        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-            goto done;
-        if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_ints_release(&ints1);
-        if ((status = AmaxBackward0_let_mask(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, tmp2, v->mask)) != PITH_OK)
-            goto done;
-        tmp3 = res_[0].u.t;
-        ag_drop(&tmp2);
-        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){true, ag_ints_list(&n->dim_)}, true, -1)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        if ((status = pith_call_div(res_, tmp3, tmp4)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp3);
-        ag_drop(&tmp4);
-    }
-done:
-    ag_ints_release(&ints1);
-    pith_release(tmp2);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(v->self);
-    pith_release(v->result);
-    pith_release(v->mask);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void AmaxBackward0_release_saved(ag_node *node)
-{
-    AmaxBackward0 *n = (AmaxBackward0 *)node;
-    ag_saved_release(&n->self_);
-    ag_saved_release(&n->result_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->dim_);
-}
-
-static const ag_node_vtable AmaxBackward0_vtable = {
-    "AmaxBackward0", AmaxBackward0_apply, AmaxBackward0_release_saved, sizeof(AmaxBackward0)};
-
-/* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-pith_status amax_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_amax(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_amax(ag_below_enter(ks, &below_), ret, self, dim, keepdim);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    AmaxBackward0 *n_ = (AmaxBackward0 *)ag_node_new(&AmaxBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->dim_, dim)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
-pith_status amax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
-{
-    const pith_tensor *const inputs_[] = {self, out};
-    if (ag_should_record(inputs_, 2))
-        return ag_out_error("amax");
-    return pith_redispatch_amax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
-}
-
-/* ---- amin ---- */
-
-/* amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved self_;
-    ag_saved result_;
-    ag_ints dim_;
-} AminBackward0;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *self;
-    pith_tensor *result;
-    pith_tensor *mask;
-} AminBackward0_values;
-
-/* let mask = eq(self, reshape(result, reduced_sizes(self, dim))) */
-static pith_status AminBackward0_let_mask(ag_node *node, pith_tensor *const *grads, AminBackward0_values *v)
-{
-    AminBackward0 *n = (AminBackward0 *)node;
-    if (v->mask)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_tensor *tmp2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
-        goto done;
-    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
-        goto done;
-    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_ints_release(&ints1);
-    if ((status = pith_call_eq(res_, v->self, tmp2)) != PITH_OK)
-        goto done;
-    v->mask = res_[0].u.t;
-    ag_drop(&tmp2);
-done:
-    ag_ints_release(&ints1);
-    pith_release(tmp2);
-    return status;
-}
-
-static pith_status AminBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    AminBackward0 *n = (AminBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    AminBackward0_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
-        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-            goto done;
-        if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_ints_release(&ints1);
-        if ((status = AminBackward0_let_mask(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, tmp2, v->mask)) != PITH_OK)
-            goto done;
-        tmp3 = res_[0].u.t;
-        ag_drop(&tmp2);
-        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){true, ag_ints_list(&n->dim_)}, true, -1)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        if ((status = pith_call_div(res_, tmp3, tmp4)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp3);
-        ag_drop(&tmp4);
-    }
-done:
-    ag_ints_release(&ints1);
-    pith_release(tmp2);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(v->self);
-    pith_release(v->result);
-    pith_release(v->mask);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void AminBackward0_release_saved(ag_node *node)
-{
-    AminBackward0 *n = (AminBackward0 *)node;
-    ag_saved_release(&n->self_);
-    ag_saved_release(&n->result_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->dim_);
-}
-
-static const ag_node_vtable AminBackward0_vtable = {
-    "AminBackward0", AminBackward0_apply, AminBackward0_release_saved, sizeof(AminBackward0)};
-
-/* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-pith_status amin_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_amin(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_amin(ag_below_enter(ks, &below_), ret, self, dim, keepdim);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    AminBackward0 *n_ = (AminBackward0 *)ag_node_new(&AminBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->dim_, dim)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
-pith_status amin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
-{
-    const pith_tensor *const inputs_[] = {self, out};
-    if (ag_should_record(inputs_, 2))
-        return ag_out_error("amin");
-    return pith_redispatch_amin_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
 }

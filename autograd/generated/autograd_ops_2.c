@@ -6,6 +6,306 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- amax ---- */
+
+/* amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved self_;
+    ag_saved result_;
+    ag_ints dim_;
+} AmaxBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *self;
+    pith_tensor *result;
+    pith_tensor *mask;
+} AmaxBackward0_values;
+
+/* let mask = eq(self, reshape(result, reduced_sizes(self, dim))) */
+static pith_status AmaxBackward0_let_mask(ag_node *node, pith_tensor *const *grads, AmaxBackward0_values *v)
+{
+    AmaxBackward0 *n = (AmaxBackward0 *)node;
+    if (v->mask)
+        return PITH_OK;
+    ag_ints ints1 = {0};
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+        goto done;
+    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
+        goto done;
+    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_ints_release(&ints1);
+    if ((status = pith_call_eq(res_, v->self, tmp2)) != PITH_OK)
+        goto done;
+    v->mask = res_[0].u.t;
+    ag_drop(&tmp2);
+done:
+    ag_ints_release(&ints1);
+    pith_release(tmp2);
+    return status;
+}
+
+static pith_status AmaxBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    AmaxBackward0 *n = (AmaxBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    AmaxBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_ints_release(&ints1);
+        if ((status = AmaxBackward0_let_mask(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, tmp2, v->mask)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        ag_drop(&tmp2);
+        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){true, ag_ints_list(&n->dim_)}, true, -1)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        if ((status = pith_call_div(res_, tmp3, tmp4)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp3);
+        ag_drop(&tmp4);
+    }
+done:
+    ag_ints_release(&ints1);
+    pith_release(tmp2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(v->self);
+    pith_release(v->result);
+    pith_release(v->mask);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void AmaxBackward0_release_saved(ag_node *node)
+{
+    AmaxBackward0 *n = (AmaxBackward0 *)node;
+    ag_saved_release(&n->self_);
+    ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->dim_);
+}
+
+static const ag_node_vtable AmaxBackward0_vtable = {
+    "AmaxBackward0", AmaxBackward0_apply, AmaxBackward0_release_saved, sizeof(AmaxBackward0)};
+
+/* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+pith_status amax_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_amax(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_amax(ag_below_enter(ks, &below_), ret, self, dim, keepdim);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    AmaxBackward0 *n_ = (AmaxBackward0 *)ag_node_new(&AmaxBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->dim_, dim)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+pith_status amax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("amax");
+    return pith_redispatch_amax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
+}
+
+/* ---- amin ---- */
+
+/* amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved self_;
+    ag_saved result_;
+    ag_ints dim_;
+} AminBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *self;
+    pith_tensor *result;
+    pith_tensor *mask;
+} AminBackward0_values;
+
+/* let mask = eq(self, reshape(result, reduced_sizes(self, dim))) */
+static pith_status AminBackward0_let_mask(ag_node *node, pith_tensor *const *grads, AminBackward0_values *v)
+{
+    AminBackward0 *n = (AminBackward0 *)node;
+    if (v->mask)
+        return PITH_OK;
+    ag_ints ints1 = {0};
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+        goto done;
+    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
+        goto done;
+    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_ints_release(&ints1);
+    if ((status = pith_call_eq(res_, v->self, tmp2)) != PITH_OK)
+        goto done;
+    v->mask = res_[0].u.t;
+    ag_drop(&tmp2);
+done:
+    ag_ints_release(&ints1);
+    pith_release(tmp2);
+    return status;
+}
+
+static pith_status AminBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    AminBackward0 *n = (AminBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    AminBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: div(mul(reshape(grad, reduced_sizes(self, dim)), mask), sum(mask, dim, True)) */
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, (pith_opt_int_list){true, ag_ints_list(&n->dim_)})) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_ints_release(&ints1);
+        if ((status = AminBackward0_let_mask(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, tmp2, v->mask)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        ag_drop(&tmp2);
+        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){true, ag_ints_list(&n->dim_)}, true, -1)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        if ((status = pith_call_div(res_, tmp3, tmp4)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp3);
+        ag_drop(&tmp4);
+    }
+done:
+    ag_ints_release(&ints1);
+    pith_release(tmp2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(v->self);
+    pith_release(v->result);
+    pith_release(v->mask);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void AminBackward0_release_saved(ag_node *node)
+{
+    AminBackward0 *n = (AminBackward0 *)node;
+    ag_saved_release(&n->self_);
+    ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->dim_);
+}
+
+static const ag_node_vtable AminBackward0_vtable = {
+    "AminBackward0", AminBackward0_apply, AminBackward0_release_saved, sizeof(AminBackward0)};
+
+/* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+pith_status amin_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_amin(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_amin(ag_below_enter(ks, &below_), ret, self, dim, keepdim);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    AminBackward0 *n_ = (AminBackward0 *)ag_node_new(&AminBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->dim_, dim)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+pith_status amin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("amin");
+    return pith_redispatch_amin_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
+}
+
 /* ---- max ---- */
 
 /* max: max(Tensor self) -> Tensor */
@@ -51,13 +351,13 @@ static pith_status MaxBackward1_apply(ag_node *node, pith_tensor *const *grads, 
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: div(mul(grad, mask), sum(mask)) */
+        /* self: div(mul(grad, mask), sum.default(mask)) */
         if ((status = MaxBackward1_let_mask(node, grads, v)) != PITH_OK)
             goto done;
         if ((status = pith_call_mul(res_, grad, v->mask)) != PITH_OK)
             goto done;
         tmp1 = res_[0].u.t;
-        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){false, {NULL, 0}}, false, -1)) != PITH_OK)
+        if ((status = pith_call_sum_all(res_, v->mask, -1)) != PITH_OK)
             goto done;
         tmp2 = res_[0].u.t;
         if ((status = pith_call_div(res_, tmp1, tmp2)) != PITH_OK)
@@ -287,13 +587,13 @@ static pith_status MinBackward1_apply(ag_node *node, pith_tensor *const *grads, 
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: div(mul(grad, mask), sum(mask)) */
+        /* self: div(mul(grad, mask), sum.default(mask)) */
         if ((status = MinBackward1_let_mask(node, grads, v)) != PITH_OK)
             goto done;
         if ((status = pith_call_mul(res_, grad, v->mask)) != PITH_OK)
             goto done;
         tmp1 = res_[0].u.t;
-        if ((status = pith_call_sum(res_, v->mask, (pith_opt_int_list){false, {NULL, 0}}, false, -1)) != PITH_OK)
+        if ((status = pith_call_sum_all(res_, v->mask, -1)) != PITH_OK)
             goto done;
         tmp2 = res_[0].u.t;
         if ((status = pith_call_div(res_, tmp1, tmp2)) != PITH_OK)
@@ -2104,347 +2404,6 @@ pith_status expand_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
         goto fail;
     }
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- as_strided ---- */
-
-/* as_strided: as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-    ag_ints size_;
-    ag_ints stride_;
-    pith_opt_int storage_offset_;
-} AsStridedBackward0;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *mine;
-    pith_tensor *flat;
-    pith_tensor *count;
-} AsStridedBackward0_values;
-
-/* let mine = storage_positions(self) */
-static pith_status AsStridedBackward0_let_mine(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
-{
-    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
-    if (v->mine)
-        return PITH_OK;
-    pith_status status = PITH_OK;
-    if ((status = ag_storage_positions(&v->mine, n->self_.meta, n->self_.device)) != PITH_OK)
-        goto done;
-done:
-    return status;
-}
-
-/* let flat = index_put(storage_zeros(self, grad), [as_strided_positions(self, size, stride, storage_offset)], grad, True) */
-static pith_status AsStridedBackward0_let_flat(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
-{
-    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    if (v->flat)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    const pith_tensor *items3[1];
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ag_storage_zeros(&tmp1, n->self_.meta, n->self_.device, grad, grad->device)) != PITH_OK)
-        goto done;
-    if ((status = ag_as_strided_positions(&tmp2, n->self_.meta, n->self_.device, ag_ints_list(&n->size_), ag_ints_list(&n->stride_), n->storage_offset_)) != PITH_OK)
-        goto done;
-    items3[0] = tmp2;
-    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items3, 1}, grad, true)) != PITH_OK)
-        goto done;
-    v->flat = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&tmp2);
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    return status;
-}
-
-/* let count = index_put(storage_zeros(self, grad), [mine], 1, True) */
-static pith_status AsStridedBackward0_let_count(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
-{
-    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    if (v->count)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    const pith_tensor *items2[1];
-    pith_tensor *number3 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ag_storage_zeros(&tmp1, n->self_.meta, n->self_.device, grad, grad->device)) != PITH_OK)
-        goto done;
-    if ((status = AsStridedBackward0_let_mine(node, grads, v)) != PITH_OK)
-        goto done;
-    items2[0] = v->mine;
-    if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items2, 1}, number3, true)) != PITH_OK)
-        goto done;
-    v->count = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&number3);
-done:
-    pith_release(tmp1);
-    pith_release(number3);
-    return status;
-}
-
-static pith_status AsStridedBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    AsStridedBackward0_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    const pith_tensor *items3[1];
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: index(div(flat, clamp(count, 1)), [mine]) */
-        if ((status = AsStridedBackward0_let_flat(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = AsStridedBackward0_let_count(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_clamp(res_, v->count, scalar_from_int(1), scalar_none())) != PITH_OK)
-            goto done;
-        tmp1 = res_[0].u.t;
-        if ((status = pith_call_div(res_, v->flat, tmp1)) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_drop(&tmp1);
-        if ((status = AsStridedBackward0_let_mine(node, grads, v)) != PITH_OK)
-            goto done;
-        items3[0] = v->mine;
-        if ((status = pith_call_index(res_, tmp2, (pith_tensor_list){items3, 1})) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp2);
-    }
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    pith_release(v->mine);
-    pith_release(v->flat);
-    pith_release(v->count);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void AsStridedBackward0_release_saved(ag_node *node)
-{
-    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-    ag_ints_release(&n->size_);
-    ag_ints_release(&n->stride_);
-}
-
-static const ag_node_vtable AsStridedBackward0_vtable = {
-    "AsStridedBackward0", AsStridedBackward0_apply, AsStridedBackward0_release_saved, sizeof(AsStridedBackward0)};
-
-/* as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a) */
-pith_status as_strided_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, pith_int_list stride, pith_opt_int storage_offset)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_as_strided(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, stride, storage_offset);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_as_strided(ag_below_enter(ks, &below_), ret, self, size, stride, storage_offset);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    AsStridedBackward0 *n_ = (AsStridedBackward0 *)ag_node_new(&AsStridedBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->storage_offset_ = storage_offset;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->size_, size)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->stride_, stride)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- squeeze ---- */
-
-/* squeeze: squeeze(Tensor(a) self) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-} SqueezeBackward0;
-
-static pith_status SqueezeBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    SqueezeBackward0 *n = (SqueezeBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: reshape(grad, sizes(self)) */
-        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_ints_release(&ints1);
-    }
-done:
-    ag_ints_release(&ints1);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void SqueezeBackward0_release_saved(ag_node *node)
-{
-    SqueezeBackward0 *n = (SqueezeBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable SqueezeBackward0_vtable = {
-    "SqueezeBackward0", SqueezeBackward0_apply, SqueezeBackward0_release_saved, sizeof(SqueezeBackward0)};
-
-/* squeeze.dim: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-} SqueezeBackward1;
-
-static pith_status SqueezeBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    SqueezeBackward1 *n = (SqueezeBackward1 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: reshape(grad, sizes(self)) */
-        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_ints_release(&ints1);
-    }
-done:
-    ag_ints_release(&ints1);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void SqueezeBackward1_release_saved(ag_node *node)
-{
-    SqueezeBackward1 *n = (SqueezeBackward1 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable SqueezeBackward1_vtable = {
-    "SqueezeBackward1", SqueezeBackward1_apply, SqueezeBackward1_release_saved, sizeof(SqueezeBackward1)};
-
-/* squeeze(Tensor(a) self) -> Tensor(a) */
-pith_status squeeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_squeeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_squeeze(ag_below_enter(ks, &below_), ret, self);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    SqueezeBackward0 *n_ = (SqueezeBackward0 *)ag_node_new(&SqueezeBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
-pith_status squeeze_dim_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_squeeze_dim(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_squeeze_dim(ag_below_enter(ks, &below_), ret, self, dim);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    SqueezeBackward1 *n_ = (SqueezeBackward1 *)ag_node_new(&SqueezeBackward1_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
         (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
         (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;

@@ -6,6 +6,347 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- as_strided ---- */
+
+/* as_strided: as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+    ag_ints size_;
+    ag_ints stride_;
+    pith_opt_int storage_offset_;
+} AsStridedBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *mine;
+    pith_tensor *flat;
+    pith_tensor *count;
+} AsStridedBackward0_values;
+
+/* let mine = storage_positions(self) */
+static pith_status AsStridedBackward0_let_mine(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
+{
+    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
+    if (v->mine)
+        return PITH_OK;
+    pith_status status = PITH_OK;
+    if ((status = ag_storage_positions(&v->mine, n->self_.meta, n->self_.device)) != PITH_OK)
+        goto done;
+done:
+    return status;
+}
+
+/* let flat = index_put(storage_zeros(self, grad), [as_strided_positions(self, size, stride, storage_offset)], grad, True) */
+static pith_status AsStridedBackward0_let_flat(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
+{
+    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    if (v->flat)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    const pith_tensor *items3[1];
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ag_storage_zeros(&tmp1, n->self_.meta, n->self_.device, grad, grad->device)) != PITH_OK)
+        goto done;
+    if ((status = ag_as_strided_positions(&tmp2, n->self_.meta, n->self_.device, ag_ints_list(&n->size_), ag_ints_list(&n->stride_), n->storage_offset_)) != PITH_OK)
+        goto done;
+    items3[0] = tmp2;
+    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items3, 1}, grad, true)) != PITH_OK)
+        goto done;
+    v->flat = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&tmp2);
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    return status;
+}
+
+/* let count = index_put(storage_zeros(self, grad), [mine], 1, True) */
+static pith_status AsStridedBackward0_let_count(ag_node *node, pith_tensor *const *grads, AsStridedBackward0_values *v)
+{
+    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    if (v->count)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    const pith_tensor *items2[1];
+    pith_tensor *number3 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ag_storage_zeros(&tmp1, n->self_.meta, n->self_.device, grad, grad->device)) != PITH_OK)
+        goto done;
+    if ((status = AsStridedBackward0_let_mine(node, grads, v)) != PITH_OK)
+        goto done;
+    items2[0] = v->mine;
+    if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items2, 1}, number3, true)) != PITH_OK)
+        goto done;
+    v->count = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number3);
+done:
+    pith_release(tmp1);
+    pith_release(number3);
+    return status;
+}
+
+static pith_status AsStridedBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    AsStridedBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    const pith_tensor *items3[1];
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: index(div(flat, clamp(count, 1)), [mine]) */
+        if ((status = AsStridedBackward0_let_flat(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = AsStridedBackward0_let_count(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_clamp(res_, v->count, scalar_from_int(1), scalar_none())) != PITH_OK)
+            goto done;
+        tmp1 = res_[0].u.t;
+        if ((status = pith_call_div(res_, v->flat, tmp1)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_drop(&tmp1);
+        if ((status = AsStridedBackward0_let_mine(node, grads, v)) != PITH_OK)
+            goto done;
+        items3[0] = v->mine;
+        if ((status = pith_call_index(res_, tmp2, (pith_tensor_list){items3, 1})) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp2);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    pith_release(v->mine);
+    pith_release(v->flat);
+    pith_release(v->count);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void AsStridedBackward0_release_saved(ag_node *node)
+{
+    AsStridedBackward0 *n = (AsStridedBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+    ag_ints_release(&n->size_);
+    ag_ints_release(&n->stride_);
+}
+
+static const ag_node_vtable AsStridedBackward0_vtable = {
+    "AsStridedBackward0", AsStridedBackward0_apply, AsStridedBackward0_release_saved, sizeof(AsStridedBackward0)};
+
+/* as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a) */
+pith_status as_strided_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, pith_int_list stride, pith_opt_int storage_offset)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_as_strided(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, stride, storage_offset);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_as_strided(ag_below_enter(ks, &below_), ret, self, size, stride, storage_offset);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    AsStridedBackward0 *n_ = (AsStridedBackward0 *)ag_node_new(&AsStridedBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->storage_offset_ = storage_offset;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->size_, size)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->stride_, stride)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- squeeze ---- */
+
+/* squeeze: squeeze(Tensor(a) self) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} SqueezeBackward0;
+
+static pith_status SqueezeBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SqueezeBackward0 *n = (SqueezeBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: reshape(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SqueezeBackward0_release_saved(ag_node *node)
+{
+    SqueezeBackward0 *n = (SqueezeBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SqueezeBackward0_vtable = {
+    "SqueezeBackward0", SqueezeBackward0_apply, SqueezeBackward0_release_saved, sizeof(SqueezeBackward0)};
+
+/* squeeze.dim: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} SqueezeBackward1;
+
+static pith_status SqueezeBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SqueezeBackward1 *n = (SqueezeBackward1 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: reshape(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SqueezeBackward1_release_saved(ag_node *node)
+{
+    SqueezeBackward1 *n = (SqueezeBackward1 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SqueezeBackward1_vtable = {
+    "SqueezeBackward1", SqueezeBackward1_apply, SqueezeBackward1_release_saved, sizeof(SqueezeBackward1)};
+
+/* squeeze(Tensor(a) self) -> Tensor(a) */
+pith_status squeeze_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_squeeze(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_squeeze(ag_below_enter(ks, &below_), ret, self);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    SqueezeBackward0 *n_ = (SqueezeBackward0 *)ag_node_new(&SqueezeBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+pith_status squeeze_dim_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_squeeze_dim(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_squeeze_dim(ag_below_enter(ks, &below_), ret, self, dim);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    SqueezeBackward1 *n_ = (SqueezeBackward1 *)ag_node_new(&SqueezeBackward1_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- unsqueeze ---- */
 
 /* unsqueeze: unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
@@ -2172,332 +2513,4 @@ fail:
     if (n_)
         ag_node_release(&n_->node);
     return status_;
-}
-
-/* ---- sort ---- */
-
-/* sort: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
-typedef struct {
-    ag_node node;
-    ag_saved indices_;
-    ag_saved_metadata self_;
-    int64_t dim_;
-} SortBackward0;
-
-static pith_status SortBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    SortBackward0 *n = (SortBackward0 *)node;
-    pith_tensor *grad_values = grads[0];
-    pith_tensor *indices = NULL;
-    ag_grads_init(out, node->num_next);
-    int64_t count1;
-    pith_tensor *chosen2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    ag_tensors list4 = {0};
-    pith_tensor *tmp5 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
-        count1 = ag_ndim(n->self_.meta, n->self_.device);
-        if (count1 == 0) {
-            chosen2 = ag_retain(grad_values);
-        } else {
-            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
-                goto done;
-            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
-                goto done;
-            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
-                goto done;
-            tmp5 = res_[0].u.t;
-            ag_drop(&tmp3);
-            ag_tensors_release(&list4);
-            chosen2 = tmp5;
-            tmp5 = NULL;
-        }
-        out[0] = chosen2;
-        chosen2 = NULL;
-    }
-done:
-    pith_release(chosen2);
-    pith_release(tmp3);
-    ag_tensors_release(&list4);
-    pith_release(tmp5);
-    pith_release(indices);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void SortBackward0_release_saved(ag_node *node)
-{
-    SortBackward0 *n = (SortBackward0 *)node;
-    ag_saved_release(&n->indices_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable SortBackward0_vtable = {
-    "SortBackward0", SortBackward0_apply, SortBackward0_release_saved, sizeof(SortBackward0)};
-
-/* sort.stable: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
-typedef struct {
-    ag_node node;
-    ag_saved indices_;
-    ag_saved_metadata self_;
-    int64_t dim_;
-} SortBackward1;
-
-static pith_status SortBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    SortBackward1 *n = (SortBackward1 *)node;
-    pith_tensor *grad_values = grads[0];
-    pith_tensor *indices = NULL;
-    ag_grads_init(out, node->num_next);
-    int64_t count1;
-    pith_tensor *chosen2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    ag_tensors list4 = {0};
-    pith_tensor *tmp5 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
-        count1 = ag_ndim(n->self_.meta, n->self_.device);
-        if (count1 == 0) {
-            chosen2 = ag_retain(grad_values);
-        } else {
-            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
-                goto done;
-            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
-                goto done;
-            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
-                goto done;
-            tmp5 = res_[0].u.t;
-            ag_drop(&tmp3);
-            ag_tensors_release(&list4);
-            chosen2 = tmp5;
-            tmp5 = NULL;
-        }
-        out[0] = chosen2;
-        chosen2 = NULL;
-    }
-done:
-    pith_release(chosen2);
-    pith_release(tmp3);
-    ag_tensors_release(&list4);
-    pith_release(tmp5);
-    pith_release(indices);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void SortBackward1_release_saved(ag_node *node)
-{
-    SortBackward1 *n = (SortBackward1 *)node;
-    ag_saved_release(&n->indices_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable SortBackward1_vtable = {
-    "SortBackward1", SortBackward1_apply, SortBackward1_release_saved, sizeof(SortBackward1)};
-
-/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
-pith_status sort_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, bool descending)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sort(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, descending);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_sort(ag_below_enter(ks, &below_), ret, self, dim, descending);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    SortBackward0 *n_ = (SortBackward0 *)ag_node_new(&SortBackward0_vtable, 1, 2);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    value_clear(&ret[1]);
-    return status_;
-}
-
-/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
-pith_status sort_stable_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_bool stable, int64_t dim, bool descending)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_sort_stable(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, stable, dim, descending);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_sort_stable(ag_below_enter(ks, &below_), ret, self, stable, dim, descending);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    SortBackward1 *n_ = (SortBackward1 *)ag_node_new(&SortBackward1_vtable, 1, 2);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    value_clear(&ret[1]);
-    return status_;
-}
-
-/* sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
-pith_status sort_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
-{
-    const pith_tensor *const inputs_[] = {self, values, indices};
-    if (ag_should_record(inputs_, 3))
-        return ag_out_error("sort");
-    return pith_redispatch_sort_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, descending, values, indices);
-}
-
-/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
-pith_status sort_values_stable_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_bool stable, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
-{
-    const pith_tensor *const inputs_[] = {self, values, indices};
-    if (ag_should_record(inputs_, 3))
-        return ag_out_error("sort");
-    return pith_redispatch_sort_values_stable(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, stable, dim, descending, values, indices);
-}
-
-/* ---- topk ---- */
-
-/* topk: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
-typedef struct {
-    ag_node node;
-    ag_saved indices_;
-    ag_saved_metadata self_;
-    int64_t dim_;
-} TopkBackward0;
-
-static pith_status TopkBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    TopkBackward0 *n = (TopkBackward0 *)node;
-    pith_tensor *grad_values = grads[0];
-    pith_tensor *indices = NULL;
-    ag_grads_init(out, node->num_next);
-    int64_t count1;
-    pith_tensor *chosen2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    ag_tensors list4 = {0};
-    pith_tensor *tmp5 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
-        count1 = ag_ndim(n->self_.meta, n->self_.device);
-        if (count1 == 0) {
-            chosen2 = ag_retain(grad_values);
-        } else {
-            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
-                goto done;
-            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
-                goto done;
-            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
-                goto done;
-            tmp5 = res_[0].u.t;
-            ag_drop(&tmp3);
-            ag_tensors_release(&list4);
-            chosen2 = tmp5;
-            tmp5 = NULL;
-        }
-        out[0] = chosen2;
-        chosen2 = NULL;
-    }
-done:
-    pith_release(chosen2);
-    pith_release(tmp3);
-    ag_tensors_release(&list4);
-    pith_release(tmp5);
-    pith_release(indices);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void TopkBackward0_release_saved(ag_node *node)
-{
-    TopkBackward0 *n = (TopkBackward0 *)node;
-    ag_saved_release(&n->indices_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable TopkBackward0_vtable = {
-    "TopkBackward0", TopkBackward0_apply, TopkBackward0_release_saved, sizeof(TopkBackward0)};
-
-/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
-pith_status topk_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_topk(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_topk(ag_below_enter(ks, &below_), ret, self, k, dim, largest, sorted);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    TopkBackward0 *n_ = (TopkBackward0 *)ag_node_new(&TopkBackward0_vtable, 1, 2);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    value_clear(&ret[1]);
-    return status_;
-}
-
-/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
-pith_status topk_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, const pith_tensor *values, const pith_tensor *indices)
-{
-    const pith_tensor *const inputs_[] = {self, values, indices};
-    if (ag_should_record(inputs_, 3))
-        return ag_out_error("topk");
-    return pith_redispatch_topk_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted, values, indices);
 }

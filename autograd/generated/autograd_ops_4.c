@@ -6,6 +6,334 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- sort ---- */
+
+/* sort: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+typedef struct {
+    ag_node node;
+    ag_saved indices_;
+    ag_saved_metadata self_;
+    int64_t dim_;
+} SortBackward0;
+
+static pith_status SortBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SortBackward0 *n = (SortBackward0 *)node;
+    pith_tensor *grad_values = grads[0];
+    pith_tensor *indices = NULL;
+    ag_grads_init(out, node->num_next);
+    int64_t count1;
+    pith_tensor *chosen2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    ag_tensors list4 = {0};
+    pith_tensor *tmp5 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
+        count1 = ag_ndim(n->self_.meta, n->self_.device);
+        if (count1 == 0) {
+            chosen2 = ag_retain(grad_values);
+        } else {
+            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
+                goto done;
+            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            ag_tensors_release(&list4);
+            chosen2 = tmp5;
+            tmp5 = NULL;
+        }
+        out[0] = chosen2;
+        chosen2 = NULL;
+    }
+done:
+    pith_release(chosen2);
+    pith_release(tmp3);
+    ag_tensors_release(&list4);
+    pith_release(tmp5);
+    pith_release(indices);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SortBackward0_release_saved(ag_node *node)
+{
+    SortBackward0 *n = (SortBackward0 *)node;
+    ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SortBackward0_vtable = {
+    "SortBackward0", SortBackward0_apply, SortBackward0_release_saved, sizeof(SortBackward0)};
+
+/* sort.stable: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+typedef struct {
+    ag_node node;
+    ag_saved indices_;
+    ag_saved_metadata self_;
+    int64_t dim_;
+} SortBackward1;
+
+static pith_status SortBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    SortBackward1 *n = (SortBackward1 *)node;
+    pith_tensor *grad_values = grads[0];
+    pith_tensor *indices = NULL;
+    ag_grads_init(out, node->num_next);
+    int64_t count1;
+    pith_tensor *chosen2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    ag_tensors list4 = {0};
+    pith_tensor *tmp5 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
+        count1 = ag_ndim(n->self_.meta, n->self_.device);
+        if (count1 == 0) {
+            chosen2 = ag_retain(grad_values);
+        } else {
+            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
+                goto done;
+            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            ag_tensors_release(&list4);
+            chosen2 = tmp5;
+            tmp5 = NULL;
+        }
+        out[0] = chosen2;
+        chosen2 = NULL;
+    }
+done:
+    pith_release(chosen2);
+    pith_release(tmp3);
+    ag_tensors_release(&list4);
+    pith_release(tmp5);
+    pith_release(indices);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void SortBackward1_release_saved(ag_node *node)
+{
+    SortBackward1 *n = (SortBackward1 *)node;
+    ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable SortBackward1_vtable = {
+    "SortBackward1", SortBackward1_apply, SortBackward1_release_saved, sizeof(SortBackward1)};
+
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+pith_status sort_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, bool descending)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sort(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, descending);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_sort(ag_below_enter(ks, &below_), ret, self, dim, descending);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    SortBackward0 *n_ = (SortBackward0 *)ag_node_new(&SortBackward0_vtable, 1, 2);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    value_clear(&ret[1]);
+    return status_;
+}
+
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+pith_status sort_stable_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_bool stable, int64_t dim, bool descending)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_sort_stable(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, stable, dim, descending);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_sort_stable(ag_below_enter(ks, &below_), ret, self, stable, dim, descending);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    SortBackward1 *n_ = (SortBackward1 *)ag_node_new(&SortBackward1_vtable, 1, 2);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    value_clear(&ret[1]);
+    return status_;
+}
+
+/* sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+pith_status sort_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
+{
+    const pith_tensor *const inputs_[] = {self, values, indices};
+    if (ag_should_record(inputs_, 3))
+        return ag_out_error("sort");
+    return pith_redispatch_sort_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, descending, values, indices);
+}
+
+/* sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+pith_status sort_values_stable_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_bool stable, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
+{
+    const pith_tensor *const inputs_[] = {self, values, indices};
+    if (ag_should_record(inputs_, 3))
+        return ag_out_error("sort");
+    return pith_redispatch_sort_values_stable(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, stable, dim, descending, values, indices);
+}
+
+/* ---- topk ---- */
+
+/* topk: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+typedef struct {
+    ag_node node;
+    ag_saved indices_;
+    ag_saved_metadata self_;
+    int64_t dim_;
+} TopkBackward0;
+
+static pith_status TopkBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    TopkBackward0 *n = (TopkBackward0 *)node;
+    pith_tensor *grad_values = grads[0];
+    pith_tensor *indices = NULL;
+    ag_grads_init(out, node->num_next);
+    int64_t count1;
+    pith_tensor *chosen2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    ag_tensors list4 = {0};
+    pith_tensor *tmp5 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: case(ndim(self), 0, grad_values, index_put(zeros_like(self), gather_indices(indices, dim), grad_values, True)) */
+        count1 = ag_ndim(n->self_.meta, n->self_.device);
+        if (count1 == 0) {
+            chosen2 = ag_retain(grad_values);
+        } else {
+            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if (!indices && (status = ag_unpack(&n->indices_, node, &indices)) != PITH_OK)
+                goto done;
+            if ((status = ag_gather_indices(&list4, indices, n->dim_)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad_values, true)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            ag_tensors_release(&list4);
+            chosen2 = tmp5;
+            tmp5 = NULL;
+        }
+        out[0] = chosen2;
+        chosen2 = NULL;
+    }
+done:
+    pith_release(chosen2);
+    pith_release(tmp3);
+    ag_tensors_release(&list4);
+    pith_release(tmp5);
+    pith_release(indices);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void TopkBackward0_release_saved(ag_node *node)
+{
+    TopkBackward0 *n = (TopkBackward0 *)node;
+    ag_saved_release(&n->indices_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable TopkBackward0_vtable = {
+    "TopkBackward0", TopkBackward0_apply, TopkBackward0_release_saved, sizeof(TopkBackward0)};
+
+/* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+pith_status topk_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_topk(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_topk(ag_below_enter(ks, &below_), ret, self, k, dim, largest, sorted);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    TopkBackward0 *n_ = (TopkBackward0 *)ag_node_new(&TopkBackward0_vtable, 1, 2);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->indices_, ret[1].u.t, false)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    value_clear(&ret[1]);
+    return status_;
+}
+
+/* topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+pith_status topk_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, const pith_tensor *values, const pith_tensor *indices)
+{
+    const pith_tensor *const inputs_[] = {self, values, indices};
+    if (ag_should_record(inputs_, 3))
+        return ag_out_error("topk");
+    return pith_redispatch_topk_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted, values, indices);
+}
+
 /* ---- cumsum ---- */
 
 /* cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */

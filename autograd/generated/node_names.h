@@ -70,8 +70,11 @@
     _("copy_", "CopyBackwards") \
     _("to.dtype", "ToCopyBackward0") \
     _("clone", "CloneBackward0") \
+    _("sum", "SumBackward0") \
     _("sum.dim_IntList", "SumBackward1") \
+    _("mean", "MeanBackward0") \
     _("mean.dim", "MeanBackward1") \
+    _("prod", "ProdBackward0") \
     _("prod.dim_IntList", "ProdBackward1") \
     _("amax", "AmaxBackward0") \
     _("amin", "AminBackward0") \

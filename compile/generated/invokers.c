@@ -1720,6 +1720,33 @@ static pith_status invoke_contiguous(const pith_op *op, void (*fn)(void), pith_k
     return ((pith_sig_contiguous)fn)(ks, ret, self);
 }
 
+static pith_status invoke_sum_all(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_sum_all)fn)(ks, ret, self, dtype);
+}
+
+static pith_status invoke_sum_all_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, &args[2], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_sum_all_out)fn)(ks, ret, self, dtype, out);
+}
+
 static pith_status invoke_sum(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -1759,6 +1786,33 @@ static pith_status invoke_sum_out(const pith_op *op, void (*fn)(void), pith_keys
     return ((pith_sig_sum_out)fn)(ks, ret, self, dim, keepdim, dtype, out);
 }
 
+static pith_status invoke_mean_all(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_mean_all)fn)(ks, ret, self, dtype);
+}
+
+static pith_status invoke_mean_all_out(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, &args[2], &out) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_mean_all_out)fn)(ks, ret, self, dtype, out);
+}
+
 static pith_status invoke_mean(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -1796,6 +1850,18 @@ static pith_status invoke_mean_out(const pith_op *op, void (*fn)(void), pith_key
     if (unbox_TENSOR(op, 4, &args[4], &out) != PITH_OK)
         return pith_last_status();
     return ((pith_sig_mean_out)fn)(ks, ret, self, dim, keepdim, dtype, out);
+}
+
+static pith_status invoke_prod_all(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, &args[1], &dtype) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_prod_all)fn)(ks, ret, self, dtype);
 }
 
 static pith_status invoke_prod(const pith_op *op, void (*fn)(void), pith_keyset ks,
@@ -3975,10 +4041,15 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_to_dtype,
     invoke_clone,
     invoke_contiguous,
+    invoke_sum_all,
+    invoke_sum_all_out,
     invoke_sum,
     invoke_sum_out,
+    invoke_mean_all,
+    invoke_mean_all_out,
     invoke_mean,
     invoke_mean_out,
+    invoke_prod_all,
     invoke_prod,
     invoke_amax,
     invoke_amax_out,

@@ -219,6 +219,24 @@ pith_status where_meta(pith_keyset ks, pith_value *ret, const pith_tensor *condi
     return where_kernel(ks, ret, condition, self, other, PITH_META);
 }
 
+pith_status sum_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return sum_all_kernel(ks, ret, self, dtype, PITH_CPU);
+}
+pith_status sum_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return sum_all_kernel(ks, ret, self, dtype, PITH_META);
+}
+
+pith_status sum_all_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    return sum_all_out_kernel(ks, ret, self, dtype, out, PITH_CPU);
+}
+pith_status sum_all_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    return sum_all_out_kernel(ks, ret, self, dtype, out, PITH_META);
+}
+
 pith_status sum_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
 {
     return sum_kernel(ks, ret, self, dim, keepdim, dtype, PITH_CPU);
@@ -237,6 +255,24 @@ pith_status sum_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *sel
     return sum_out_kernel(ks, ret, self, dim, keepdim, dtype, out, PITH_META);
 }
 
+pith_status mean_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return mean_all_kernel(ks, ret, self, dtype, PITH_CPU);
+}
+pith_status mean_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return mean_all_kernel(ks, ret, self, dtype, PITH_META);
+}
+
+pith_status mean_all_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    return mean_all_out_kernel(ks, ret, self, dtype, out, PITH_CPU);
+}
+pith_status mean_all_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    return mean_all_out_kernel(ks, ret, self, dtype, out, PITH_META);
+}
+
 pith_status mean_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
 {
     return mean_kernel(ks, ret, self, dim, keepdim, dtype, PITH_CPU);
@@ -253,6 +289,15 @@ pith_status mean_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *sel
 pith_status mean_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     return mean_out_kernel(ks, ret, self, dim, keepdim, dtype, out, PITH_META);
+}
+
+pith_status prod_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return prod_all_kernel(ks, ret, self, dtype, PITH_CPU);
+}
+pith_status prod_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    return prod_all_kernel(ks, ret, self, dtype, PITH_META);
 }
 
 pith_status prod_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)

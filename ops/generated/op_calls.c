@@ -2236,6 +2236,150 @@ static pith_status boxed_adapter_contiguous(const pith_op *op, pith_stack *stack
 static const pith_kernel_record record_cpu_contiguous = {
     (void (*)(void))contiguous_composite, boxed_adapter_contiguous, (void *)&record_cpu_contiguous};
 
+/* ---- sum_all: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_sum_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_sum_all];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_sum_all)kernel->unboxed)(ks, ret, self, dtype);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_OPT_DTYPE(stack, dtype);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_sum_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_sum_all], ks);
+    if (kernel)
+        return ((pith_sig_sum_all)kernel->unboxed)(ks, ret, self, dtype);
+    return redispatch_general_sum_all(ks, ret, self, dtype);
+}
+pith_status pith_call_sum_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "sum_all", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_sum_all(keyset_effective(ks), ret, self, dtype);
+}
+static pith_status boxed_adapter_sum_all(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, stack_at(stack, base_ + 1), &dtype) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_sum_all)record->unboxed)(ks, ret, self, dtype);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_sum_all = {
+    (void (*)(void))sum_all_cpu, boxed_adapter_sum_all, (void *)&record_cpu_sum_all};
+static const pith_kernel_record record_meta_sum_all = {
+    (void (*)(void))sum_all_meta, boxed_adapter_sum_all, (void *)&record_meta_sum_all};
+
+/* ---- sum_all_out: sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_sum_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_sum_all_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_sum_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_OPT_DTYPE(stack, dtype);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_sum_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_sum_all_out], ks);
+    if (kernel)
+        return ((pith_sig_sum_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
+    return redispatch_general_sum_all_out(ks, ret, self, dtype, out);
+}
+pith_status pith_call_sum_all_out(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "sum_all_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "sum_all_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_sum_all_out(keyset_effective(ks), ret, self, dtype, out);
+}
+static pith_status boxed_adapter_sum_all_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, stack_at(stack, base_ + 1), &dtype) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_sum_all_out)record->unboxed)(ks, ret, self, dtype, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_sum_all_out = {
+    (void (*)(void))sum_all_out_cpu, boxed_adapter_sum_all_out, (void *)&record_cpu_sum_all_out};
+static const pith_kernel_record record_meta_sum_all_out = {
+    (void (*)(void))sum_all_out_meta, boxed_adapter_sum_all_out, (void *)&record_meta_sum_all_out};
+
 /* ---- sum: sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_sum(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
@@ -2404,6 +2548,150 @@ static const pith_kernel_record record_cpu_sum_out = {
 static const pith_kernel_record record_meta_sum_out = {
     (void (*)(void))sum_out_meta, boxed_adapter_sum_out, (void *)&record_meta_sum_out};
 
+/* ---- mean_all: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_mean_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_mean_all];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_mean_all)kernel->unboxed)(ks, ret, self, dtype);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_OPT_DTYPE(stack, dtype);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_mean_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_mean_all], ks);
+    if (kernel)
+        return ((pith_sig_mean_all)kernel->unboxed)(ks, ret, self, dtype);
+    return redispatch_general_mean_all(ks, ret, self, dtype);
+}
+pith_status pith_call_mean_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "mean_all", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_mean_all(keyset_effective(ks), ret, self, dtype);
+}
+static pith_status boxed_adapter_mean_all(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, stack_at(stack, base_ + 1), &dtype) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_mean_all)record->unboxed)(ks, ret, self, dtype);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_mean_all = {
+    (void (*)(void))mean_all_cpu, boxed_adapter_mean_all, (void *)&record_cpu_mean_all};
+static const pith_kernel_record record_meta_mean_all = {
+    (void (*)(void))mean_all_meta, boxed_adapter_mean_all, (void *)&record_meta_mean_all};
+
+/* ---- mean_all_out: mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_mean_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_mean_all_out];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_mean_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_OPT_DTYPE(stack, dtype);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, out);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_mean_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_mean_all_out], ks);
+    if (kernel)
+        return ((pith_sig_mean_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
+    return redispatch_general_mean_all_out(ks, ret, self, dtype, out);
+}
+pith_status pith_call_mean_all_out(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "mean_all_out", "self");
+    if (!out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "mean_all_out", "out");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    ks |= tensor_keyset_of(out);
+    return pith_redispatch_mean_all_out(keyset_effective(ks), ret, self, dtype, out);
+}
+static pith_status boxed_adapter_mean_all_out(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, stack_at(stack, base_ + 1), &dtype) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *out;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &out) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_mean_all_out)record->unboxed)(ks, ret, self, dtype, out);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_mean_all_out = {
+    (void (*)(void))mean_all_out_cpu, boxed_adapter_mean_all_out, (void *)&record_cpu_mean_all_out};
+static const pith_kernel_record record_meta_mean_all_out = {
+    (void (*)(void))mean_all_out_meta, boxed_adapter_mean_all_out, (void *)&record_meta_mean_all_out};
+
 /* ---- mean: mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_mean(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
@@ -2571,6 +2859,74 @@ static const pith_kernel_record record_cpu_mean_out = {
     (void (*)(void))mean_out_cpu, boxed_adapter_mean_out, (void *)&record_cpu_mean_out};
 static const pith_kernel_record record_meta_mean_out = {
     (void (*)(void))mean_out_meta, boxed_adapter_mean_out, (void *)&record_meta_mean_out};
+
+/* ---- prod_all: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_prod_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_prod_all];
+    const pith_kernel_record *kernel;
+    int key;
+    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_prod_all)kernel->unboxed)(ks, ret, self, dtype);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_OPT_DTYPE(stack, dtype);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_prod_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_prod_all], ks);
+    if (kernel)
+        return ((pith_sig_prod_all)kernel->unboxed)(ks, ret, self, dtype);
+    return redispatch_general_prod_all(ks, ret, self, dtype);
+}
+pith_status pith_call_prod_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "prod_all", "self");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_prod_all(keyset_effective(ks), ret, self, dtype);
+}
+static pith_status boxed_adapter_prod_all(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 2)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)2, stack->size);
+    const size_t base_ = stack->size - 2;
+    (void)base_;
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_opt_dtype dtype;
+    if (unbox_OPT_DTYPE(op, 1, stack_at(stack, base_ + 1), &dtype) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 2));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_prod_all)record->unboxed)(ks, ret, self, dtype);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 2);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_prod_all = {
+    (void (*)(void))prod_all_cpu, boxed_adapter_prod_all, (void *)&record_cpu_prod_all};
+static const pith_kernel_record record_meta_prod_all = {
+    (void (*)(void))prod_all_meta, boxed_adapter_prod_all, (void *)&record_meta_prod_all};
 
 /* ---- prod: prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor ---- */
 static __attribute__((noinline))
@@ -12663,14 +13019,24 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_clone, &record_cpu_clone},
     {"contiguous", "contiguous(Tensor(a) self) -> Tensor(a)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_contiguous, &record_cpu_contiguous},
+    {"sum_all", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_DTYPE}, 2, &record_cpu_sum_all, &record_meta_sum_all},
+    {"sum_all_out", "sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_DTYPE, PITH_TYPE_TENSOR}, 3, &record_cpu_sum_all_out, &record_meta_sum_all_out},
     {"sum", "sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_INT_LIST, PITH_TYPE_BOOL, PITH_TYPE_OPT_DTYPE}, 4, &record_cpu_sum, &record_meta_sum},
     {"sum_out", "sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_INT_LIST, PITH_TYPE_BOOL, PITH_TYPE_OPT_DTYPE, PITH_TYPE_TENSOR}, 5, &record_cpu_sum_out, &record_meta_sum_out},
+    {"mean_all", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_DTYPE}, 2, &record_cpu_mean_all, &record_meta_mean_all},
+    {"mean_all_out", "mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_DTYPE, PITH_TYPE_TENSOR}, 3, &record_cpu_mean_all_out, &record_meta_mean_all_out},
     {"mean", "mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_INT_LIST, PITH_TYPE_BOOL, PITH_TYPE_OPT_DTYPE}, 4, &record_cpu_mean, &record_meta_mean},
     {"mean_out", "mean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_INT_LIST, PITH_TYPE_BOOL, PITH_TYPE_OPT_DTYPE, PITH_TYPE_TENSOR}, 5, &record_cpu_mean_out, &record_meta_mean_out},
+    {"prod_all", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_DTYPE}, 2, &record_cpu_prod_all, &record_meta_prod_all},
     {"prod", "prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_INT_LIST, PITH_TYPE_BOOL, PITH_TYPE_OPT_DTYPE}, 4, &record_cpu_prod, &record_meta_prod},
     {"amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",

@@ -149,10 +149,15 @@ typedef enum {
     PITH_OPID_to_dtype,
     PITH_OPID_clone,
     PITH_OPID_contiguous,
+    PITH_OPID_sum_all,
+    PITH_OPID_sum_all_out,
     PITH_OPID_sum,
     PITH_OPID_sum_out,
+    PITH_OPID_mean_all,
+    PITH_OPID_mean_all_out,
     PITH_OPID_mean,
     PITH_OPID_mean_out,
+    PITH_OPID_prod_all,
     PITH_OPID_prod,
     PITH_OPID_amax,
     PITH_OPID_amax_out,
@@ -1164,6 +1169,20 @@ typedef pith_status (*pith_sig_contiguous)(pith_keyset ks, pith_value *ret, cons
 pith_status pith_call_contiguous(pith_value *ret, const pith_tensor *self);
 pith_status pith_redispatch_contiguous(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status contiguous_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+/* sum(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef pith_status (*pith_sig_sum_all)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_call_sum_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_redispatch_sum_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status sum_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status sum_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status sum_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, pith_device kernel_device);
+/* sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_sum_all_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status pith_call_sum_all_out(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status pith_redispatch_sum_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status sum_all_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status sum_all_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status sum_all_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out, pith_device kernel_device);
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef pith_status (*pith_sig_sum)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status pith_call_sum(pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
@@ -1178,6 +1197,20 @@ pith_status pith_redispatch_sum_out(pith_keyset ks, pith_value *ret, const pith_
 pith_status sum_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status sum_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status sum_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out, pith_device kernel_device);
+/* mean(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef pith_status (*pith_sig_mean_all)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_call_mean_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_redispatch_mean_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status mean_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status mean_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status mean_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, pith_device kernel_device);
+/* mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+typedef pith_status (*pith_sig_mean_all_out)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status pith_call_mean_all_out(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status pith_redispatch_mean_all_out(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status mean_all_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status mean_all_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out);
+pith_status mean_all_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out, pith_device kernel_device);
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef pith_status (*pith_sig_mean)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status pith_call_mean(pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
@@ -1192,6 +1225,13 @@ pith_status pith_redispatch_mean_out(pith_keyset ks, pith_value *ret, const pith
 pith_status mean_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status mean_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status mean_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out, pith_device kernel_device);
+/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef pith_status (*pith_sig_prod_all)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_call_prod_all(pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status pith_redispatch_prod_all(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status prod_all_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status prod_all_meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype);
+pith_status prod_all_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, pith_device kernel_device);
 /* prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 typedef pith_status (*pith_sig_prod)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);
 pith_status pith_call_prod(pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype);

@@ -77,6 +77,49 @@ TEST_F(Formulas, SumOfEverythingKeepingDims)
                     "sum.dim_IntList");
 }
 
+/* A dim-less reduction (sum(x), mean(x), prod(x): PyTorch's overloads without dims, which
+ * the C API's pith_sum does not call) of x, boxed. */
+pith_tensor *Whole(const char *op, pith_tensor *x)
+{
+    return CallOne(op, [&](pith_stack *s) {
+        pith_stack_push_tensor(s, x);
+        pith_stack_push_none(s);
+    });
+}
+
+TEST_F(Formulas, SumOfEveryElementIsSumBackward0)
+{
+    Tensor a = Sample({3, 4});
+    ExpectGradientsNamed([](auto &x) { return Whole("sum", x[0]); }, Raw({&a}), "SumBackward0",
+                         "sum");
+    EXPECT_EQ(NodeNameOf("sum"), "SumBackward0");
+    EXPECT_EQ(NodeNameOf("sum.dim_IntList"), "SumBackward1");
+}
+
+TEST_F(Formulas, MeanOfEveryElementIsMeanBackward0)
+{
+    Tensor a = Sample({2, 3, 2}), scalar = Sample({});
+    ExpectGradientsNamed([](auto &x) { return Whole("mean", x[0]); }, Raw({&a}), "MeanBackward0",
+                         "mean");
+    ExpectGradientsNamed([](auto &x) { return Whole("mean", x[0]); }, Raw({&scalar}),
+                         "MeanBackward0", "mean of a 0-dim tensor");
+}
+
+TEST_F(Formulas, ProdOfEveryElementIsProdBackward0WithZerosToo)
+{
+    Tensor a = Sample({2, 3}, 0.5, 2.0);
+    ExpectGradientsNamed([](auto &x) { return Whole("prod", x[0]); }, Raw({&a}), "ProdBackward0",
+                         "prod");
+    std::vector<double> one_zero = {1.5, 0, 2, -1}, two_zeros = {0, 3, 0, 2};
+    for (const auto &values : {one_zero, two_zeros}) {
+        int64_t sizes[] = {4};
+        Tensor z(pith_from_data(values.data(), 1, sizes, PITH_FLOAT64));
+        ASSERT_EQ(pith_set_requires_grad(z.get(), true), PITH_OK);
+        ExpectGradientsNamed([](auto &x) { return Whole("prod", x[0]); }, Raw({&z}),
+                             "ProdBackward0", "prod with zeros");
+    }
+}
+
 TEST_F(Formulas, MeanDividesByTheCount)
 {
     Tensor a = Sample({3, 4});

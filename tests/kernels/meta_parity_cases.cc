@@ -342,6 +342,19 @@ const std::vector<Case> &hand_written_cases()
         {"contiguous", OK, {F({2, 3})}},
 
         // ---- reductions ----
+        {"sum", OK, {F({2, 3}), None()}},
+        {"sum", OK, {T(i32, {2, 3}), None()}},
+        {"sum", OK, {T(b8, {0, 3}), DT(f64)}},
+        {"sum", OK, {F({}), None()}},
+        {"mean", OK, {F({2, 3}, {1, 2}), None()}},
+        {"mean", OK, {T(i64, {2, 3}), DT(f32)}},
+        {"mean", ERR, {T(i64, {2, 3}), None()}},
+        {"prod", OK, {F({2, 3}), None()}},
+        {"prod", OK, {T(b8, {}), None()}},
+        {"sum.out", OK, {F({2, 3}), None(), T(f64, {0})}},
+        {"sum.out", ERR, {F({2, 3}), DT(f64), F({})}},
+        {"mean.dtype_out", OK, {F({2, 3}), None(), F({})}},
+        {"mean.dtype_out", ERR, {T(i64, {2, 3}), None(), T(i64, {})}},
         {"sum.dim_IntList", OK, {F({2, 3}), L({1}), B(false), None()}},
         {"sum.dim_IntList", OK, {T(i32, {2, 3}), None(), B(true), None()}},
         {"sum.dim_IntList", OK, {T(b8, {0, 3}), L({0}), B(false), DT(f64)}},
@@ -945,7 +958,8 @@ const std::set<std::string> &ops_without_error_path()
 #include "tests/kernels/generated/elementwise_cases.inc"
 #undef PITH_TEST_UNARY_WITHOUT_ERRORS
         "to.dtype", "clone", "contiguous", "squeeze", "alias", "detach", "nonzero",
-        "nonzero_numpy", "isnan", "isinf", "isposinf", "isneginf", "isfinite"};
+        "nonzero_numpy", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
+        "sum", "prod"};  // sum() and prod() of every element take every input
     return names;
 }
 

@@ -43,7 +43,8 @@ TEST(OpTable, EveryQualifiedNameFindsItsOp)
 TEST(OpTable, BareNamesResolveToTheDefaultOverload)
 {
     EXPECT_EQ(pith_op_find("add"), pith_op_find("add.Tensor"));
-    EXPECT_EQ(pith_op_find("sum"), pith_op_find("sum.dim_IntList"));
+    EXPECT_EQ(pith_op_find("split"), pith_op_find("split.Tensor"));
+    EXPECT_EQ(pith_op_find("sum"), pith_op_find("pith::sum"));  // the empty overload wins
     EXPECT_EQ(pith_op_find("max"), pith_op_find("pith::max"));  // the empty overload wins
     EXPECT_NE(pith_op_find("max"), pith_op_find("max.dim"));
     EXPECT_EQ(pith_op_find("no_such_op"), nullptr);

@@ -104,8 +104,6 @@ def test_errors_are_pytorchs(program):
     assert kind == "RuntimeError", message
 
 
-@pytest.mark.xfail(strict=True, reason="pith has only sum's dim overload: SumBackward1 "
-                   "(docs/autograd.md)")
 def test_sum_without_dim_is_sumbackward0():
     name = (pith.ones(2, requires_grad=True) * 1).sum().grad_fn.name()
     assert name == "SumBackward0"  # only a string in the traceback: no tensor outlives it
