@@ -55,13 +55,15 @@ def is_inplace(row):
 
 class Plan:
     """What each overload gets: a node (the formula entries), an autograd kernel (the
-    formula entries and their in-place and out= forms), or its composite record at
-    Autograd (composite_implicit and its forms)."""
+    formula entries and their in-place and out= forms, and the in-place forms of the
+    not_differentiable ones), or its composite record at Autograd (composite_implicit and
+    its forms)."""
 
     def __init__(self, rows, fail):
         by_name = {r.schema.full_name: r for r in rows}
         self.nodes = []       # formula Derivatives, in the op file's order
         self.kernels = []     # (row, "functional" | "inplace" | "out", Derivative)
+        self.not_implemented = []  # in-place rows that record PyTorch's NotImplemented
         self.composite = []   # rows registered with their CPU record
         self.skipped = []     # (row, reason)
         for row in rows:
@@ -79,6 +81,11 @@ class Plan:
                 self.composite.append(row)
             elif target.kind == "formula":
                 self.kernels.append((row, "inplace" if is_inplace(row) else "out", target))
+            elif is_inplace(row) and target.inplace == "zeros":
+                self.nodes.append(target.inplace_formulas)
+                self.kernels.append((row, "inplace", target.inplace_formulas))
+            elif is_inplace(row) and target.inplace == "not_implemented":
+                self.not_implemented.append(row)
             else:
                 self.skipped.append((row, target.reason))
         names = {}
@@ -874,6 +881,18 @@ def emit_steps(steps, indent="    ", failure=("goto fail;",)):
     return out
 
 
+def inplace_prologue(row, test, below):
+    """The start of an in-place form's autograd kernel: self's checks, then the op below
+    Autograd when nothing records."""
+    # A tensor with autograd state is checked even when nothing records: a view made in
+    # no_grad may not be written with grad mode on (Note [Views and in-place]).
+    check = f'ag_check_inplace(self, "{row.schema.base}")'
+    return [f"    pith_status status_ = self->autograd ? {check}",
+            "                                         : PITH_OK;",
+            "    if (status_ != PITH_OK)", "        return status_;",
+            f"    if (!{test})", f"        return {below};"]
+
+
 def record_test(singles, tensor_list):
     """(declarations, C condition): whether the op records, over its tensors."""
     decl = ([f"    const pith_tensor *const inputs_[] = {{{', '.join(singles)}}};"]
@@ -1012,13 +1031,7 @@ class KernelGen:
         ng, row = self.ng, self.row
         decl, test = self.inputs()
         clone = "self" in ng.saved_tensors
-        out = self.head() + decl
-        # A tensor with autograd state is checked even when nothing records: a view made in
-        # no_grad may not be written with grad mode on (Note [Views and in-place]).
-        out += [f"    pith_status status_ = self->autograd ? ag_check_inplace(self, \"{row.schema.base}\")",
-                "                                         : PITH_OK;",
-                "    if (status_ != PITH_OK)", "        return status_;",
-                f"    if (!{test})", f"        return {self.below};"]
+        out = self.head() + decl + inplace_prologue(row, test, self.below)
         if clone:
             out += ["    /* What the formulas read of self: its values from before the write. */",
                     "    pith_tensor *original_ = NULL;"]
@@ -1058,6 +1071,53 @@ class KernelGen:
 
 
 
+class NotImplementedGen:
+    """The autograd kernel of the in-place form of a not_differentiable overload that PyTorch
+    has no derivative for (floor_divide_, inplace = "not_implemented"): it records PyTorch's
+    NotImplemented node, with an edge to each Tensor input, whose backward raises, so that
+    self's history never goes stale."""
+
+    def __init__(self, row, g):
+        self.row, self.g = row, g
+        if any(t not in ("TENSOR", "OPT_TENSOR") for t, _ in row.schema.args
+               if token_kind(t) in ("tensor", "tensors")):
+            raise GenError(f"{row.schema.full_name}: a NotImplemented node takes Tensor inputs "
+                           f"only")
+
+    def node(self):
+        row, i = self.row, self.row.id
+        return [f"/* {row.schema.full_name}: PyTorch's NotImplemented node (no derivative). */",
+                f"static pith_status {i}_not_implemented(ag_node *node, "
+                f"pith_tensor *const *grads, pith_tensor **out)",
+                "{", "    (void)grads;", "    ag_grads_init(out, node->num_next);",
+                f"    return pith_set_error(PITH_ERR_RUNTIME,",
+                f'                          "derivative for pith::{row.schema.base} is not '
+                f'implemented");', "}", "",
+                f"static const ag_node_vtable {i}_not_implemented_vtable = {{",
+                f'    "NotImplemented", {i}_not_implemented, NULL, sizeof(ag_node)}};', ""]
+
+    def kernel(self):
+        row, i, args = self.row, self.row.id, self.g.c_names(self.row)
+        tensors = [n for t, n in row.schema.args if t in ("TENSOR", "OPT_TENSOR")]
+        decl, test = record_test(tensors, None)
+        below = f"pith_redispatch_{i}(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret{args})"
+        edges = [f"ag_set_next_edge(n_, {k}, {n})" for k, n in enumerate(tensors)]
+        return [f"/* {row.schema.text} */", self.g.signature(f"{i}_autograd", row), "{", *decl,
+                *inplace_prologue(row, test, below),
+                f"    ag_node *n_ = ag_node_new(&{i}_not_implemented_vtable, {len(tensors)}, 1);",
+                "    if (!n_)", "        return pith_last_status();", *chain(edges),
+                "    ag_below_guard below_;",
+                f"    status_ = pith_redispatch_{i}(ag_below_enter(ks, &below_), ret{args});",
+                "    ag_below_exit(&below_);", "    if (status_ != PITH_OK)", "        goto fail;",
+                "    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {",
+                "        value_clear(&ret[0]);", "        goto fail;", "    }",
+                "    ag_node_release(n_);", "    return PITH_OK;", "fail:",
+                "    ag_node_release(n_);", "    return status_;", "}", ""]
+
+    def text(self):
+        return self.node() + self.kernel()
+
+
 # ---- the files ----------------------------------------------------------------------------
 
 def op_texts(plan, g):
@@ -1070,6 +1130,8 @@ def op_texts(plan, g):
         by_op.setdefault(d.row.op.name, ([], []))[0].append(nodes[d.overload])
     for row, form, d in plan.kernels:
         by_op.setdefault(d.row.op.name, ([], []))[1].append(KernelGen(row, form, nodes[d.overload], g))
+    for row in plan.not_implemented:
+        by_op.setdefault(row.op.name, ([], []))[1].append(NotImplementedGen(row, g))
     out = []
     for op_name, (ngs, kernels) in by_op.items():
         lines = [f"/* ---- {op_name} ---- */", ""]
@@ -1077,7 +1139,7 @@ def op_texts(plan, g):
             lines += ng.text()
         for k in kernels:
             lines += k.text()
-        out.append((ngs[0].row.op if ngs else kernels[0].ng.row.op, lines))
+        out.append((ngs[0].row.op if ngs else kernels[0].row.op, lines))
     return out
 
 
@@ -1104,10 +1166,11 @@ def gen_kernels_header(plan, g):
            "#define PITH_AUTOGRAD_GENERATED_AUTOGRAD_KERNELS_H", "",
            '#include "autograd/helpers.h"', '#include "ops/op_runtime.h"', "",
            "/* The autograd kernels, with their ops' typed signatures (pith_sig_<id>). */"]
-    out += [g.signature(f"{row.id}_autograd", row) + ";" for row, _, _ in plan.kernels]
+    rows = [row for row, _, _ in plan.kernels] + plan.not_implemented
+    out += [g.signature(f"{row.id}_autograd", row) + ";" for row in rows]
     out += ["", "/* The overloads registered at Autograd with a generated kernel: _(id). */",
             "#define AG_FORALL_KERNELS(_) \\"]
-    out += [f"    _({row.id}) \\" for row, _, _ in plan.kernels]
+    out += [f"    _({row.id}) \\" for row in rows]
     out += ["", "/* The composite implicit overloads and their forms: their CPU record (op_rows) is",
             " * registered at Autograd too, so that their parts record: _(id). */",
             "#define AG_FORALL_COMPOSITE_IMPLICIT(_) \\"]
@@ -1127,6 +1190,7 @@ def gen_node_names(plan, g):
            "#define AG_FORALL_NODE_NAMES(_) \\"]
     out += [f'    _("{row.schema.full_name}", "{kernel_node_name(row, d)}") \\'
             for row, form, d in plan.kernels if form != "out"]
+    out += [f'    _("{row.schema.full_name}", "NotImplemented") \\' for row in plan.not_implemented]
     out += ["", "#endif", ""]
     return g.c_file("node_names.h — the node name of every overload that records, for tests "
                     "(plain C, no includes).", "\n".join(out))
@@ -1159,7 +1223,8 @@ def summary(plan):
     for _, form, _ in plan.kernels:
         counts[form] = counts.get(form, 0) + 1
     return (f"{len(plan.nodes)} nodes; kernels: {counts.get('functional', 0)} functional, "
-            f"{counts.get('inplace', 0)} in-place, {counts.get('out', 0)} out=; "
+            f"{counts.get('inplace', 0)} in-place, {counts.get('out', 0)} out=, "
+            f"{len(plan.not_implemented)} in-place NotImplemented; "
             f"{len(plan.composite)} composite implicit records; {len(plan.skipped)} without "
             f"a kernel (not differentiable)")
 

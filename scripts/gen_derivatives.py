@@ -168,6 +168,10 @@ ENTRY_KINDS = ("formula", "not_differentiable", "composite_implicit", "form_of",
 META_KEYS = {"saves", "saves_metadata", "let", "differentiable_outputs", "hand_written", "node",
              "inplace_node"}
 ALONE_KEYS = {"not_differentiable", "composite_implicit", "form_of"}
+# What the in-place form of a not_differentiable overload records when an input requires
+# grad (See Note [The derivatives section]).
+INPLACE_KINDS = ("zeros", "not_implemented")
+NOT_DIFFERENTIABLE_KEYS = {"not_differentiable", "inplace", "inplace_node"}
 HELPER_KEYS = {"signature", "metadata", "meaning"}
 
 
@@ -207,6 +211,11 @@ class Derivative:
         self.hand_written = fields.get("hand_written")
         self.node = fields.get("node")              # PyTorch's node class name, if not the default
         self.inplace_node = fields.get("inplace_node")  # that of the derived in-place form
+        # Of a not_differentiable entry whose overload derives an in-place form: what that
+        # form records ("zeros" or "not_implemented"), and for "zeros" the formula entry of
+        # its node (zeros_like(grad) for every Tensor input).
+        self.inplace = fields.get("inplace")
+        self.inplace_formulas = fields.get("inplace_formulas")
         self.calls = fields.get("calls", {})        # id(call node) -> (Row or Helper, bound)
 
 
@@ -374,8 +383,12 @@ def check_entry(checker, row, entry, fail):
     overload = row.schema.full_name
     where = f"[derivatives.{overload!r}]"
     alone = ALONE_KEYS & set(entry)
-    if len(alone) > 1 or (alone and set(entry) - alone):
-        fail(f"{where}: {' or '.join(sorted(alone))} stands alone in its entry")
+    extra = set(entry) - alone
+    if "not_differentiable" in entry:
+        extra -= NOT_DIFFERENTIABLE_KEYS
+    if len(alone) > 1 or (alone and extra):
+        fail(f"{where}: {' or '.join(sorted(alone))} stands alone in its entry" +
+             (" (but for inplace and inplace_node)" if "not_differentiable" in entry else ""))
     implicit = row.kind == "composite_implicit"
     if implicit != (entry.get("composite_implicit") is True):
         fail(f"{where}: " + ("a composite_implicit overload takes its gradient from its parts:"
@@ -387,7 +400,7 @@ def check_entry(checker, row, entry, fail):
         reason = entry["not_differentiable"]
         if not isinstance(reason, str) or not reason.strip():
             fail(f"{where}: not_differentiable is the reason, a sentence")
-        return Derivative(row, "not_differentiable", reason=reason)
+        return not_differentiable_entry(checker, row, entry, reason, where, fail)
     if "form_of" in entry:
         target = checker.by_name.get(entry["form_of"])
         if not row.schema.mutates:
@@ -399,6 +412,31 @@ def check_entry(checker, row, entry, fail):
                  f"overload of {row.schema.base.rstrip('_')}")
         return Derivative(row, "form_of", target=entry["form_of"])
     return check_formulas(checker, row, entry, where, fail)
+
+
+def not_differentiable_entry(checker, row, entry, reason, where, fail):
+    """A not_differentiable entry, with what its derived in-place form records: that form
+    writes self, which may have history, so it must say (inplace = "zeros" or
+    "not_implemented")."""
+    forms = [r for r in checker.by_name.values() if r.form == "inplace" and r.functional is row]
+    inplace = entry.get("inplace")
+    if forms and inplace not in INPLACE_KINDS:
+        fail(f"{where}: {forms[0].schema.full_name} writes self, whose history must not go "
+             f"stale: say inplace = \"zeros\" (PyTorch records a node whose gradients are "
+             f"zeros, named by inplace_node) or \"not_implemented\" (PyTorch's NotImplemented "
+             f"node, whose backward raises)")
+    if not forms and inplace is not None:
+        fail(f"{where}: inplace is for an overload that derives an in-place form")
+    if "inplace_node" in entry and inplace != "zeros":
+        fail(f"{where}: inplace_node names the node of inplace = \"zeros\"")
+    formulas = None
+    if inplace == "zeros":
+        zeros = {n: "zeros_like(grad)" for t, n in row.schema.args if token_kind(t) == "tensor"}
+        if "inplace_node" in entry:
+            zeros["node"] = entry["inplace_node"]
+        formulas = check_formulas(checker, row, zeros, f"{where} (inplace = \"zeros\")", fail)
+    return Derivative(row, "not_differentiable", reason=reason, inplace=inplace,
+                      inplace_formulas=formulas)
 
 
 def check_formulas(checker, row, entry, where, fail):
@@ -501,7 +539,9 @@ def listing(derivatives):
             hand = f"; hand-written: {d.hand_written}" if d.hand_written else ""
             lines.append(f"formula             {name}: d/d {inputs}; saves {saved}{meta}{hand}")
         elif d.kind == "not_differentiable":
-            lines.append(f"not differentiable  {name}: {d.reason}")
+            inplace = {"zeros": "; its in-place form records zero gradients",
+                       "not_implemented": "; its in-place form records NotImplemented"}
+            lines.append(f"not differentiable  {name}: {d.reason}{inplace.get(d.inplace, '')}")
         elif d.kind == "composite_implicit":
             lines.append(f"composite implicit  {name}: from its parts")
         else:

@@ -1330,3 +1330,675 @@ fail:
     pith_release(original_);
     return status_;
 }
+
+/* ---- eq ---- */
+
+/* eq.Tensor: eq.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} EqBackward1;
+
+static pith_status EqBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable EqBackward1_vtable = {
+    "EqBackward1", EqBackward1_apply, NULL, sizeof(EqBackward1)};
+
+/* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status eq__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "eq_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_eq_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    EqBackward1 *n_ = (EqBackward1 *)ag_node_new(&EqBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_eq_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- ne ---- */
+
+/* ne.Tensor: ne.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} NeBackward1;
+
+static pith_status NeBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable NeBackward1_vtable = {
+    "NeBackward1", NeBackward1_apply, NULL, sizeof(NeBackward1)};
+
+/* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status ne__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "ne_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_ne_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    NeBackward1 *n_ = (NeBackward1 *)ag_node_new(&NeBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_ne_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- lt ---- */
+
+/* lt.Tensor: lt.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} LtBackward1;
+
+static pith_status LtBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable LtBackward1_vtable = {
+    "LtBackward1", LtBackward1_apply, NULL, sizeof(LtBackward1)};
+
+/* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status lt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "lt_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_lt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    LtBackward1 *n_ = (LtBackward1 *)ag_node_new(&LtBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_lt_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- le ---- */
+
+/* le.Tensor: le.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} LeBackward1;
+
+static pith_status LeBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable LeBackward1_vtable = {
+    "LeBackward1", LeBackward1_apply, NULL, sizeof(LeBackward1)};
+
+/* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status le__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "le_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_le_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    LeBackward1 *n_ = (LeBackward1 *)ag_node_new(&LeBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_le_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- gt ---- */
+
+/* gt.Tensor: gt.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} GtBackward1;
+
+static pith_status GtBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable GtBackward1_vtable = {
+    "GtBackward1", GtBackward1_apply, NULL, sizeof(GtBackward1)};
+
+/* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status gt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "gt_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_gt_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    GtBackward1 *n_ = (GtBackward1 *)ag_node_new(&GtBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_gt_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- ge ---- */
+
+/* ge.Tensor: ge.Tensor(Tensor self, Tensor other) -> Tensor */
+typedef struct {
+    ag_node node;
+} GeBackward1;
+
+static pith_status GeBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* other: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[1], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable GeBackward1_vtable = {
+    "GeBackward1", GeBackward1_apply, NULL, sizeof(GeBackward1)};
+
+/* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status ge__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "ge_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_ge_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    GeBackward1 *n_ = (GeBackward1 *)ag_node_new(&GeBackward1_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_ge_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
+/* ---- floor_divide ---- */
+
+/* floor_divide_.Tensor: PyTorch's NotImplemented node (no derivative). */
+static pith_status floor_divide__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::floor_divide_ is not implemented");
+}
+
+static const ag_node_vtable floor_divide__not_implemented_vtable = {
+    "NotImplemented", floor_divide__not_implemented, NULL, sizeof(ag_node)};
+
+/* floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status floor_divide__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "floor_divide_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_floor_divide_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&floor_divide__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_floor_divide_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- logical_and ---- */
+
+/* logical_and_: PyTorch's NotImplemented node (no derivative). */
+static pith_status logical_and__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::logical_and_ is not implemented");
+}
+
+static const ag_node_vtable logical_and__not_implemented_vtable = {
+    "NotImplemented", logical_and__not_implemented, NULL, sizeof(ag_node)};
+
+/* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status logical_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_and_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_logical_and_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&logical_and__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_logical_and_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- logical_or ---- */
+
+/* logical_or_: PyTorch's NotImplemented node (no derivative). */
+static pith_status logical_or__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::logical_or_ is not implemented");
+}
+
+static const ag_node_vtable logical_or__not_implemented_vtable = {
+    "NotImplemented", logical_or__not_implemented, NULL, sizeof(ag_node)};
+
+/* logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status logical_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_or_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_logical_or_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&logical_or__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_logical_or_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- bitwise_and ---- */
+
+/* bitwise_and_.Tensor: PyTorch's NotImplemented node (no derivative). */
+static pith_status bitwise_and__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::bitwise_and_ is not implemented");
+}
+
+static const ag_node_vtable bitwise_and__not_implemented_vtable = {
+    "NotImplemented", bitwise_and__not_implemented, NULL, sizeof(ag_node)};
+
+/* bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status bitwise_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_and_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_bitwise_and_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&bitwise_and__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_bitwise_and_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- bitwise_or ---- */
+
+/* bitwise_or_.Tensor: PyTorch's NotImplemented node (no derivative). */
+static pith_status bitwise_or__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::bitwise_or_ is not implemented");
+}
+
+static const ag_node_vtable bitwise_or__not_implemented_vtable = {
+    "NotImplemented", bitwise_or__not_implemented, NULL, sizeof(ag_node)};
+
+/* bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status bitwise_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_or_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_bitwise_or_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&bitwise_or__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_bitwise_or_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- bitwise_xor ---- */
+
+/* bitwise_xor_.Tensor: PyTorch's NotImplemented node (no derivative). */
+static pith_status bitwise_xor__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::bitwise_xor_ is not implemented");
+}
+
+static const ag_node_vtable bitwise_xor__not_implemented_vtable = {
+    "NotImplemented", bitwise_xor__not_implemented, NULL, sizeof(ag_node)};
+
+/* bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
+{
+    const pith_tensor *const inputs_[] = {self, other};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_xor_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_bitwise_xor_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other);
+    ag_node *n_ = ag_node_new(&bitwise_xor__not_implemented_vtable, 2, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK ||
+        (status_ = ag_set_next_edge(n_, 1, other)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_bitwise_xor_(ag_below_enter(ks, &below_), ret, self, other);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}

@@ -80,6 +80,12 @@ pith_status maximum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status minimum_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
 pith_status minimum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out);
 pith_status minimum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status eq__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status ne__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status lt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status le__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status gt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status ge__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
 pith_status leaky_relu_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
 pith_status leaky_relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out);
 pith_status leaky_relu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope);
@@ -189,6 +195,14 @@ pith_status roll_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
 pith_status flip_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims);
 pith_status repeat_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list repeats);
 pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t repeats, pith_opt_int dim, pith_opt_int output_size);
+pith_status logical_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status bitwise_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
+pith_status floor_divide__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status logical_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status logical_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status bitwise_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status bitwise_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
+pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
 
 /* The overloads registered at Autograd with a generated kernel: _(id). */
 #define AG_FORALL_KERNELS(_) \
@@ -264,6 +278,12 @@ pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret,
     _(minimum) \
     _(minimum_out) \
     _(minimum_) \
+    _(eq_) \
+    _(ne_) \
+    _(lt_) \
+    _(le_) \
+    _(gt_) \
+    _(ge_) \
     _(leaky_relu) \
     _(leaky_relu_out) \
     _(leaky_relu_) \
@@ -373,6 +393,14 @@ pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret,
     _(flip) \
     _(repeat) \
     _(repeat_interleave_self_int) \
+    _(logical_not_) \
+    _(bitwise_not_) \
+    _(floor_divide_) \
+    _(logical_and_) \
+    _(logical_or_) \
+    _(bitwise_and_) \
+    _(bitwise_or_) \
+    _(bitwise_xor_) \
 
 /* The composite implicit overloads and their forms: their CPU record (op_rows) is
  * registered at Autograd too, so that their parts record: _(id). */

@@ -2031,3 +2031,93 @@ fail:
     pith_release(original_);
     return status_;
 }
+
+/* ---- logical_not ---- */
+
+/* logical_not_: PyTorch's NotImplemented node (no derivative). */
+static pith_status logical_not__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::logical_not_ is not implemented");
+}
+
+static const ag_node_vtable logical_not__not_implemented_vtable = {
+    "NotImplemented", logical_not__not_implemented, NULL, sizeof(ag_node)};
+
+/* logical_not_(Tensor(a!) self) -> Tensor(a!) */
+pith_status logical_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_tensor *const inputs_[] = {self};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_not_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_logical_not_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+    ag_node *n_ = ag_node_new(&logical_not__not_implemented_vtable, 1, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_logical_not_(ag_below_enter(ks, &below_), ret, self);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}
+
+/* ---- bitwise_not ---- */
+
+/* bitwise_not_: PyTorch's NotImplemented node (no derivative). */
+static pith_status bitwise_not__not_implemented(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    (void)grads;
+    ag_grads_init(out, node->num_next);
+    return pith_set_error(PITH_ERR_RUNTIME,
+                          "derivative for pith::bitwise_not_ is not implemented");
+}
+
+static const ag_node_vtable bitwise_not__not_implemented_vtable = {
+    "NotImplemented", bitwise_not__not_implemented, NULL, sizeof(ag_node)};
+
+/* bitwise_not_(Tensor(a!) self) -> Tensor(a!) */
+pith_status bitwise_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_tensor *const inputs_[] = {self};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_not_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_bitwise_not_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+    ag_node *n_ = ag_node_new(&bitwise_not__not_implemented_vtable, 1, 1);
+    if (!n_)
+        return pith_last_status();
+    if ((status_ = ag_set_next_edge(n_, 0, self)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_bitwise_not_(ag_below_enter(ks, &below_), ret, self);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(n_, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(n_);
+    return PITH_OK;
+fail:
+    ag_node_release(n_);
+    return status_;
+}

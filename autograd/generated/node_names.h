@@ -54,6 +54,12 @@
     _("maximum_", "MaximumBackward0") \
     _("minimum", "MinimumBackward0") \
     _("minimum_", "MinimumBackward0") \
+    _("eq_.Tensor", "EqBackward1") \
+    _("ne_.Tensor", "NeBackward1") \
+    _("lt_.Tensor", "LtBackward1") \
+    _("le_.Tensor", "LeBackward1") \
+    _("gt_.Tensor", "GtBackward1") \
+    _("ge_.Tensor", "GeBackward1") \
     _("leaky_relu", "LeakyReluBackward0") \
     _("leaky_relu_", "LeakyReluBackward1") \
     _("elu", "EluBackward0") \
@@ -134,5 +140,13 @@
     _("flip", "FlipBackward0") \
     _("repeat", "RepeatBackward0") \
     _("repeat_interleave.self_int", "RepeatInterleaveBackward0") \
+    _("logical_not_", "NotImplemented") \
+    _("bitwise_not_", "NotImplemented") \
+    _("floor_divide_.Tensor", "NotImplemented") \
+    _("logical_and_", "NotImplemented") \
+    _("logical_or_", "NotImplemented") \
+    _("bitwise_and_.Tensor", "NotImplemented") \
+    _("bitwise_or_.Tensor", "NotImplemented") \
+    _("bitwise_xor_.Tensor", "NotImplemented") \
 
 #endif

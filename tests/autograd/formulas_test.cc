@@ -390,6 +390,114 @@ TEST_F(Formulas, ASecondBackwardThroughReleasedSavedTensorsRaises)
     EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "backward through the graph a second time"));
 }
 
+// ---- the in-place forms of ops without a derivative ----
+
+/* y = x * 1: a tensor with history, which an in-place op may write. */
+Tensor WithHistory(const Tensor &x)
+{
+    Tensor one = Sample({}, 1, 1, false);
+    return Tensor(pith_mul(x.get(), one.get()));
+}
+
+TEST_F(Formulas, InPlaceComparisonsRecordANodeOfZeroGradients)
+{
+    struct Case {
+        pith_status (*op)(pith_tensor *, const pith_tensor *);
+        const char *overload, *node;
+    };
+    const Case cases[] = {{pith_eq_, "eq_.Tensor", "EqBackward1"},
+                          {pith_ne_, "ne_.Tensor", "NeBackward1"},
+                          {pith_lt_, "lt_.Tensor", "LtBackward1"},
+                          {pith_le_, "le_.Tensor", "LeBackward1"},
+                          {pith_gt_, "gt_.Tensor", "GtBackward1"},
+                          {pith_ge_, "ge_.Tensor", "GeBackward1"}};
+    for (const Case &c : cases) {
+        Tensor x = Sample({2, 3}), other = Sample({3}, -1, 1);
+        Tensor y = WithHistory(x);
+        ASSERT_EQ(c.op(y.get(), other.get()), PITH_OK) << pith_last_error();
+        EXPECT_STREQ(pith_grad_fn_name(y.get()), c.node);
+        EXPECT_EQ(NodeNameOf(c.overload), c.node);
+        Tensor s(pith_sum(y.get(), 0, nullptr, false));
+        pith_tensor *root = s.get();
+        ASSERT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_OK) << pith_last_error();
+        for (const Tensor *input : {&x, &other}) {
+            pith_tensor *g = nullptr;
+            ASSERT_EQ(pith_grad_get(input->get(), &g), PITH_OK);
+            ASSERT_NE(g, nullptr) << c.node << ": an input got no gradient";
+            Tensor grad(g);
+            EXPECT_EQ(pith_test::Sizes(grad.get()), pith_test::Sizes(input->get()));
+            for (double v : Values(grad.get()))
+                EXPECT_EQ(v, 0.0) << c.node;
+        }
+    }
+}
+
+TEST_F(Formulas, AnInPlaceComparisonGivesSelfHistoryWhenOnlyOtherRequiresGrad)
+{
+    Tensor self = Sample({3}, -1, 1, false), other = Sample({3});
+    ASSERT_EQ(pith_lt_(self.get(), other.get()), PITH_OK) << pith_last_error();
+    EXPECT_TRUE(pith_requires_grad(self.get()));
+    EXPECT_STREQ(pith_grad_fn_name(self.get()), "LtBackward1");
+}
+
+TEST_F(Formulas, AnInPlaceComparisonOnALeafThatRequiresGradRaises)
+{
+    Tensor x = Sample({3}), other = Sample({3}, -1, 1, false);
+    EXPECT_EQ(pith_eq_(x.get(), other.get()), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "a leaf Variable that requires grad is being used in "
+                                           "an in-place operation."));
+}
+
+TEST_F(Formulas, InPlaceOpsWithoutADerivativeRecordNotImplementedWhichRaisesAtBackward)
+{
+    struct Case {
+        pith_status (*op)(pith_tensor *, const pith_tensor *);
+        const char *overload, *message;
+    };
+    const Case cases[] = {
+        {pith_floor_divide_, "floor_divide_.Tensor",
+         "derivative for pith::floor_divide_ is not implemented"},
+        {pith_logical_and_, "logical_and_", "derivative for pith::logical_and_ is not implemented"},
+        {pith_logical_or_, "logical_or_", "derivative for pith::logical_or_ is not implemented"}};
+    for (const Case &c : cases) {
+        Tensor x = Sample({2, 3}), other = Sample({3}, 0.5, 2);
+        Tensor y = WithHistory(x);
+        ASSERT_EQ(c.op(y.get(), other.get()), PITH_OK) << pith_last_error();
+        EXPECT_STREQ(pith_grad_fn_name(y.get()), "NotImplemented");
+        EXPECT_EQ(NodeNameOf(c.overload), "NotImplemented");
+        Tensor s(pith_sum(y.get(), 0, nullptr, false));
+        pith_tensor *root = s.get();
+        EXPECT_EQ(pith_backward(&root, nullptr, 1, 0), PITH_ERR_RUNTIME);
+        EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, c.message));
+    }
+    Tensor x = Sample({3});
+    Tensor y = WithHistory(x);
+    ASSERT_EQ(pith_logical_not_(y.get()), PITH_OK) << pith_last_error();
+    EXPECT_STREQ(pith_grad_fn_name(y.get()), "NotImplemented");
+}
+
+TEST_F(Formulas, AnInPlaceOpWhoseKernelRefusesKeepsSelfsHistory)
+{
+    // bitwise ops take no floating tensors: the kernel's error, and the node made for the
+    // call is released
+    Tensor x = Sample({3}), other = Sample({3}, -1, 1, false);
+    Tensor y = WithHistory(x);
+    EXPECT_NE(pith_bitwise_and_(y.get(), other.get()), PITH_OK);
+    pith_clear_error();
+    EXPECT_STREQ(pith_grad_fn_name(y.get()), "MulBackward0");
+}
+
+TEST_F(Formulas, InPlaceComparisonsUnderNoGradRecordNothing)
+{
+    Tensor x = Sample({3}), other = Sample({3});
+    Tensor y = WithHistory(x);
+    pith_set_grad_enabled(false);
+    pith_status st = pith_ge_(y.get(), other.get());
+    pith_set_grad_enabled(true);
+    ASSERT_EQ(st, PITH_OK) << pith_last_error();
+    EXPECT_STREQ(pith_grad_fn_name(y.get()), "MulBackward0");
+}
+
 TEST_F(Formulas, NoGradRecordsNothing)
 {
     Tensor a = Sample({2}), b = Sample({2});

@@ -105,11 +105,26 @@ NUMEL = '[backward_helper.numel]\nsignature = "numel(Tensor t) -> int"\nmetadata
 F_IMPLICIT = '[op.f]\n[[op.f.overload]]\nschema = "f(Tensor self) -> Tensor"\n' \
     'kind = "composite_implicit"\n'
 G_INPLACE = '[op.g_]\n[[op.g_.overload]]\nschema = "g_(Tensor(a!) self) -> Tensor(a!)"\n'
+ZEROS_LIKE = '[backward_helper.zeros_like]\nsignature = "zeros_like(Tensor t) -> Tensor"\n' \
+    'metadata = ["t"]\nmeaning = "zeros of t\'s sizes, dtype and device"\n'
+H = '[op.h]\n[[op.h.overload]]\nschema = "h(Tensor self) -> Tensor"\n'
 
 
 @pytest.mark.parametrize("entry,message", [
     (MUL_D, None),
-    ('[derivatives."mul.Tensor"]\nnot_differentiable = "for the test"\n', None),
+    (ZEROS_LIKE + '[derivatives."mul.Tensor"]\nnot_differentiable = "for the test"\n'
+     'inplace = "zeros"\ninplace_node = "MulBackward1"\n', None),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "x"\ninplace = "zeros"\n',
+     "'zeros_like' is not an op (of this file, functional) or a backward helper"),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "x"\ninplace = "not_implemented"\n', None),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "for the test"\n',
+     "mul_.Tensor writes self, whose history must not go stale: say inplace = \"zeros\""),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "x"\ninplace = "ones"\n',
+     "mul_.Tensor writes self, whose history must not go stale"),
+    ('[derivatives."mul.Tensor"]\nnot_differentiable = "x"\ninplace = "not_implemented"\n'
+     'inplace_node = "MulBackward1"\n', "inplace_node names the node of inplace = \"zeros\""),
+    (H + MUL_D + '[derivatives."h"]\nnot_differentiable = "x"\ninplace = "zeros"\n',
+     "[derivatives.'h']: inplace is for an overload that derives an in-place form"),
     ('[derivatives."mul.Scalar"]\nself = "grad"\n', "no such overload"),
     ('[derivatives."mul.Tensor"]\nalpha = "grad"\n', "'alpha' is not a Tensor argument"),
     ('[derivatives."mul.Tensor"]\nself = "frobnicate(grad, other)"\nother = false\n'
