@@ -2,9 +2,11 @@
 signatures, that they pass on correct functions (slow and fast mode, any shape), and that
 they catch each kind of wrong backward with torch's error type and message.
 
-pith has no autograd.Function or hooks yet, so a wrong backward is made by replacing
-autograd.grad (which both libraries' checks look up at each call) with one that breaks the
-gradients in a chosen way; the same replacement runs under torch's checks."""
+A wrong backward is made by a tensor hook that scales a gradient, or, for the kinds of
+wrong that a hook cannot make (nondeterminism, a gradient for a zero grad_output, another
+dtype, a wrong second derivative), by replacing autograd.grad (which both libraries' checks
+look up at each call) with one that breaks the gradients in that way; the same hook or
+replacement runs under torch's checks."""
 import inspect
 
 import pytest
@@ -243,6 +245,27 @@ def test_a_wrong_backward_fails_with_torchs_error(name, monkeypatch):
                 lib.autograd.gradcheck(lambda a, b: a * b.sin(), (x, y))
         errors.append(info.value)
     same_message(errors[1], errors[0])
+
+
+def hooked(scale):
+    """A function whose backward a tensor hook scales (an intermediate's gradient times
+    scale): a wrong backward built from the public API."""
+    def fn(a):
+        y = a.sin()
+        if y.requires_grad:
+            y.register_hook(lambda g: g * scale)
+        return y * 1
+    return fn
+
+
+def test_a_backward_broken_by_a_hook_fails_with_torchs_error():
+    errors = []
+    for lib in LIBS:
+        with pytest.raises(error_of(lib, GradcheckError)) as info:
+            lib.autograd.gradcheck(hooked(2), leaf(lib, rand(2, 3)))
+        errors.append(info.value)
+    same_message(errors[1], errors[0])
+    assert pith.autograd.gradcheck(hooked(1), leaf(pith, rand(2, 3)))
 
 
 def test_the_jacobian_mismatch_names_the_output_and_the_input(monkeypatch):
