@@ -54,6 +54,16 @@ struct ag_run {
 _Thread_local ag_run *ag_current_run;
 static atomic_uint_fast64_t run_ids = 1;
 
+int64_t pith_autograd_graph_task_id(void)
+{
+    return ag_current_run ? (int64_t)ag_current_run->id : -1;
+}
+
+bool pith_autograd_graph_task_filtered(void)
+{
+    return ag_current_run && (ag_current_run->filtered || !ag_current_run->accumulate);
+}
+
 bool ag_run_needs(const ag_run *run, const ag_node *node)
 {
     return node->engine_run == run->id && (!run->filtered || run->needed[node->engine_index]);
@@ -491,10 +501,13 @@ pith_status ag_engine_run(pith_tensor *const *roots, pith_tensor *const *grad_ro
                           pith_tensor *const *inputs, int ninputs, pith_tensor **grads,
                           bool accumulate, int flags)
 {
-    if (nroots <= 0 || !roots)
-        return pith_set_error(PITH_ERR_VALUE, "backward: no tensors to differentiate");
-    target *rt = calloc((size_t)nroots, sizeof *rt);
-    pith_tensor **rg = calloc((size_t)nroots, sizeof *rg);
+    /* No roots is PyTorch's no-op: nothing runs, and every input is unused. */
+    if (nroots < 0 || (nroots > 0 && !roots))
+        return pith_set_error(PITH_ERR_VALUE, "backward: %d roots given as NULL", nroots);
+    if (ninputs < 0 || (ninputs > 0 && !inputs))
+        return pith_set_error(PITH_ERR_VALUE, "grad: %d inputs given as NULL", ninputs);
+    target *rt = calloc((size_t)(nroots > 0 ? nroots : 1), sizeof *rt);
+    pith_tensor **rg = calloc((size_t)(nroots > 0 ? nroots : 1), sizeof *rg);
     target *it = calloc((size_t)(ninputs > 0 ? ninputs : 1), sizeof *it);
     pith_tensor **captured = calloc((size_t)(ninputs > 0 ? ninputs : 1), sizeof *captured);
     ag_run run = {.id = atomic_fetch_add(&run_ids, 1),

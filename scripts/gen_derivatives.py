@@ -132,7 +132,8 @@ def accepts(token, kind):
 
 
 def returns_kind(returns):
-    if returns in ("Tensor", "Tensor(a)"):
+    returns = re.sub(r"\([a-z]\)", "", returns)  # Tensor(a), Tensor(a)[]: views
+    if returns == "Tensor":
         return "tensor"
     if returns in ("Tensor[]", "Tensor?[]"):
         return "tensors"

@@ -288,7 +288,8 @@ C_PARAM = re.compile(r"[A-Za-z_][\w \*]*?\b([A-Za-z_]\w*)")
 
 def result_of_returns(returns):
     """The result kind that a schema's returns give a public C function."""
-    if returns in ("Tensor", "Tensor(a)"):
+    returns = re.sub(r"\([a-z]\)", "", returns)  # Tensor(a), Tensor(a)[]: views
+    if returns == "Tensor":
         return "tensor"
     if re.fullmatch(r"Tensor\([a-z]!\)", returns):
         return "status"

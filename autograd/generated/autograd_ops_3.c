@@ -608,7 +608,7 @@ fail:
 
 /* ---- split ---- */
 
-/* split.Tensor: split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[] */
+/* split.Tensor: split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 typedef struct {
     ag_node node;
     int64_t dim_;
@@ -635,12 +635,16 @@ done:
 static const ag_node_vtable SplitBackward0_vtable = {
     "SplitBackward0", SplitBackward0_apply, NULL, sizeof(SplitBackward0)};
 
-/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[] */
+/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 pith_status split_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_split(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, split_size, dim);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_split(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, split_size, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_split(ag_below_enter(ks, &below_), ret, self, split_size, dim);
     ag_below_exit(&below_);
@@ -653,7 +657,8 @@ pith_status split_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *s
     }
     n_->dim_ = dim;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK)
+        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -666,7 +671,7 @@ fail:
 
 /* ---- split_with_sizes ---- */
 
-/* split_with_sizes: split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[] */
+/* split_with_sizes: split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 typedef struct {
     ag_node node;
     int64_t dim_;
@@ -693,12 +698,16 @@ done:
 static const ag_node_vtable SplitWithSizesBackward0_vtable = {
     "SplitWithSizesBackward0", SplitWithSizesBackward0_apply, NULL, sizeof(SplitWithSizesBackward0)};
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 pith_status split_with_sizes_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_split_with_sizes(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, split_sizes, dim);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_split_with_sizes(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, split_sizes, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_split_with_sizes(ag_below_enter(ks, &below_), ret, self, split_sizes, dim);
     ag_below_exit(&below_);
@@ -711,7 +720,8 @@ pith_status split_with_sizes_autograd(pith_keyset ks, pith_value *ret, const pit
     }
     n_->dim_ = dim;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK)
+        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -724,7 +734,7 @@ fail:
 
 /* ---- unbind ---- */
 
-/* unbind.int: unbind.int(Tensor(a) self, int dim=0) -> Tensor[] */
+/* unbind.int: unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 typedef struct {
     ag_node node;
     int64_t dim_;
@@ -751,12 +761,16 @@ done:
 static const ag_node_vtable UnbindBackward0_vtable = {
     "UnbindBackward0", UnbindBackward0_apply, NULL, sizeof(UnbindBackward0)};
 
-/* unbind.int(Tensor(a) self, int dim=0) -> Tensor[] */
+/* unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 pith_status unbind_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
 {
     const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_unbind(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_unbind(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
     ag_below_guard below_;
     pith_status status_ = pith_redispatch_unbind(ag_below_enter(ks, &below_), ret, self, dim);
     ag_below_exit(&below_);
@@ -769,7 +783,8 @@ pith_status unbind_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     }
     n_->dim_ = dim;
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK)
+        (status_ = ag_set_history_list(&n_->node, ret[0].u.tensors.data, ret[0].u.tensors.n)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
     return PITH_OK;
@@ -2440,66 +2455,6 @@ pith_status uniform__autograd(pith_keyset ks, pith_value *ret, const pith_tensor
         goto fail;
     ag_below_guard below_;
     status_ = pith_redispatch_uniform_(ag_below_enter(ks, &below_), ret, self, from, to, generator);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        goto fail;
-    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
-        value_clear(&ret[0]);
-        goto fail;
-    }
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    return status_;
-}
-
-/* ---- normal_ ---- */
-
-/* normal_: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
-typedef struct {
-    ag_node node;
-} NormalBackward0;
-
-static pith_status NormalBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: zeros_like(grad) */
-        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
-            goto done;
-    }
-done:
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable NormalBackward0_vtable = {
-    "NormalBackward0", NormalBackward0_apply, NULL, sizeof(NormalBackward0)};
-
-/* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
-pith_status normal__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean, double std, pith_generator *generator)
-{
-    const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "normal_")
-                                         : PITH_OK;
-    if (status_ != PITH_OK)
-        return status_;
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_normal_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mean, std, generator);
-    NormalBackward0 *n_ = (NormalBackward0 *)ag_node_new(&NormalBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK)
-        goto fail;
-    ag_below_guard below_;
-    status_ = pith_redispatch_normal_(ag_below_enter(ks, &below_), ret, self, mean, std, generator);
     ag_below_exit(&below_);
     if (status_ != PITH_OK)
         goto fail;

@@ -6,6 +6,66 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- normal_ ---- */
+
+/* normal_: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
+typedef struct {
+    ag_node node;
+} NormalBackward0;
+
+static pith_status NormalBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable NormalBackward0_vtable = {
+    "NormalBackward0", NormalBackward0_apply, NULL, sizeof(NormalBackward0)};
+
+/* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
+pith_status normal__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean, double std, pith_generator *generator)
+{
+    const pith_tensor *const inputs_[] = {self};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "normal_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_normal_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mean, std, generator);
+    NormalBackward0 *n_ = (NormalBackward0 *)ag_node_new(&NormalBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_normal_(ag_below_enter(ks, &below_), ret, self, mean, std, generator);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
 /* ---- sort ---- */
 
 /* sort: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */

@@ -113,6 +113,14 @@ PITH_API pith_status pith_node_remove_hook(pith_node *node, int64_t id);
 PITH_API pith_status pith_retain_grad(pith_tensor *t);
 PITH_API bool pith_retains_grad(const pith_tensor *t);
 
+/* The backward running on this thread (the innermost, when one runs inside another): a
+ * number unique to it, or -1 outside any backward. Code that unpacks saved values (a
+ * recomputing checkpoint) keys what it recomputes by it. */
+PITH_API int64_t pith_autograd_graph_task_id(void);
+/* Whether the backward running on this thread computes chosen inputs only (a grad() call,
+ * or backward with inputs), rather than every leaf's gradient; false outside backward. */
+PITH_API bool pith_autograd_graph_task_filtered(void);
+
 /* The number of live nodes (for leak tests). */
 PITH_API size_t pith_live_nodes(void);
 

@@ -411,7 +411,7 @@ PITH_API pith_tensor *pith_narrow(const pith_tensor *x, int dim, int64_t start, 
     return op_call_result(status, ret);
 }
 
-/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[] */
+/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 PITH_API pith_tensor **pith_split(const pith_tensor *x, int64_t split_size, int dim, size_t *n)
 {
     pith_value ret[1];
@@ -421,7 +421,7 @@ PITH_API pith_tensor **pith_split(const pith_tensor *x, int64_t split_size, int 
     return tensor_list_result(status, ret, n);
 }
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
 PITH_API pith_tensor **pith_chunk(const pith_tensor *x, int64_t chunks, int dim, size_t *n)
 {
     pith_value ret[1];
@@ -431,7 +431,7 @@ PITH_API pith_tensor **pith_chunk(const pith_tensor *x, int64_t chunks, int dim,
     return tensor_list_result(status, ret, n);
 }
 
-/* unbind.int(Tensor(a) self, int dim=0) -> Tensor[] */
+/* unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 PITH_API pith_tensor **pith_unbind(const pith_tensor *x, int dim, size_t *n)
 {
     pith_value ret[1];

@@ -6688,7 +6688,7 @@ static pith_status boxed_adapter_narrow(const pith_op *op, pith_stack *stack, vo
 static const pith_kernel_record record_cpu_narrow = {
     (void (*)(void))narrow_composite, boxed_adapter_narrow, (void *)&record_cpu_narrow};
 
-/* ---- split: split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[] ---- */
+/* ---- split: split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_split(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim)
 {
@@ -6759,7 +6759,7 @@ static pith_status boxed_adapter_split(const pith_op *op, pith_stack *stack, voi
 static const pith_kernel_record record_cpu_split = {
     (void (*)(void))split_composite, boxed_adapter_split, (void *)&record_cpu_split};
 
-/* ---- split_sizes: split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[] ---- */
+/* ---- split_sizes: split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor(a)[] ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_split_sizes(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_size, int64_t dim)
 {
@@ -6832,7 +6832,7 @@ static pith_status boxed_adapter_split_sizes(const pith_op *op, pith_stack *stac
 static const pith_kernel_record record_cpu_split_sizes = {
     (void (*)(void))split_sizes_composite, boxed_adapter_split_sizes, (void *)&record_cpu_split_sizes};
 
-/* ---- split_with_sizes: split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[] ---- */
+/* ---- split_with_sizes: split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_split_with_sizes(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim)
 {
@@ -6905,7 +6905,7 @@ static pith_status boxed_adapter_split_with_sizes(const pith_op *op, pith_stack 
 static const pith_kernel_record record_cpu_split_with_sizes = {
     (void (*)(void))split_with_sizes_composite, boxed_adapter_split_with_sizes, (void *)&record_cpu_split_with_sizes};
 
-/* ---- chunk: chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[] ---- */
+/* ---- chunk: chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_chunk(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t chunks, int64_t dim)
 {
@@ -6976,7 +6976,7 @@ static pith_status boxed_adapter_chunk(const pith_op *op, pith_stack *stack, voi
 static const pith_kernel_record record_cpu_chunk = {
     (void (*)(void))chunk_composite, boxed_adapter_chunk, (void *)&record_cpu_chunk};
 
-/* ---- unbind: unbind.int(Tensor(a) self, int dim=0) -> Tensor[] ---- */
+/* ---- unbind: unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[] ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_unbind(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim)
 {
@@ -13139,15 +13139,15 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT, PITH_TYPE_INT}, 3, &record_cpu_select, &record_cpu_select},
     {"narrow", "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT, PITH_TYPE_INT, PITH_TYPE_INT}, 4, &record_cpu_narrow, &record_cpu_narrow},
-    {"split", "split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]",
+    {"split", "split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT, PITH_TYPE_INT}, 3, &record_cpu_split, &record_cpu_split},
-    {"split_sizes", "split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]",
+    {"split_sizes", "split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor(a)[]",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_INT}, 3, &record_cpu_split_sizes, &record_cpu_split_sizes},
-    {"split_with_sizes", "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]",
+    {"split_with_sizes", "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_INT}, 3, &record_cpu_split_with_sizes, &record_cpu_split_with_sizes},
-    {"chunk", "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]",
+    {"chunk", "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT, PITH_TYPE_INT}, 3, &record_cpu_chunk, &record_cpu_chunk},
-    {"unbind", "unbind.int(Tensor(a) self, int dim=0) -> Tensor[]",
+    {"unbind", "unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT}, 2, &record_cpu_unbind, &record_cpu_unbind},
     {"alias", "alias(Tensor(a) self) -> Tensor(a)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR}, 1, &record_cpu_alias, &record_cpu_alias},

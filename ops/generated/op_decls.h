@@ -1541,27 +1541,27 @@ typedef pith_status (*pith_sig_narrow)(pith_keyset ks, pith_value *ret, const pi
 pith_status pith_call_narrow(pith_value *ret, const pith_tensor *self, int64_t dim, int64_t start, int64_t length);
 pith_status pith_redispatch_narrow(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, int64_t start, int64_t length);
 pith_status narrow_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, int64_t start, int64_t length);
-/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[] */
+/* split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 typedef pith_status (*pith_sig_split)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim);
 pith_status pith_call_split(pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim);
 pith_status pith_redispatch_split(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim);
 pith_status split_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t split_size, int64_t dim);
-/* split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[] */
+/* split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor(a)[] */
 typedef pith_status (*pith_sig_split_sizes)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_size, int64_t dim);
 pith_status pith_call_split_sizes(pith_value *ret, const pith_tensor *self, pith_int_list split_size, int64_t dim);
 pith_status pith_redispatch_split_sizes(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_size, int64_t dim);
 pith_status split_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_size, int64_t dim);
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 typedef pith_status (*pith_sig_split_with_sizes)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim);
 pith_status pith_call_split_with_sizes(pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim);
 pith_status pith_redispatch_split_with_sizes(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim);
 pith_status split_with_sizes_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list split_sizes, int64_t dim);
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
 typedef pith_status (*pith_sig_chunk)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t chunks, int64_t dim);
 pith_status pith_call_chunk(pith_value *ret, const pith_tensor *self, int64_t chunks, int64_t dim);
 pith_status pith_redispatch_chunk(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t chunks, int64_t dim);
 pith_status chunk_composite(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t chunks, int64_t dim);
-/* unbind.int(Tensor(a) self, int dim=0) -> Tensor[] */
+/* unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 typedef pith_status (*pith_sig_unbind)(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim);
 pith_status pith_call_unbind(pith_value *ret, const pith_tensor *self, int64_t dim);
 pith_status pith_redispatch_unbind(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim);

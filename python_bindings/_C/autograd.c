@@ -332,14 +332,15 @@ static pith_status py_hook_body(void *arg)
     PyObject *grad = tensor_wrap(c->hook->st, (pith_tensor *)c->grad);
     PyObject *result = grad ? PyObject_CallOneArg(c->hook->fn, grad) : NULL;
     Py_XDECREF(grad);
-    if (!result)
-        return PITH_ERR_RUNTIME;
+    if (!result) /* the hook's own exception reaches backward's caller: See Note [Handler
+                  * exceptions cross C] */
+        return error_keep();
     if (result != Py_None) {
         if (!tensor_check(c->hook->st, result)) {
             PyErr_Format(PyExc_TypeError, "hook returned %s, expected a Tensor or None",
                          Py_TYPE(result)->tp_name);
             Py_DECREF(result);
-            return PITH_ERR_TYPE;
+            return error_keep();
         }
         pith_retain(tensor_of(result));
         *c->replacement = tensor_of(result);
@@ -568,7 +569,24 @@ static PyObject *module_live_nodes(PyObject *module, PyObject *unused)
     return PyLong_FromSize_t(pith_live_nodes());
 }
 
+static PyObject *module_current_graph_task_id(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromLongLong(pith_autograd_graph_task_id());
+}
+
+/* torch.autograd._is_checkpoint_valid: a reentrant checkpoint may run backward inside a
+ * backward only when that backward accumulates into every leaf. */
+static PyObject *module_is_checkpoint_valid(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(!pith_autograd_graph_task_filtered());
+}
+
 static PyMethodDef autograd_module_methods[] = {
+    {"_current_graph_task_id", module_current_graph_task_id, METH_NOARGS,
+     "The backward running on this thread (a number unique to it), or -1."},
+    {"_is_checkpoint_valid", module_is_checkpoint_valid, METH_NOARGS,
+     "Whether the running backward computes every leaf's gradient (not grad(), not "
+     "backward(inputs=))."},
     {"_run_backward", module_run_backward, METH_VARARGS,
      "_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, "
      "accumulate_grad): runs the engine."},

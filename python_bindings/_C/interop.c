@@ -102,6 +102,15 @@ int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
                         "module has no bfloat16); convert it first, e.g. t.float()");
         return -1;
     }
+    /* A tensor that requires grad exports raw bytes only (pith.save), never a typed view
+     * that NumPy or memoryview would turn into an array outside autograd: PyTorch's
+     * numpy() refusal, which Tensor.numpy() and __array__ raise themselves. */
+    if ((flags & PyBUF_FORMAT) && pith_requires_grad(t)) {
+        PyErr_SetString(PyExc_BufferError,
+                        "pith.Tensor: a tensor that requires grad exports no typed buffer; "
+                        "use tensor.detach() first");
+        return -1;
+    }
     if (pith_tensor_device(t) != PITH_CPU) {
         PyErr_Format(PyExc_BufferError, "pith.Tensor: a %s tensor has no data to export",
                      pith_device_name(pith_tensor_device(t)));
@@ -178,10 +187,17 @@ void tensor_releasebuffer(PyObject *self, Py_buffer *view)
 /* ---- Tensor.numpy() and __array__ ---- */
 
 /* The ndarray that shares `self`'s memory, through the buffer protocol: its base is a
- * memoryview of the tensor, which keeps the tensor alive. */
-static PyObject *tensor_to_ndarray(PyObject *self)
+ * memoryview of the tensor, which keeps the tensor alive. Without `force`, a tensor that
+ * requires grad is refused with PyTorch's error: the array would escape autograd. */
+static PyObject *tensor_to_ndarray(PyObject *self, int force)
 {
     pith_tensor *t = tensor_of(self);
+    if (!force && pith_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Can't call numpy() on Tensor that requires grad. Use "
+                        "tensor.detach().numpy() instead.");
+        return NULL;
+    }
     if (pith_tensor_device(t) != PITH_CPU) {
         PyErr_Format(PyExc_TypeError,
                      "can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy "
@@ -196,23 +212,40 @@ static PyObject *tensor_to_ndarray(PyObject *self)
     PyObject *np = PyImport_ImportModule("numpy");
     if (!np)
         return NULL;
-    PyObject *array = NULL, *view = PyMemoryView_FromObject(self);
+    /* forced: the array views a detached alias (same memory), as PyTorch's detach() */
+    PyObject *source = self;
+    if (pith_requires_grad(t)) {
+        pith_module_state *st = state_of_type(Py_TYPE(self));
+        pith_tensor *alias = st ? pith_detach(t) : NULL;
+        if (st && !alias)
+            error_raise(st);
+        source = alias ? tensor_wrap(st, alias) : NULL;
+        if (!source) {
+            Py_DECREF(np);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(source);
+    }
+    PyObject *array = NULL, *view = PyMemoryView_FromObject(source);
     if (view)
         array = PyObject_CallMethod(np, "asarray", "O", view);
     Py_XDECREF(view);
+    Py_DECREF(source);
     Py_DECREF(np);
     return array;
 }
 
-/* numpy(*, force=False): the memory is shared either way (force only matters in PyTorch for
- * autograd, conjugation and devices, which a CPU pith tensor does not have). */
+/* numpy(*, force=False): the memory is shared either way; force only lifts the refusal of a
+ * tensor that requires grad (in PyTorch it also resolves conjugation and copies from a
+ * device, which a CPU pith tensor does not have). */
 static PyObject *tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"force", NULL};
     int force = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", kwlist, &force))
         return NULL;
-    return tensor_to_ndarray(self);
+    return tensor_to_ndarray(self, force);
 }
 
 /* __array__(dtype=None, copy=None), NumPy 2's protocol: copy=True always copies, copy=False
@@ -226,7 +259,7 @@ static PyObject *tensor_array(PyObject *self, PyObject *args, PyObject *kwargs)
     int must_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
     if (must_copy < 0)
         return NULL;
-    PyObject *array = tensor_to_ndarray(self);
+    PyObject *array = tensor_to_ndarray(self, 0);
     if (!array || (dtype == Py_None && !must_copy))
         return array;
     if (dtype == Py_None) {

@@ -96,9 +96,6 @@ PyObject *modes_of_thread(pith_module_state *st, bool create);
 /* python_modes.c: this thread's mode stack when a dispatch mode is in effect for a query
  * made outside a dispatch (metadata, detach): borrowed, or NULL. */
 PyObject *modes_in_effect(pith_module_state *st);
-/* Turns the pending Python exception into the C error and keeps it for error_raise; See
- * Note [Handler exceptions cross C]. Returns the status. */
-pith_status error_keep(void);
 
 /* python_library.c: defines the metadata operators (once per process); 0 or -1. */
 int library_setup(void);

@@ -304,6 +304,9 @@ bool pydispatch_mode_active(void);
  * thread state, where the mode stack and the caller's exception live. NULL `t` asks about
  * modes only. See Note [Dispatch modes live in the thread state]. */
 bool pydispatch_python_reachable(const pith_tensor *t);
+/* Turns the pending Python exception into the C error and keeps it for error_raise; See
+ * Note [Handler exceptions cross C]. Returns the status. */
+pith_status error_keep(void);
 /* If the C error about to be raised came from a Python exception in a handler or a Python
  * kernel, raises that exception again and returns 1; else 0. errors.c's error_raise calls
  * it first. See Note [Handler exceptions cross C]. */

@@ -613,6 +613,7 @@ static PyMethodDef tensor_methods[] = {
      "stride(dim=None): the strides in elements, or the stride of one dim."},
     {"dim", tensor_dim, METH_NOARGS, "The number of dims."},
     {"numel", tensor_numel, METH_NOARGS, "The number of elements."},
+    {"nelement", tensor_numel, METH_NOARGS, "The number of elements (numel's other name)."},
     {"is_contiguous", tensor_is_contiguous, METH_NOARGS, "Whether the layout is row-major."},
     {"storage_offset", tensor_storage_offset, METH_NOARGS, "The offset into the storage."},
     {"data_ptr", tensor_data_ptr, METH_NOARGS, "The address of the first element."},

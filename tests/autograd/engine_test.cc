@@ -195,6 +195,61 @@ TEST_F(Engine, ErrorsOfRoots)
     EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "only change requires_grad flags of leaf"));
 }
 
+TEST_F(Engine, NoRootsRunNothingAndLeaveEveryInputUnused)
+{
+    Tensor x = Leaf({2}, 1.0);
+    EXPECT_EQ(pith_backward(nullptr, nullptr, 0, 0), PITH_OK) << pith_last_error();
+    EXPECT_FALSE(Grad(x.get()));
+    pith_tensor *inputs[] = {x.get()}, *grads[] = {nullptr};
+    EXPECT_EQ(pith_autograd_grad(nullptr, nullptr, 0, inputs, 1, grads, 0), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "index 0 appears to not have been used"));
+    ASSERT_EQ(pith_autograd_grad(nullptr, nullptr, 0, inputs, 1, grads, PITH_ALLOW_UNUSED),
+              PITH_OK)
+        << pith_last_error();
+    EXPECT_EQ(grads[0], nullptr);
+    EXPECT_EQ(pith_backward(nullptr, nullptr, 2, 0), PITH_ERR_VALUE);
+    EXPECT_EQ(pith_backward(nullptr, nullptr, -1, 0), PITH_ERR_VALUE);
+}
+
+struct TaskSeen {
+    int64_t id = -2;
+    bool filtered = false;
+};
+
+pith_status RecordGraphTask(void *ctx, const pith_tensor *, pith_tensor **)
+{
+    auto *seen = static_cast<TaskSeen *>(ctx);
+    seen->id = pith_autograd_graph_task_id();
+    seen->filtered = pith_autograd_graph_task_filtered();
+    return PITH_OK;
+}
+
+TEST_F(Engine, GraphTaskIsSeenFromInsideABackwardOnly)
+{
+    EXPECT_EQ(pith_autograd_graph_task_id(), -1);
+    EXPECT_FALSE(pith_autograd_graph_task_filtered());
+    Tensor x = Leaf({}, 1.0);
+    TaskSeen seen;
+    pith_node *node = nullptr;
+    int64_t id = 0;
+    ASSERT_EQ(pith_tensor_register_hook(x.get(), RecordGraphTask, &seen, nullptr, &node, &id),
+              PITH_OK)
+        << pith_last_error();
+    Tensor y(shim_scale(x.get(), 2.0));
+    pith_tensor *roots[] = {y.get()}, *inputs[] = {x.get()}, *grads[] = {nullptr};
+    ASSERT_EQ(pith_backward(roots, nullptr, 1, PITH_RETAIN_GRAPH), PITH_OK);
+    int64_t first = seen.id;
+    EXPECT_GE(first, 0);
+    EXPECT_FALSE(seen.filtered);
+    ASSERT_EQ(pith_autograd_grad(roots, nullptr, 1, inputs, 1, grads, 0), PITH_OK);
+    Tensor g(grads[0]);
+    EXPECT_NE(seen.id, first);  // each backward is a task of its own
+    EXPECT_TRUE(seen.filtered);
+    EXPECT_EQ(pith_autograd_graph_task_id(), -1);
+    EXPECT_EQ(pith_node_remove_hook(node, id), PITH_OK);
+    pith_node_release(node);
+}
+
 TEST_F(Engine, GradModeOffRecordsNothing)
 {
     Tensor x = Leaf({}, 1.0);

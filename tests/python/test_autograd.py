@@ -127,7 +127,8 @@ def test_second_backward_needs_retain_graph():
 @pytest.mark.parametrize("name", ["leaf", "view_of_leaf", "saved_then_modified",
                                   "result_based", "no_grad_view", "view_rewrites_base",
                                   "setitem_into_plain", "base_write_seen_by_view",
-                                  "saved_nothing"])
+                                  "saved_nothing", "unbind_output", "split_output",
+                                  "chunk_output", "split_sizes_output", "unbind_in_no_grad"])
 def test_in_place_rules(name):
     def program(lib):
         x = leaf(lib, [1.0, 2.0, 3.0, 4.0])
@@ -165,6 +166,18 @@ def test_in_place_rules(name):
             y.mul_(5)
             v.sum().backward()
             return x.grad
+        elif name.endswith("_output"):  # outputs of an op that returns several views
+            y = x.reshape(2, 2) * 1
+            parts = {"unbind": lambda: y.unbind(1), "split": lambda: y.split(1),
+                     "chunk": lambda: y.chunk(2, 1),
+                     "split_sizes": lambda: y.split([1, 1], 1)}[name[:-len("_output")]]()
+            parts[1].mul_(2)
+        elif name == "unbind_in_no_grad":  # allowed: the write is not recorded
+            y = x * 1
+            with lib.no_grad():
+                y.unbind(0)[1].mul_(2)
+            y.sum().backward()
+            return x.grad, y
         elif name == "saved_nothing":
             y = x + 1
             z = y * 2
@@ -231,6 +244,47 @@ def test_hook_errors():
         (x * 2).sum().backward()
     with pytest.raises(RuntimeError, match="hook"):
         bad(pith)
+
+
+class HookError(Exception):
+    pass
+
+
+def test_a_hooks_exception_reaches_the_caller_as_itself():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+
+        def hook(g):
+            raise HookError("from the hook")
+        x.register_hook(hook)
+        (x * 2).sum().backward()
+    assert same(program) == ("HookError", "from the hook")
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.autograd.grad((), (leaf(lib, [1.0]),)),
+    lambda lib: lib.autograd.grad([], [leaf(lib, [1.0])], allow_unused=True),
+    lambda lib: lib.autograd.grad([], [leaf(lib, [1.0, 2.0])], materialize_grads=True),
+    lambda lib: lib.autograd.backward([]),
+    lambda lib: lib.autograd.backward([], inputs=[leaf(lib, [1.0])]),
+], ids=["grad", "grad-allow-unused", "grad-materialize", "backward", "backward-inputs"])
+def test_no_outputs_differentiate_nothing(program):
+    same(program)
+
+
+def test_numpy_refuses_a_tensor_that_requires_grad():
+    np = pytest.importorskip("numpy")
+    assert same(lambda lib: leaf(lib, [1.0]).numpy())[0] == "RuntimeError"
+    assert same(lambda lib: np.asarray(leaf(lib, [1.0])))[0] == "RuntimeError"
+    assert same(lambda lib: (leaf(lib, [1.0]) * 2).numpy())[0] == "RuntimeError"
+    assert same(lambda lib: leaf(lib, [1.0, 2.0]).numpy(force=True).tolist()) == \
+        ("ok", [1.0, 2.0])
+    assert same(lambda lib: leaf(lib, [1.0]).detach().numpy().tolist()) == ("ok", [1.0])
+
+
+def test_nelement_is_numel():
+    assert same(lambda lib: [lib.ones(2, 3).nelement(), lib.ones(()).nelement(),
+                             lib.ones(0, 4).nelement()]) == ("ok", [6, 1, 0])
 
 
 # ---- nodes -------------------------------------------------------------------------------
