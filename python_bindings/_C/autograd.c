@@ -508,12 +508,19 @@ static PyObject *run_backward(pith_module_state *st, PyObject *tseq, PyObject *g
         tensors_of(st, gseq, "backward", true, groots, ng) < 0 ||
         tensors_of(st, iseq, "backward", false, ins, ni) < 0)
         goto done;
-    /* The GIL stays held: ops that backward runs may call into Python (a subclass, a mode).
-     * See docs/autograd.md. */
+    /* Without the GIL (Note [The engine's threads and the GIL], autograd/engine.c): what
+     * needs Python re-enters through the interpreter table, on this thread's own state.
+     * The tensors are retained meanwhile: another thread may drop the sequences' items. */
+    for (Py_ssize_t i = 0; i < 2 * nt + ni; i++)
+        pith_retain(buf[i]);
+    PyThreadState *outer = interp_gil_release();
     pith_status status =
         !accumulate ? pith_autograd_grad(roots, groots, (int)nt, ins, (int)ni, outs, flags)
         : ni        ? pith_backward_inputs(roots, groots, (int)nt, ins, (int)ni, flags)
                     : pith_backward(roots, groots, (int)nt, flags);
+    interp_gil_restore(outer);
+    for (Py_ssize_t i = 0; i < 2 * nt + ni; i++)
+        pith_release(buf[i]);
     if (status != PITH_OK) {
         error_raise(st);
         goto done;
