@@ -141,6 +141,41 @@ def test_a_dispatch_mode_sees_the_backward_of_its_own_thread_only():
     assert "sin" not in names and "cos" not in names, "the other thread's ops are not seen"
 
 
+class Recorded(pith.Tensor):
+    """A _make_subclass subclass whose handler records the ops it sees and their thread."""
+
+    seen = []
+
+    @staticmethod
+    def __new__(cls, elem):
+        return pith.Tensor._make_subclass(cls, elem, True)
+
+    @classmethod
+    def __pith_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append((threading.get_ident(), func.__name__.split(".")[0]))
+        with pith.utils.no_dispatch():
+            return func(*args, **(kwargs or {}))
+
+
+def test_a_subclass_handles_the_backward_ops_on_the_thread_that_called_backward():
+    # The saved x is a Recorded, so MulBackward0's products go through its handler.
+    idents, seen, grads = {}, {}, {}
+
+    def work(k):
+        idents[k] = threading.get_ident()
+        x = Recorded(pith.full((3,), float(k + 2)))
+        loss = (x * x).sum()
+        start = len(Recorded.seen)  # list.append is atomic; only this thread's are kept
+        loss.backward()
+        seen[k] = [name for ident, name in Recorded.seen[start:] if ident == idents[k]]
+        grads[k] = x.grad.tolist()
+
+    run_together(work)
+    for k in range(2):
+        assert seen[k].count("mul") >= 2, seen[k]
+        assert grads[k] == [2.0 * (k + 2)] * 3
+
+
 class Boom(Exception):
     pass
 
