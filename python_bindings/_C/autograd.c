@@ -2,6 +2,7 @@
  * _version, requires_grad_, the graph's nodes as Python objects, and the engine's entry
  * (pith.autograd.backward and grad are written over _C._run_backward in
  * pith/autograd/__init__.py). The runtime is libpith's (docs/autograd.md). */
+#include "pydispatch.h"
 #include "state.h"
 
 #include <structmember.h>
@@ -312,7 +313,8 @@ static PyObject *tensor_get_data(PyObject *self, void *unused)
  * holds the callable, the interpreter that registered it and that interpreter's module
  * state. It runs inside that interpreter (interp_call_python), from whichever thread runs
  * backward, and is refused with a clear error once the interpreter is being torn down
- * (the disarm rule); the callable is released the same way. */
+ * (the disarm rule); the callable is released the same way. An exception the hook raises
+ * is kept (error_keep) and reaches the caller of backward as it is, as in PyTorch. */
 typedef struct {
     PyObject *fn;
     pith_interpreter *interp;
@@ -332,8 +334,8 @@ static pith_status py_hook_body(void *arg)
     PyObject *grad = tensor_wrap(c->hook->st, (pith_tensor *)c->grad);
     PyObject *result = grad ? PyObject_CallOneArg(c->hook->fn, grad) : NULL;
     Py_XDECREF(grad);
-    if (!result)
-        return PITH_ERR_RUNTIME;
+    if (!result) /* See Note [Handler exceptions cross C] (python_dispatch.c) */
+        return error_keep();
     if (result != Py_None) {
         if (!tensor_check(c->hook->st, result)) {
             PyErr_Format(PyExc_TypeError, "hook returned %s, expected a Tensor or None",

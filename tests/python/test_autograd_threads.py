@@ -192,6 +192,27 @@ def test_an_exception_of_a_mode_during_backward_reaches_the_caller_as_it_is():
             loss.backward()
 
 
+@pytest.mark.parametrize("lib", [pith, torch], ids=["pith", "torch"])
+def test_an_exception_of_a_hook_during_backward_reaches_the_caller_as_it_is(lib):
+    caught = {}
+
+    def work(k):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+
+        def hook(grad):
+            raise Boom(f"hook of thread {k}")
+
+        y.register_hook(hook)
+        try:
+            y.sum().backward()
+        except Boom as e:
+            caught[k] = str(e)
+
+    run_together(work)
+    assert caught == {0: "hook of thread 0", 1: "hook of thread 1"}
+
+
 def test_another_thread_makes_progress_while_a_long_backward_runs():
     # Deterministic, as tests/python/test_gil.py: with a switch interval far longer than the
     # test, this thread gives up the GIL only when it blocks or releases it. The counter
