@@ -1,5 +1,7 @@
 /* accumulate.c — AccumulateGrad, the node at each leaf that requires grad: it adds the
  * gradient that reaches it into the leaf's .grad. */
+#include <pthread.h>
+
 #include "autograd/autograd_internal.h"
 #include "core/error.h"
 
@@ -40,10 +42,34 @@ static bool grad_stealable(const pith_tensor *grad)
 /* Note [Accumulating into .grad]
  * As PyTorch's AccumulateGrad: the first gradient becomes .grad as it is when nothing else
  * holds it, else a contiguous clone; later ones are added in place, unless backward
- * records (create_graph), where .grad becomes grad + new so that the sum has history. */
-pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad)
+ * records (create_graph), where .grad becomes grad + new so that the sum has history.
+ * Backwards on several threads may reach one leaf at once, so the read-modify-write of
+ * .grad holds the leaf's lock, one of GRAD_LOCKS striped by address (PyTorch locks the
+ * AccumulateGrad node): uncontended, that is one atomic instruction. The locks are
+ * recursive, because the add may run Python (a subclass's .grad), which may run a backward
+ * into a leaf of the same stripe. See Note [The engine's threads and the GIL] (engine.c). */
+#define GRAD_LOCKS 64
+static pthread_mutex_t grad_locks[GRAD_LOCKS];
+static pthread_once_t grad_locks_once = PTHREAD_ONCE_INIT;
+
+static void grad_locks_init(void)
 {
-    ag_meta *m = leaf->autograd;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    for (int i = 0; i < GRAD_LOCKS; i++)
+        pthread_mutex_init(&grad_locks[i], &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+static pthread_mutex_t *grad_lock_of(const pith_tensor *leaf)
+{
+    pthread_once(&grad_locks_once, grad_locks_init);
+    return &grad_locks[((uintptr_t)leaf >> 6) % GRAD_LOCKS];
+}
+
+static pith_status accumulate_locked(ag_meta *m, pith_tensor *grad)
+{
     pith_value ret[PITH_MAX_RETURNS];
     if (!m->grad) {
         if (grad_mode_tls.grad_disabled && grad_stealable(grad)) {
@@ -67,4 +93,13 @@ pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad)
     pith_release(m->grad);
     m->grad = ret[0].u.t;
     return PITH_OK;
+}
+
+pith_status ag_accumulate_into(pith_tensor *leaf, pith_tensor *grad)
+{
+    pthread_mutex_t *lock = grad_lock_of(leaf);
+    pthread_mutex_lock(lock);
+    pith_status st = accumulate_locked(leaf->autograd, grad);
+    pthread_mutex_unlock(lock);
+    return st;
 }

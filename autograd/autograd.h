@@ -126,9 +126,12 @@ struct ag_node {
     struct ag_hook *pre_hooks;
     struct ag_hook *post_hooks;
     /* The engine's scratch, valid during one backward (Note [Engine scratch in the node],
-     * engine.c). */
+     * engine.c): the index in the run that claimed the node (engine_run, 0 when none), and
+     * how many runs use its saved values (negative: released; Note [The engine's threads
+     * and the GIL]). */
     int64_t engine_index;
-    uint64_t engine_run;
+    _Atomic(uint64_t) engine_run;
+    atomic_int engine_users;
     /* The PyObject slot (Note [Nodes]), and a Python object the node owns for its
      * interpreter (`tag`): the metadata dict. It is released through that interpreter's
      * table when the node is freed, so it honours disarm. */

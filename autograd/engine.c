@@ -1,5 +1,6 @@
 /* engine.c — backward: from the roots' gradients to the leaves' .grad (or to the
  * gradients of chosen inputs), running each node once, newest first. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,22 +26,74 @@
  *     is skipped: every one of its outputs would be zero; a node that got some has the
  *     others materialized as zeros from its input metadata.
  *  5. Without retain_graph a node's saved values are released after it runs.
- * The engine takes no lock: the run's state is its own, and nodes are only read, except
- * the scratch fields and the released flag, which a second backward over the same graph
- * on another thread would race on (PyTorch allows that; pith asks for independent graphs
- * per thread, docs/autograd.md). Grad mode is create_graph for the run, and the Autograd key
- * is not excluded, so that a recording backward records.
+ * The run's state is its own; what runs share with other runs (the nodes' scratch, their
+ * saved values, the leaves' .grad) follows Note [The engine's threads and the GIL]. Grad
+ * mode is create_graph for the run, and the Autograd key is not excluded, so that a
+ * recording backward records.
  *
  * Note [Engine scratch in the node]
- * Numbering nodes in the node itself (engine_index, tagged with the run's id) makes the
- * dense arrays indexable without a hash map. A backward started inside a backward
- * (checkpointing) runs its own id; it may only cross nodes of the outer run's graph that
- * the outer run already finished with, which holds for a recomputed graph. */
+ * Numbering nodes in the node itself makes the dense arrays indexable without a hash map.
+ * A run claims a node by a compare-and-swap of node->engine_run from 0 to its id, then
+ * owns node->engine_index until run_free stores 0 back. A node another run holds at the
+ * time (a run on another thread over a shared leaf's accumulator or a shared subgraph, or
+ * the outer run of a backward started inside a backward) is numbered in this run's side
+ * table instead, an open-addressing map from node to index; run_index looks in the node
+ * first, and in the side table only when it is not empty. So one thread over one graph
+ * pays one uncontended compare-and-swap per node and never a lookup.
+ *
+ * Note [The engine's threads and the GIL]
+ * Several threads may run backward at once, and a backward may run inside a backward (a
+ * hook or a node calling backward: checkpointing), to any depth up to
+ * AG_MAX_BACKWARD_DEPTH on one thread (PyTorch's engine changes threads past 60; pith stays
+ * on the caller's thread, whose stack a level takes little of, and refuses deeper nesting
+ * with an error rather than overflow the stack). What runs share, and why it is safe:
+ *  - Sequence numbers are per thread (Note [Sequence numbers], node.c); run ids, the live
+ *    counters and hook ids are atomic counters; grad mode, the key sets, the current run
+ *    and the release worklist are thread-local.
+ *  - Node scratch: claimed, or numbered aside (Note [Engine scratch in the node]).
+ *  - Saved values: each run that discovers a node with saved values counts itself in
+ *    node->engine_users. A run without retain_graph releases them only when it is the
+ *    last user: a compare-and-swap from 1 to USERS_RELEASING, then USERS_RELEASED for
+ *    good. A run that finds the node released uses no count and runs it as any released
+ *    node (PyTorch's "backward through the graph a second time" where a saved tensor is
+ *    needed); one that finds a release under way waits for it. So nothing reads what
+ *    another thread frees, and two threads may run backward through one shared subgraph at
+ *    once, as in PyTorch; its saved values are freed by the last run out that does not
+ *    retain the graph.
+ *  - A leaf's .grad: ag_accumulate_into holds the leaf's lock (Note [Accumulating into
+ *    .grad], accumulate.c), as PyTorch's AccumulateGrad holds its mutex, so two threads
+ *    backpropagating into one leaf add both gradients.
+ * The GIL: the engine is C and never takes it. The Python bindings release it around a
+ * backward (run_backward in python_bindings/_C/autograd.c) and record the released thread
+ * state; whatever in backward needs Python (a __pith_dispatch__ subclass, a dispatch mode,
+ * a Python hook or node, dropping the last reference of a wrapper) enters the owning
+ * interpreter through its table, which on that thread restores the recorded thread state
+ * (Note [Entering an interpreter from C], case 0), so the thread's dispatch modes, kept in
+ * its thread-state dict, are the ones Python code on that thread sees. Other Python threads
+ * run while a backward runs C nodes. */
+
+/* Nesting of backward inside backward on one thread (Note [The engine's threads and the
+ * GIL]). */
+#define AG_MAX_BACKWARD_DEPTH 1000
+static _Thread_local int backward_depth;
+
+/* A run's marks of a node (ag_run.marks). */
+enum {
+    MARK_USES = 1u << 0 /* counted in node->engine_users */
+};
+
+/* node->engine_users while a run releases the node's saved values, and after. */
+enum { USERS_RELEASING = -1, USERS_RELEASED = -2 };
 
 struct ag_run {
     uint64_t id;
     size_t n, cap;
     ag_node **nodes;
+    uint8_t *marks; /* [cap] */
+    /* nodes another run held when this one found them (Note [Engine scratch in the node]) */
+    ag_node **side_keys; /* [side_cap], NULL: empty */
+    int64_t *side_index;
+    size_t side_n, side_cap;
     int64_t *deps;
     size_t *buffer_at;     /* [n + 1]: node i's input buffers are buffers[buffer_at[i]...] */
     pith_tensor **buffers; /* owned */
@@ -64,9 +117,104 @@ bool pith_autograd_graph_task_filtered(void)
     return ag_current_run && (ag_current_run->filtered || !ag_current_run->accumulate);
 }
 
+/* ---- numbering: See Note [Engine scratch in the node] ---- */
+
+static size_t side_slot(const ag_run *r, const ag_node *node)
+{
+    size_t h = (size_t)(((uintptr_t)node >> 4) * 0x9E3779B97F4A7C15ull);
+    size_t i = h & (r->side_cap - 1);
+    while (r->side_keys[i] && r->side_keys[i] != node)
+        i = (i + 1) & (r->side_cap - 1);
+    return i;
+}
+
+static bool side_insert(ag_run *r, ag_node *node, int64_t index)
+{
+    if (2 * (r->side_n + 1) > r->side_cap) {
+        size_t cap = r->side_cap ? 2 * r->side_cap : 16;
+        ag_node **keys = calloc(cap, sizeof *keys);
+        int64_t *values = malloc(cap * sizeof *values);
+        if (!keys || !values) {
+            free(keys);
+            free(values);
+            return false;
+        }
+        ag_run old = *r;
+        r->side_keys = keys;
+        r->side_index = values;
+        r->side_cap = cap;
+        for (size_t i = 0; i < old.side_cap; i++)
+            if (old.side_keys[i]) {
+                size_t at = side_slot(r, old.side_keys[i]);
+                r->side_keys[at] = old.side_keys[i];
+                r->side_index[at] = old.side_index[i];
+            }
+        free(old.side_keys);
+        free(old.side_index);
+    }
+    size_t at = side_slot(r, node);
+    r->side_keys[at] = node;
+    r->side_index[at] = index;
+    r->side_n++;
+    return true;
+}
+
+/* The node's index in this run, or -1 when the run did not reach it. */
+static int64_t run_index(const ag_run *r, const ag_node *node)
+{
+    if (atomic_load_explicit(&node->engine_run, memory_order_relaxed) == r->id)
+        return node->engine_index;
+    if (!r->side_n)
+        return -1;
+    size_t at = side_slot(r, node);
+    return r->side_keys[at] ? r->side_index[at] : -1;
+}
+
 bool ag_run_needs(const ag_run *run, const ag_node *node)
 {
-    return node->engine_run == run->id && (!run->filtered || run->needed[node->engine_index]);
+    int64_t i = run_index(run, node);
+    return i >= 0 && (!run->filtered || run->needed[i]);
+}
+
+/* Counts this run among the users of the node's saved values, unless they are released
+ * (then its apply raises where it needs them, as after any release). A release under way
+ * on another thread is waited for: it only drops references. */
+static uint8_t node_use(ag_node *node)
+{
+    if (!node->vt->release_saved)
+        return 0;
+    int users = atomic_load_explicit(&node->engine_users, memory_order_acquire);
+    for (;;) {
+        if (users == USERS_RELEASED)
+            return 0;
+        if (users == USERS_RELEASING) {
+            sched_yield();
+            users = atomic_load_explicit(&node->engine_users, memory_order_acquire);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&node->engine_users, &users, users + 1,
+                                                  memory_order_acquire, memory_order_acquire))
+            return MARK_USES;
+    }
+}
+
+/* This run is done with the node's saved values: it releases them when it is the last user
+ * and does not retain the graph. See Note [The engine's threads and the GIL]. */
+static void node_unuse(ag_run *r, ag_node *node, size_t k, bool release)
+{
+    if (!(r->marks[k] & MARK_USES))
+        return;
+    r->marks[k] &= (uint8_t)~MARK_USES;
+    int one = 1;
+    if (release && atomic_compare_exchange_strong_explicit(&node->engine_users, &one,
+                                                           USERS_RELEASING, memory_order_acq_rel,
+                                                           memory_order_relaxed)) {
+        node->vt->release_saved(node);
+        node->flags |= AG_NODE_RELEASED;
+        atomic_store_explicit(&node->engine_users, USERS_RELEASED, memory_order_release);
+        return;
+    }
+    atomic_fetch_sub_explicit(&node->engine_users, 1, memory_order_release);
 }
 
 /* ---- discovery ---- */
@@ -79,10 +227,19 @@ static bool run_add(ag_run *r, ag_node *node)
         if (!nodes)
             return false;
         r->nodes = nodes;
+        uint8_t *marks = realloc(r->marks, cap * sizeof *marks);
+        if (!marks)
+            return false;
+        r->marks = marks;
         r->cap = cap;
     }
-    node->engine_run = r->id;
-    node->engine_index = (int64_t)r->n;
+    uint64_t unclaimed = 0;
+    if (atomic_compare_exchange_strong_explicit(&node->engine_run, &unclaimed, r->id,
+                                                memory_order_acquire, memory_order_relaxed))
+        node->engine_index = (int64_t)r->n;
+    else if (!side_insert(r, node, (int64_t)r->n))
+        return false;
+    r->marks[r->n] = node_use(node);
     r->nodes[r->n++] = node;
     return true;
 }
@@ -102,7 +259,7 @@ static pith_status discover(ag_run *r, ag_node *const *starts, size_t nstarts, s
         goto oom;
     for (size_t s = 0; s < nstarts; s++) {
         ag_node *start = starts[s];
-        if (!start || start->engine_run == r->id)
+        if (!start || run_index(r, start) >= 0)
             continue;
         if (!run_add(r, start))
             goto oom;
@@ -111,7 +268,7 @@ static pith_status discover(ag_run *r, ag_node *const *starts, size_t nstarts, s
             frame *f = &stack[depth - 1];
             if (f->next < f->node->num_next) {
                 ag_node *child = f->node->next[f->next++].node;
-                if (!child || child->engine_run == r->id)
+                if (!child || run_index(r, child) >= 0)
                     continue;
                 if (!run_add(r, child))
                     goto oom;
@@ -132,7 +289,7 @@ static pith_status discover(ag_run *r, ag_node *const *starts, size_t nstarts, s
                 post = grown;
                 post_cap *= 2;
             }
-            post[done++] = (size_t)f->node->engine_index;
+            post[done++] = (size_t)run_index(r, f->node);
             depth--;
         }
     }
@@ -276,9 +433,9 @@ static ag_node *heap_pop(heap *h)
 /* ---- running ---- */
 
 /* Runs one node: its buffered gradients in, its edges' buffers out. */
-static pith_status run_node(ag_run *r, ag_node *node, heap *ready)
+static pith_status run_node(ag_run *r, ag_node *node, size_t k, heap *ready)
 {
-    size_t at = r->buffer_at[node->engine_index];
+    size_t at = r->buffer_at[k];
     pith_tensor **grads = &r->buffers[at];
     pith_status st = PITH_OK;
     bool any = false;
@@ -293,10 +450,7 @@ static pith_status run_node(ag_run *r, ag_node *node, heap *ready)
             st = pith_set_error(PITH_ERR_NOMEM, "out of memory running %s", node->vt->name);
         if (st == PITH_OK)
             st = node->vt->apply(node, grads, out);
-        if (!r->retain_graph && node->vt->release_saved) {
-            node->vt->release_saved(node);
-            node->flags |= AG_NODE_RELEASED;
-        }
+        node_unuse(r, node, k, !r->retain_graph);
     }
     for (uint32_t i = 0; i < node->num_inputs; i++) {
         pith_release(grads[i]);
@@ -305,12 +459,12 @@ static pith_status run_node(ag_run *r, ag_node *node, heap *ready)
     for (uint32_t j = 0; j < node->num_next; j++) {
         const ag_edge *e = &node->next[j];
         pith_tensor *g = out ? out[j] : NULL;
-        if (!e->node || e->node->engine_run != r->id ||
-            (r->filtered && !r->needed[e->node->engine_index])) {
+        int64_t index = e->node ? run_index(r, e->node) : -1;
+        if (index < 0 || (r->filtered && !r->needed[index])) {
             pith_release(g);
             continue;
         }
-        size_t target = (size_t)e->node->engine_index;
+        size_t target = (size_t)index;
         if (g && st == PITH_OK) {
             st = ag_reduce_to(&e->node->input_meta[e->input_nr], &g, node, j);
             if (st == PITH_OK) {
@@ -336,9 +490,17 @@ static void run_free(ag_run *r)
     if (r->buffers)
         for (size_t i = 0; i < r->buffer_at[r->n]; i++)
             pith_release(r->buffers[i]);
-    for (size_t i = 0; i < r->n; i++)
-        r->nodes[i]->engine_run = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        ag_node *node = r->nodes[i];
+        node_unuse(r, node, i, false);
+        uint64_t mine = r->id;
+        atomic_compare_exchange_strong_explicit(&node->engine_run, &mine, 0, memory_order_release,
+                                                memory_order_relaxed);
+    }
     free(r->nodes);
+    free(r->marks);
+    free(r->side_keys);
+    free(r->side_index);
     free(r->deps);
     free(r->buffer_at);
     free(r->buffers);
@@ -423,16 +585,18 @@ static pith_status prepare(ag_run *r, target *roots, int nroots, target *inputs,
     }
     /* needed: an input's node, or a node with an edge into a needed node that runs */
     r->filtered = ninputs > 0;
-    for (int k = 0; k < ninputs; k++)
-        if (inputs[k].node->engine_run == r->id)
-            r->needed[inputs[k].node->engine_index] = true;
+    for (int k = 0; k < ninputs; k++) {
+        int64_t index = run_index(r, inputs[k].node);
+        if (index >= 0)
+            r->needed[index] = true;
+    }
     for (size_t p = 0; p < r->n; p++) {
         size_t i = order[p];
         ag_node *node = r->nodes[i];
         bool leads = false;
         for (uint32_t j = 0; j < node->num_next; j++) {
-            ag_node *c = node->next[j].node;
-            leads |= c && c->engine_run == r->id && r->needed[c->engine_index];
+            int64_t c = node->next[j].node ? run_index(r, node->next[j].node) : -1;
+            leads |= c >= 0 && r->needed[c];
         }
         if (!r->filtered) {
             r->needed[i] = r->runs[i] = true;
@@ -448,9 +612,9 @@ static pith_status prepare(ag_run *r, target *roots, int nroots, target *inputs,
             continue;
         ag_node *node = r->nodes[i];
         for (uint32_t j = 0; j < node->num_next; j++) {
-            ag_node *c = node->next[j].node;
-            if (c && c->engine_run == r->id && r->needed[c->engine_index])
-                r->deps[c->engine_index]++;
+            int64_t c = node->next[j].node ? run_index(r, node->next[j].node) : -1;
+            if (c >= 0 && r->needed[c])
+                r->deps[c]++;
         }
     }
     return PITH_OK;
@@ -461,14 +625,14 @@ static pith_status execute(ag_run *r, target *roots, pith_tensor **root_grads, i
 {
     pith_status st = PITH_OK;
     for (int i = 0; i < nroots && st == PITH_OK; i++) {
-        st = buffer_add(&r->buffers[r->buffer_at[roots[i].node->engine_index] + roots[i].input_nr],
+        st = buffer_add(&r->buffers[r->buffer_at[run_index(r, roots[i].node)] + roots[i].input_nr],
                         root_grads[i]);
         root_grads[i] = NULL;
     }
     heap ready = {0};
     for (int i = 0; i < nroots && st == PITH_OK; i++) {
         ag_node *node = roots[i].node;
-        size_t k = (size_t)node->engine_index;
+        size_t k = (size_t)run_index(r, node);
         if (r->deps[k] == 0) {
             r->deps[k] = -1; /* queued once even when several roots share it */
             if (!heap_push(&ready, node))
@@ -477,7 +641,7 @@ static pith_status execute(ag_run *r, target *roots, pith_tensor **root_grads, i
     }
     while (st == PITH_OK && ready.n) {
         ag_node *node = heap_pop(&ready);
-        size_t k = (size_t)node->engine_index;
+        size_t k = (size_t)run_index(r, node);
         if (node->pre_hooks) /* See Note [Tensor hooks] */
             st = ag_run_tensor_hooks(node, &r->buffers[r->buffer_at[k]]);
         if (st != PITH_OK)
@@ -491,7 +655,7 @@ static pith_status execute(ag_run *r, target *roots, pith_tensor **root_grads, i
             captured[c] = g;
         }
         if (r->runs[k])
-            st = run_node(r, node, &ready);
+            st = run_node(r, node, k, &ready);
     }
     free(ready.items);
     return st;
@@ -506,6 +670,11 @@ pith_status ag_engine_run(pith_tensor *const *roots, pith_tensor *const *grad_ro
         return pith_set_error(PITH_ERR_VALUE, "backward: %d roots given as NULL", nroots);
     if (ninputs < 0 || (ninputs > 0 && !inputs))
         return pith_set_error(PITH_ERR_VALUE, "grad: %d inputs given as NULL", ninputs);
+    if (backward_depth >= AG_MAX_BACKWARD_DEPTH)
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "backward: called inside %d nested backward calls on this "
+                              "thread; pith allows at most %d",
+                              backward_depth, AG_MAX_BACKWARD_DEPTH);
     target *rt = calloc((size_t)(nroots > 0 ? nroots : 1), sizeof *rt);
     pith_tensor **rg = calloc((size_t)(nroots > 0 ? nroots : 1), sizeof *rg);
     target *it = calloc((size_t)(ninputs > 0 ? ninputs : 1), sizeof *it);
@@ -545,7 +714,9 @@ pith_status ag_engine_run(pith_tensor *const *roots, pith_tensor *const *grad_ro
         grad_mode_tls.grad_disabled = !(flags & PITH_CREATE_GRAPH);
         tls_keys()->excluded = excluded & ~PITH_KEYSET(PITH_KEY_AUTOGRAD);
         ag_current_run = &run;
+        backward_depth++;
         st = execute(&run, rt, rg, nroots, it, ninputs, captured);
+        backward_depth--;
         ag_current_run = outer;
         tls_keys()->excluded = excluded;
     }

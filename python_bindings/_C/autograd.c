@@ -2,6 +2,7 @@
  * _version, requires_grad_, the graph's nodes as Python objects, and the engine's entry
  * (pith.autograd.backward and grad are written over _C._run_backward in
  * pith/autograd/__init__.py). The runtime is libpith's (docs/autograd.md). */
+#include "pydispatch.h"
 #include "state.h"
 
 #include <structmember.h>
@@ -312,7 +313,8 @@ static PyObject *tensor_get_data(PyObject *self, void *unused)
  * holds the callable, the interpreter that registered it and that interpreter's module
  * state. It runs inside that interpreter (interp_call_python), from whichever thread runs
  * backward, and is refused with a clear error once the interpreter is being torn down
- * (the disarm rule); the callable is released the same way. */
+ * (the disarm rule); the callable is released the same way. An exception the hook raises
+ * is kept (error_keep) and reaches the caller of backward as it is, as in PyTorch. */
 typedef struct {
     PyObject *fn;
     pith_interpreter *interp;
@@ -332,8 +334,7 @@ static pith_status py_hook_body(void *arg)
     PyObject *grad = tensor_wrap(c->hook->st, (pith_tensor *)c->grad);
     PyObject *result = grad ? PyObject_CallOneArg(c->hook->fn, grad) : NULL;
     Py_XDECREF(grad);
-    if (!result) /* the hook's own exception reaches backward's caller: See Note [Handler
-                  * exceptions cross C] */
+    if (!result) /* See Note [Handler exceptions cross C] (python_dispatch.c) */
         return error_keep();
     if (result != Py_None) {
         if (!tensor_check(c->hook->st, result)) {
@@ -509,12 +510,19 @@ static PyObject *run_backward(pith_module_state *st, PyObject *tseq, PyObject *g
         tensors_of(st, gseq, "backward", true, groots, ng) < 0 ||
         tensors_of(st, iseq, "backward", false, ins, ni) < 0)
         goto done;
-    /* The GIL stays held: ops that backward runs may call into Python (a subclass, a mode).
-     * See docs/autograd.md. */
+    /* Without the GIL (Note [The engine's threads and the GIL], autograd/engine.c): what
+     * needs Python re-enters through the interpreter table, on this thread's own state.
+     * The tensors are retained meanwhile: another thread may drop the sequences' items. */
+    for (Py_ssize_t i = 0; i < 2 * nt + ni; i++)
+        pith_retain(buf[i]);
+    PyThreadState *outer = interp_gil_release();
     pith_status status =
         !accumulate ? pith_autograd_grad(roots, groots, (int)nt, ins, (int)ni, outs, flags)
         : ni        ? pith_backward_inputs(roots, groots, (int)nt, ins, (int)ni, flags)
                     : pith_backward(roots, groots, (int)nt, flags);
+    interp_gil_restore(outer);
+    for (Py_ssize_t i = 0; i < 2 * nt + ni; i++)
+        pith_release(buf[i]);
     if (status != PITH_OK) {
         error_raise(st);
         goto done;

@@ -37,6 +37,16 @@ typedef struct {
  * Every vtable entry below is called by libpith on whatever thread drops, dispatches or
  * queries a tensor: a thread of this interpreter, a thread running another interpreter, or
  * a bare C thread with no Python at all. interp_enter looks at the current thread state:
+ *  0. this thread released the GIL through interp_gil_release (around a backward: See Note
+ *     [The engine's threads and the GIL], autograd/engine.c), and the state it released
+ *     belongs to the owner: PyEval_RestoreThread that very state, and PyEval_SaveThread it
+ *     again afterwards. The thread stays the Python thread it was, with its thread-state
+ *     dict: its dispatch modes (Note [Dispatch modes live in the thread state]), a
+ *     handler's kept exception (Note [Handler exceptions cross C]), threading.local data.
+ *     The released state is kept in a C thread-local, so nothing of Python is read without
+ *     the GIL; while it is restored the record is empty, so calls made inside are case 1.
+ *     A released state of another interpreter makes the call case 3, without reading the
+ *     GIL holder's state;
  *  1. it belongs to the owner (same PyInterpreterState and same ID): call directly;
  *  2. it belongs to another interpreter: PyThreadState_Swap to a temporary thread state of
  *     the owner, and back afterwards (3.11 has one GIL for all interpreters, which this
@@ -71,10 +81,28 @@ typedef struct {
  * thread state, nor from a thread whose first thread state was deleted while a later one
  * still holds the GIL. */
 typedef struct {
+    PyThreadState *restored; /* case 0: this thread's own state, released by a pith call */
     PyThreadState *temp;  /* cases 2 and 3: the owner's temporary thread state */
     PyThreadState *saved; /* case 2: the other interpreter's, swapped back afterwards */
     PyObject *exc_type, *exc_value, *exc_tb; /* case 1: the caller's pending exception */
 } interp_entry;
+
+/* Case 0: the state this thread released in interp_gil_release, while released. */
+static _Thread_local PyThreadState *released_state;
+
+PyThreadState *interp_gil_release(void)
+{
+    PyThreadState *outer = released_state;
+    released_state = PyEval_SaveThread();
+    return outer;
+}
+
+void interp_gil_restore(PyThreadState *outer)
+{
+    PyThreadState *mine = released_state;
+    released_state = outer;
+    PyEval_RestoreThread(mine);
+}
 
 /* The thread state through which this OS thread holds the GIL, or NULL. */
 static PyThreadState *thread_state_current(void)
@@ -100,8 +128,9 @@ static bool thread_state_is_of(PyThreadState *ts, const interp_ctx *ctx)
 static bool interp_enter(const pith_interpreter *interp, interp_entry *e, bool quiet)
 {
     const interp_ctx *ctx = pith_interpreter_ctx(interp);
-    PyThreadState *current = thread_state_current();
-    *e = (interp_entry){NULL, NULL, NULL, NULL, NULL};
+    PyThreadState *released = released_state;
+    PyThreadState *current = released ? NULL : thread_state_current();
+    *e = (interp_entry){NULL, NULL, NULL, NULL, NULL, NULL};
     if (current && thread_state_is_of(current, ctx)) {
         pith_interpreter_enter(interp, true); /* never refused */
         PyErr_Fetch(&e->exc_type, &e->exc_value, &e->exc_tb);
@@ -121,6 +150,12 @@ static bool interp_enter(const pith_interpreter *interp, interp_entry *e, bool q
     } else if (!pith_interpreter_enter(interp, false)) {
         return false;
     }
+    if (released && thread_state_is_of(released, ctx)) {
+        e->restored = released;
+        released_state = NULL;
+        PyEval_RestoreThread(released);
+        return true;
+    }
     e->temp = PyThreadState_New(ctx->state);
     if (!e->temp) {
         pith_interpreter_leave(interp);
@@ -138,7 +173,10 @@ static bool interp_enter(const pith_interpreter *interp, interp_entry *e, bool q
 
 static void interp_leave(const pith_interpreter *interp, interp_entry *e)
 {
-    if (!e->temp) {
+    if (e->restored) {
+        PyErr_Clear();
+        released_state = PyEval_SaveThread();
+    } else if (!e->temp) {
         PyErr_Restore(e->exc_type, e->exc_value, e->exc_tb);
     } else {
         PyErr_Clear();

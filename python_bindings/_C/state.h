@@ -121,6 +121,12 @@ pith_status interp_call_python(const pith_interpreter *interp, pith_status (*fn)
                                void *arg);
 /* Drops a reference C owned on `obj`, entering `interp` (leaked if it has ended). */
 void interp_release_object(const pith_interpreter *interp, PyObject *obj);
+/* Releases the GIL around a call into libpith that may call back into Python on this
+ * thread (a backward), recording the released thread state so that those calls restore it
+ * (case 0 of Note [Entering an interpreter from C]). Returns what interp_gil_restore takes;
+ * no Python exception may be pending. */
+PyThreadState *interp_gil_release(void);
+void interp_gil_restore(PyThreadState *outer);
 
 /* dtype.c */
 int dtype_types_init(PyObject *module, pith_module_state *st);
