@@ -14,10 +14,12 @@
  *  - The node is an ag_node with a vtable of its own, inside the node, so that each
  *    function has its name ("MyFnBackward"); the callback's ctx is owned by the node and
  *    released (vt->release) when the node is freed, never when its saved values are.
- *  - Its edges are the inputs', its input metadata the differentiable outputs'. A
- *    non-differentiable output keeps no metadata (present false), so that the engine never
- *    materializes its gradient; with materializing off no output keeps it, and a missing
- *    gradient reaches the callback as NULL (PyTorch's None).
+ *  - Its edges are the inputs', its input metadata the outputs' (a non-differentiable
+ *    output's only to materialize its gradient as zeros, as PyTorch does). With
+ *    materializing off no output's metadata is present, so the engine makes up no
+ *    gradient and a missing one reaches the callback as NULL (PyTorch's None).
+ *  - Views among several differentiable outputs are multi-output views (PyTorch's
+ *    MULTI_OUTPUT_NODE), whose in-place write is that error instead.
  *  - Saved tensors are ag_saved (Note [Saved tensors and their versions]): an output is
  *    saved without its history, so a graph does not hold itself, and unpacking checks the
  *    version. The Python Function keeps no tensor of its own for backward.
@@ -156,19 +158,21 @@ static pith_status detach_output(pith_tensor **slot, bool is_input)
     return output_is_view(t) ? PITH_OK : pith_detach_(t);
 }
 
-static pith_status mark_custom_view(pith_tensor *t)
+static pith_status mark_custom_view(pith_tensor *t, bool multi_output)
 {
     ag_meta *m = t->autograd;
     if (!m || !m->is_view)
         return PITH_OK;
     m->view_custom = true;
+    m->view_multi = multi_output; /* PyTorch's MULTI_OUTPUT_NODE wins */
     m->attr_version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
     return PITH_OK;
 }
 
 /* PyTorch's _wrap_outputs for output i (f NULL: nothing is recorded). */
 static pith_status wrap_output(function_node *f, pith_tensor *const *inputs, int n_in,
-                               pith_tensor **slot, int flags, int i)
+                               pith_tensor **slot, int flags, int i, int n_differentiable,
+                               bool materialize)
 {
     pith_tensor *t = *slot;
     bool is_input = input_index(inputs, n_in, t) >= 0;
@@ -176,6 +180,9 @@ static pith_status wrap_output(function_node *f, pith_tensor *const *inputs, int
     bool differentiable = f && !(flags & PITH_OUTPUT_NON_DIFFERENTIABLE) &&
                           ag_dtype_differentiable(t->dtype);
     if (!differentiable) {
+        /* materialized as zeros too, as PyTorch's materialize_non_diff_grads */
+        if (f && materialize)
+            ag_input_meta_set(&f->node.input_meta[i], t);
         if (pith_requires_grad(t))
             return detach_output(slot, is_input);
         if (is_input && !dirty) { /* an input returned as-is: a new alias of it */
@@ -203,7 +210,7 @@ static pith_status wrap_output(function_node *f, pith_tensor *const *inputs, int
         *slot = t = a;
     }
     pith_status st = ag_set_history(&f->node, (uint32_t)i, t);
-    return st == PITH_OK ? mark_custom_view(t) : st;
+    return st == PITH_OK ? mark_custom_view(t, n_differentiable > 1) : st;
 }
 
 static pith_status save_all(function_node *f, pith_tensor *const *saved, int n_saved,
@@ -245,7 +252,6 @@ static function_node *function_node_new(const pith_function_vtable *vt, int flag
     f->vt.name = name;
     f->node.vt = &f->vt;
     f->fn = *vt;
-    (void)flags;
     for (int j = 0; j < n_in; j++) {
         if (ag_set_next_edge(&f->node, (uint32_t)j, inputs[j]) != PITH_OK) {
             ag_node_release(&f->node);
@@ -292,8 +298,13 @@ pith_status pith_function_record(const pith_function_vtable *vt, void *ctx, int 
     for (int i = 0; i < n_out && st == PITH_OK; i++)
         if (output_flags && (output_flags[i] & PITH_OUTPUT_DIRTY))
             tensor_bump_version(outputs[i]);
+    int n_differentiable = 0;
     for (int i = 0; i < n_out && st == PITH_OK; i++)
-        st = wrap_output(f, inputs, n_in, &outputs[i], output_flags ? output_flags[i] : 0, i);
+        n_differentiable += !(output_flags && (output_flags[i] & PITH_OUTPUT_NON_DIFFERENTIABLE)) &&
+                            ag_dtype_differentiable(outputs[i]->dtype);
+    for (int i = 0; i < n_out && st == PITH_OK; i++)
+        st = wrap_output(f, inputs, n_in, &outputs[i], output_flags ? output_flags[i] : 0, i,
+                         n_differentiable, !(flags & PITH_FUNCTION_NO_MATERIALIZE_GRADS));
     if (f && st == PITH_OK) {
         /* materializing off: no output's gradient is made up (Note [Custom function nodes]) */
         if (flags & PITH_FUNCTION_NO_MATERIALIZE_GRADS)

@@ -217,7 +217,8 @@ TEST_F(Function, NonDifferentiableOutputGetsNoHistoryAndNoGradient)
     pith_tensor *in[] = {x.get()};
     int flags[] = {0, PITH_OUTPUT_NON_DIFFERENTIABLE};
     Ctx *ctx = new Ctx{&released};
-    ASSERT_EQ(pith_function_record(&kSplit, ctx, 0, in, 1, outs, flags, 2, nullptr, 0, nullptr),
+    ASSERT_EQ(pith_function_record(&kSplit, ctx, PITH_FUNCTION_NO_MATERIALIZE_GRADS, in, 1, outs,
+                                   flags, 2, nullptr, 0, nullptr),
               PITH_OK);
     Tensor a(outs[0]), b(outs[1]);
     EXPECT_TRUE(pith_requires_grad(a.get()));
