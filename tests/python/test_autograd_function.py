@@ -481,3 +481,73 @@ def test_ctx_outliving_its_node_raises_instead_of_crashing():
     gc.collect()
     with pytest.raises(RuntimeError, match="Attribute 'next_functions' is invalid"):
         ctx.next_functions
+
+
+def test_function_on_a_wrapper_subclass():
+    # __pith_dispatch__ sees the ops forward and backward run (below autograd), and the
+    # outputs and gradients stay of the subclass, as with __torch_dispatch__
+    from test_python_dispatch import LoggingTensor, capture_logs
+    Square = make_square(pith)
+    x = LoggingTensor(pith.tensor([1.0, 2.0], dtype=pith.float64)).requires_grad_()
+    with capture_logs() as logs:
+        logs.input("x", x)
+        y = Square.apply(x)
+        y.backward(LoggingTensor(pith.ones(2, dtype=pith.float64)))
+    assert type(y) is LoggingTensor and y.grad_fn.name() == "SquareBackward"
+    assert logs.lines[:2] == ["$0 = input('x')", "$1 = pith.ops.pith.mul.Tensor($0, $0)"]
+    assert type(x.grad) is LoggingTensor and x.grad.elem.tolist() == [2.0, 4.0]
+
+
+def test_backward_from_another_thread_runs_in_the_functions_interpreter():
+    import threading
+    Square = make_square(pith)
+    x = pith.tensor([3.0], requires_grad=True)
+    y = Square.apply(x).sum()
+    errors = []
+
+    def run():
+        try:
+            y.backward()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert errors == [] and x.grad.tolist() == [6.0]
+
+
+def test_mark_non_differentiable_of_a_non_tensor_raises():
+    def scenario(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_non_differentiable(3)
+                return x * 1
+        F.apply(lib.tensor([1.0], requires_grad=True))
+
+    def dirty(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(3)
+                return x * 1
+        F.apply(lib.tensor([1.0], requires_grad=True))
+    for case in (scenario, dirty):
+        got, want = outcome(case, pith), outcome(case, torch)
+        assert got[0] == want[0] == "RuntimeError"
+        assert got[1].startswith(want[1])  # torch's message stops before the type's name
+
+
+def test_mark_dirty_of_a_leaf_in_no_grad_returns_a_detached_alias():
+    def scenario(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+        x = lib.tensor([1.0], requires_grad=True)
+        with lib.no_grad():
+            y = F.apply(x)
+        return y is x, y.requires_grad, x.is_leaf, y
+    same(scenario)

@@ -147,7 +147,8 @@ def _is_setup_context_defined(fn):
 def _check_tensors(values, message):
     for i, v in enumerate(values):
         if not isinstance(v, _Tensor):
-            raise TypeError(message.format(i=i, type=type(v).__name__))
+            # torch raises RuntimeError here (its message loses the type's name)
+            raise RuntimeError(message.format(i=i, type=type(v).__name__))
 
 
 class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
