@@ -214,7 +214,8 @@ static pith_status wrap_output(function_node *f, pith_tensor *const *inputs, int
 }
 
 static pith_status save_all(function_node *f, pith_tensor *const *saved, int n_saved,
-                            pith_tensor *const *original, pith_tensor **outputs, int n_out)
+                            pith_tensor *const *original, pith_tensor **outputs,
+                            const int *output_flags, int n_out)
 {
     f->saved = calloc((size_t)n_saved, sizeof *f->saved);
     if (!f->saved)
@@ -226,8 +227,11 @@ static pith_status save_all(function_node *f, pith_tensor *const *saved, int n_s
         for (int i = 0; t && i < n_out && out < 0; i++)
             if (original[i] == t || outputs[i] == t)
                 out = i;
-        /* an output is saved as the tensor that carries the node's history */
-        bool as_output = out >= 0 && ag_grad_fn(outputs[out]) == &f->node;
+        /* an output is saved as the tensor that carries the node's history, without it: its
+         * history leads to this node (directly, or through CopySlices for a dirty view) */
+        const ag_node *history = out >= 0 ? ag_grad_fn(outputs[out]) : NULL;
+        bool as_output = history && (history == &f->node ||
+                                     (output_flags && (output_flags[out] & PITH_OUTPUT_DIRTY)));
         pith_status st = ag_save(&f->saved[k], as_output ? outputs[out] : t, as_output);
         if (st != PITH_OK)
             return st;
@@ -311,7 +315,7 @@ pith_status pith_function_record(const pith_function_vtable *vt, void *ctx, int 
             for (int i = 0; i < n_out; i++)
                 f->node.input_meta[i].present = false;
         if (n_saved)
-            st = save_all(f, saved, n_saved, original, outputs, n_out);
+            st = save_all(f, saved, n_saved, original, outputs, output_flags, n_out);
     }
     free(original);
     if (ctx && vt && vt->release)

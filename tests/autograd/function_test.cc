@@ -305,6 +305,35 @@ TEST_F(Function, DirtyInputTakesTheNodeAsItsHistory)
     EXPECT_EQ(Values(Grad(w.get()).get()), (std::vector<double>{2, 2}));
 }
 
+TEST_F(Function, DirtyViewSavedIsReleasedWithTheGraph)
+{
+    // a dirty view saved for backward: its history (CopySlices) leads back to the node, so
+    // it is saved without it, or the graph would hold itself and leak
+    Tensor w = Leaf({4}, 1.0);
+    Tensor base(pith_mul(w.get(), w.get()));
+    int64_t sizes[] = {2, 2};
+    pith_set_grad_enabled(false);
+    Tensor one(pith_full(0, nullptr, 1.0, PITH_FLOAT64));
+    pith_set_grad_enabled(true);
+    Tensor v(pith_reshape(base.get(), 2, sizes));
+    pith_set_grad_enabled(false);
+    ASSERT_EQ(pith_add_(v.get(), one.get()), PITH_OK);
+    pith_set_grad_enabled(true);
+    pith_tensor *in[] = {v.get()}, *outs[] = {v.get()}, *saved[] = {v.get()};
+    pith_retain(v.get());
+    int flags[] = {PITH_OUTPUT_DIRTY};
+    ASSERT_EQ(pith_function_record(&kPass, nullptr, 0, in, 1, outs, flags, 1, saved, 1, nullptr),
+              PITH_OK)
+        << pith_last_error();
+    Tensor out(outs[0]);
+    EXPECT_STREQ(pith_grad_fn_name(base.get()), "CopySlices");
+    Tensor s(pith_sum(base.get(), 0, nullptr, false));
+    pith_tensor *roots[] = {s.get()};
+    /* retain_graph: the saved values stay, and must not hold the graph */
+    ASSERT_EQ(pith_backward(roots, nullptr, 1, PITH_RETAIN_GRAPH), PITH_OK) << pith_last_error();
+    EXPECT_EQ(Values(Grad(w.get()).get()), (std::vector<double>{2, 2, 2, 2}));
+}
+
 TEST_F(Function, DirtyLeafThatRequiresGradIsRefused)
 {
     Tensor x = Leaf({2}, 1.0);
