@@ -551,3 +551,32 @@ def test_mark_dirty_of_a_leaf_in_no_grad_returns_a_detached_alias():
             y = F.apply(x)
         return y is x, y.requires_grad, x.is_leaf, y
     same(scenario)
+
+
+def test_non_tensor_outputs_and_keyword_arguments():
+    def scenario(lib):
+        seen = []
+
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale=2.0):
+                ctx.scale = scale
+                return x * scale, "label", x * 0 + 1
+
+            @staticmethod
+            def backward(ctx, g, g_label, g_ones):
+                seen.append((g_label, plain(g_ones)))
+                return g * ctx.scale, None
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y, label, ones = F.apply(x, scale=3.0)
+        y.sum().backward()
+        return y, label, seen, x.grad
+    same(scenario)
+
+
+def test_inplace_function_keeps_its_flag():
+    def scenario(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.autograd.function.InplaceFunction(inplace=True).inplace
+    same(scenario)
