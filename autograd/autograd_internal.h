@@ -22,6 +22,7 @@ struct ag_meta {
     bool is_view;
     bool view_no_grad;
     bool view_multi;
+    bool view_custom; /* an output of a custom function: See Note [Custom function nodes] */
     pith_tensor *view_base;
     int64_t attr_version;
 };

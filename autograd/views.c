@@ -66,8 +66,8 @@ void ag_view_refresh(pith_tensor *view)
 {
     ag_meta *m = view->autograd;
     int64_t now = atomic_load_explicit(&view->storage->version, memory_order_relaxed);
-    if (m->view_no_grad || !ag_requires_grad(m->view_base)) {
-        m->attr_version = now;
+    if (m->view_no_grad || m->view_custom || !ag_requires_grad(m->view_base)) {
+        m->attr_version = now; /* its grad_fn stays (custom: See Note [Custom function nodes]) */
         return;
     }
     /* as_strided of the root, recorded with grad mode on and the Autograd key in play */
@@ -115,6 +115,18 @@ pith_status ag_check_inplace_view(const pith_tensor *self)
                               "out-of-place one.",
                               m->output_nr, stem ? (int)(stem - name) : (int)strlen(name),
                               name);
+    }
+    if (m->view_custom && m->grad_fn) { /* See Note [Custom function nodes] (function.c) */
+        const char *name = m->grad_fn->vt->name, *stem = strstr(name, "Backward");
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "Output %u of %.*s is a view and is being modified inplace. This "
+                              "view was created inside a custom Function (or because an input "
+                              "was returned as-is) and the autograd logic to handle "
+                              "view+inplace would override the custom backward associated with "
+                              "the custom Function, leading to incorrect gradients. This "
+                              "behavior is forbidden. You can fix this by cloning the output "
+                              "of the custom Function.",
+                              m->output_nr, stem ? (int)(stem - name) : (int)strlen(name), name);
     }
     if (m->view_no_grad)
         return pith_set_error(PITH_ERR_RUNTIME,

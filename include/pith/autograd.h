@@ -94,6 +94,70 @@ PITH_API void pith_node_slot_clear(pith_node *node, void *pyobj);
 PITH_API void *pith_node_py_state(const pith_node *node, const pith_interpreter *interp);
 PITH_API pith_status pith_node_set_py_state(pith_node *node, pith_interpreter *interp, void *obj);
 
+/* ---- custom functions (autograd/function.c; docs/c_api.md, "Custom functions") ---- */
+
+/* A function whose backward is a C callback, as PyTorch's autograd.Function. The caller
+ * computes the outputs from the inputs itself, with grad mode off, then records them with
+ * pith_function_record. backward gets the gradient of each output (NULL: none reached it,
+ * or the output is not differentiable, or materializing is off) and stores a new reference
+ * (or NULL: zero, or none needed) in grad_inputs[j] for each input j; it returns PITH_OK or
+ * the error, set with pith_set_error (its message reaches the caller of backward). `node`
+ * is the function's node: pith_function_saved reads what was saved. release(ctx) runs once
+ * when the node is freed (or at once when nothing is recorded); NULL: nothing to release. */
+typedef struct pith_function_vtable {
+    const char *name; /* the node's name, PyTorch style: "MyFunctionBackward" (copied) */
+    pith_status (*backward)(void *ctx, pith_node *node, pith_tensor *const *grad_outputs,
+                            int n_out, pith_tensor **grad_inputs, int n_in);
+    void (*release)(void *ctx);
+} pith_function_vtable;
+
+/* Per output of pith_function_record. */
+enum {
+    PITH_OUTPUT_NON_DIFFERENTIABLE = 1, /* ctx.mark_non_differentiable */
+    PITH_OUTPUT_DIRTY = 2               /* an input written in place (ctx.mark_dirty) */
+};
+/* Flags of pith_function_record. */
+enum {
+    PITH_FUNCTION_NO_MATERIALIZE_GRADS = 1 /* ctx.set_materialize_grads(False): a missing
+                                              output gradient reaches backward as NULL */
+};
+
+/* Records a node of `vt` for outputs[0..n_out) computed from inputs[0..n_in) (an input may
+ * be NULL: it takes no gradient), as PyTorch's Function.apply does after forward:
+ *  - nothing is recorded when grad mode is off or no input requires grad (*node NULL);
+ *  - an output with PITH_OUTPUT_NON_DIFFERENTIABLE, or of an integer dtype, gets no
+ *    history (one that required grad is detached);
+ *  - an output with PITH_OUTPUT_DIRTY must be one of the inputs: its history is rewritten
+ *    as by an in-place op (a leaf that requires grad is PyTorch's error, even with nothing
+ *    recorded; a view of another tensor is allowed only when n_out is 1);
+ *  - an output that is one of the inputs and not dirty is replaced, in outputs[i], by a
+ *    new alias of it (the reference the caller put there is released), which takes the
+ *    history: the input keeps its own;
+ *  - an output that is a view of an input keeps its history from this node, and writing it
+ *    in place with grad mode on is PyTorch's "created inside a custom Function" error.
+ * saved[0..n_saved) (entries may be NULL) are kept with their versions for
+ * pith_function_saved, an output without its history (no cycle). outputs[] hold references
+ * of the caller's. ctx is always taken: the node owns it, or vt->release runs before this
+ * returns (nothing recorded, or an error). *node (may be NULL) gets a new reference. */
+PITH_API pith_status pith_function_record(const pith_function_vtable *vt, void *ctx, int flags,
+                                          pith_tensor *const *inputs, int n_in,
+                                          pith_tensor **outputs, const int *output_flags,
+                                          int n_out, pith_tensor *const *saved, int n_saved,
+                                          pith_node **node);
+/* The number of tensors a function node saved (0 for another node). */
+PITH_API int pith_function_num_saved(const pith_node *node);
+/* Saved tensor i of a function node: a new reference (NULL for a saved NULL), with its
+ * history when grad mode is on (a backward with PITH_CREATE_GRAPH). PyTorch's errors when
+ * the graph was freed by a backward without PITH_RETAIN_GRAPH, or the tensor was modified
+ * in place since. */
+PITH_API pith_status pith_function_saved(pith_node *node, int i, pith_tensor **out);
+/* Whether backward must compute the gradient of input i (it has an edge that this backward
+ * needs), as ctx.needs_input_grad. */
+PITH_API bool pith_function_needs_input_grad(const pith_node *node, int i);
+/* The ctx of a function node whose backward is vt's (borrowed), or NULL for another node.
+ * (The node copies the vtable: the caller's may be a temporary.) */
+PITH_API void *pith_function_ctx(const pith_node *node, const pith_function_vtable *vt);
+
 /* ---- hooks ---- */
 
 /* A tensor hook: it sees the gradient computed for the tensor, and may replace it by

@@ -10,12 +10,6 @@
 
 /* ---- nodes ---- */
 
-typedef struct {
-    PyObject_HEAD
-    pith_node *node; /* one reference */
-    PyObject *weakreflist;
-} node_object;
-
 /* Note [Node wrappers]
  * A node's wrapper holds the node; the node points back at the wrapper without owning it
  * (Note [Nodes], autograd/autograd.h), so `y.grad_fn is y.grad_fn` while the wrapper lives.
@@ -23,9 +17,27 @@ typedef struct {
  * and another interpreter gets a wrapper of its own each time (identity holds within the
  * tagging interpreter only). A wrapper is an instance of a subclass named as PyTorch names
  * the node's class ("MulBackward0"), made once per name and module. */
+/* The node of a wrapper, or NULL with PyTorch's error: a custom Function's ctx has none
+ * before its forward recorded it, nor after its node was freed (See Note [Python Function
+ * objects], autograd_function.c). */
+static pith_node *node_of(PyObject *self, const char *attribute)
+{
+    pith_node *n = ((node_object *)self)->node;
+    if (!n)
+        PyErr_Format(PyExc_RuntimeError,
+                     "Attribute '%s' is invalid for this instance of _C._FunctionBase. "
+                     "Accessing this attribute directly on an instance of autograd.Function is "
+                     "a legacy access pattern that is no longer supported. For examples on how "
+                     "to use new-style autograd functions, see "
+                     "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function ",
+                     attribute);
+    return n;
+}
+
 static PyObject *node_name_method(PyObject *self, PyObject *unused)
 {
-    return PyUnicode_FromString(pith_node_name(((node_object *)self)->node));
+    pith_node *n = node_of(self, "name");
+    return n ? PyUnicode_FromString(pith_node_name(n)) : NULL;
 }
 
 static PyObject *node_next_functions(PyObject *self, void *unused)
@@ -33,7 +45,9 @@ static PyObject *node_next_functions(PyObject *self, void *unused)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
-    pith_node *n = ((node_object *)self)->node;
+    pith_node *n = node_of(self, "next_functions");
+    if (!n)
+        return NULL;
     int count = pith_node_num_next(n);
     PyObject *out = PyTuple_New(count);
     for (int i = 0; out && i < count; i++) {
@@ -62,7 +76,7 @@ static PyObject *node_get_metadata(PyObject *self, void *unused)
 {
     node_object *o = (node_object *)self;
     pith_module_state *st = state_of_type(Py_TYPE(self));
-    if (!st)
+    if (!st || !node_of(self, "metadata"))
         return NULL;
     PyObject *dict = pith_node_py_state(o->node, st->interp);
     if (dict)
@@ -95,6 +109,8 @@ static PyObject *node_get_variable(PyObject *self, void *unused)
 
 static PyObject *node_repr(PyObject *self)
 {
+    if (!((node_object *)self)->node)
+        return PyUnicode_FromFormat("<%s object at %p>", Py_TYPE(self)->tp_name, self);
     return PyUnicode_FromFormat("<%s object at %p>", pith_node_name(((node_object *)self)->node),
                                 self);
 }
@@ -620,5 +636,5 @@ int autograd_init(PyObject *module, pith_module_state *st)
             return -1;
     }
     PyType_Modified(st->tensor_type);
-    return 0;
+    return autograd_function_init(module, st);
 }

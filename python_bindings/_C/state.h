@@ -164,6 +164,14 @@ extern PyMethodDef grad_mode_tensor_methods[];
 
 /* autograd.c: Tensor.requires_grad & co., nodes, _run_backward. */
 int autograd_init(PyObject *module, pith_module_state *st);
+/* A node's wrapper (pith._C._Node and its subclasses); See Note [Node wrappers]. */
+typedef struct {
+    PyObject_HEAD
+    pith_node *node; /* one reference; borrowed for a Function's ctx (autograd_function.c) */
+    PyObject *weakreflist;
+} node_object;
+/* autograd_function.c: the C half of pith.autograd.Function (called by autograd_init). */
+int autograd_function_init(PyObject *module, pith_module_state *st);
 /* The wrapper of a node (new reference); See Note [Node wrappers]. */
 PyObject *node_wrap(pith_module_state *st, pith_node *n);
 /* requires_grad=True of a factory, with PyTorch's factory message for other dtypes. */

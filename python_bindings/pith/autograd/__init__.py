@@ -11,7 +11,7 @@ from .._grad_mode import (  # noqa: F401
     set_grad_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "functional"]
+           "inference_mode", "gradcheck", "gradgradcheck", "functional", "Function"]
 
 _Tensor = _C.Tensor
 
@@ -51,6 +51,21 @@ def _grads_for(outputs, grads, what):
     return tuple(checked)
 
 
+def _run_engine(*args):
+    """_C._run_backward, re-raising the exception a custom Function's backward raised as
+    itself: the engine carries only its message (function.py's _pending)."""
+    _pending.error = None
+    try:
+        return _C._run_backward(*args)
+    except RuntimeError as e:
+        error, _pending.error = _pending.error, None
+        if error is not None and str(error) in str(e):
+            raise error.with_traceback(error.__traceback__) from None
+        raise
+    finally:
+        _pending.error = None
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulates the gradients of `tensors` into the .grad of the graph's leaves (or of
@@ -67,8 +82,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _grads_for(tensors, grad_tensors, "backward")
     if retain_graph is None:
         retain_graph = create_graph
-    _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), inputs, False,
-                     True)
+    _run_engine(tensors, grads, bool(retain_graph), bool(create_graph), inputs, False, True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -91,13 +105,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _grads_for(outputs, grad_outputs, "grad")
     if retain_graph is None:
         retain_graph = create_graph
-    result = _C._run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs,
+    result = _run_engine(outputs, grads, bool(retain_graph), bool(create_graph), inputs,
                               bool(allow_unused), False)
     if materialize_grads:
         from .. import zeros_like
         result = tuple(zeros_like(x) if g is None else g for x, g in zip(inputs, result))
     return result
 
+
+from . import function  # noqa: E402
+from .function import Function, _pending  # noqa: E402
 
 # As in torch, pith.autograd.gradcheck is the function, and the module of that name holds
 # GradcheckError (`from pith.autograd.gradcheck import GradcheckError`); the function carries

@@ -22,3 +22,6 @@ def grad(outputs: _Tensors, inputs: _Tensors,
 def gradcheck(func: Callable[..., Any], inputs: Any, **kwargs: Any) -> bool: ...
 def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = ...,
                   **kwargs: Any) -> bool: ...
+
+from . import function as function
+from .function import Function as Function

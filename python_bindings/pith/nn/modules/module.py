@@ -1,7 +1,7 @@
 """pith.nn.Module: parameter, buffer and submodule registration, iteration, state_dict,
-repr, and forward hooks (per module and global), with PyTorch's semantics (names, order,
-messages).
-Backward hooks and devices are not here.
+repr, forward hooks and full backward hooks (per module and global), with PyTorch's
+semantics (names, order, messages). The backward hooks' graph work is _backward_hooks.py's.
+Devices are not here.
 """
 import itertools
 import warnings
@@ -16,7 +16,8 @@ from ..parameter import Parameter
 Tensor = _C.Tensor
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
-           "register_module_forward_hook"]
+           "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook"]
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -113,6 +114,8 @@ _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_with_kwargs = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
 
 
 def _add_hook(hooks, hook, flags=(), prepend=False):
@@ -143,9 +146,22 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
                       (_global_forward_hooks_always_called, always_call)])
 
 
+def register_module_full_backward_pre_hook(hook):
+    """Registers hook(module, grad_output) -> None or new grad_output for every module,
+    before each module's own backward pre-hooks."""
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """Registers hook(module, grad_input, grad_output) -> None or new grad_input for every
+    module, before each module's own backward hooks."""
+    return _add_hook(_global_backward_hooks, hook)
+
+
 # The per-module hook dicts, which Module.__init__ creates and __setstate__ restores.
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-               "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+               "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_backward_pre_hooks", "_backward_hooks")
 
 
 class Module:
@@ -174,6 +190,7 @@ class Module:
         set_attr("_modules", {})
         for name in _HOOK_DICTS:
             set_attr(name, OrderedDict())
+        set_attr("_is_full_backward_hook", None)
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -181,7 +198,9 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+                or _global_forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -207,6 +226,14 @@ class Module:
                     new = hook(self, args)
                     if new is not None:
                         args = new if isinstance(new, tuple) else (new,)
+            bw_hook = None
+            full_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*_global_backward_pre_hooks.values(),
+                         *self._backward_pre_hooks.values()]
+            if full_hooks or pre_hooks:
+                from ._backward_hooks import BackwardHook
+                bw_hook = BackwardHook(self, full_hooks, pre_hooks)
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in (*_global_forward_hooks.items(),
                                   *self._forward_hooks.items()):
@@ -216,6 +243,12 @@ class Module:
                 with_kwargs = (hook_id in self._forward_hooks_with_kwargs
                                or hook_id in _global_forward_hooks_with_kwargs)
                 result = self._run_forward_hook(hook, with_kwargs, args, kwargs, result)
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  "Tensor or a tuple of Tensors but received "
+                                  f"{type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
             for hooks, always, with_kwargs, kind in (
@@ -255,6 +288,21 @@ class Module:
         return _add_hook(self._forward_hooks, hook,
                          [(self._forward_hooks_with_kwargs, with_kwargs),
                           (self._forward_hooks_always_called, always_call)], prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Registers hook(module, grad_output) -> None or new grad_output, called when the
+        gradients of the module's outputs are computed; prepend puts it first."""
+        return _add_hook(self._backward_pre_hooks, hook, (), prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Registers hook(module, grad_input, grad_output) -> None or new grad_input,
+        called when the gradients of the module's inputs are computed; prepend puts it
+        first."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward "
+                               "hooks on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        return _add_hook(self._backward_hooks, hook, (), prepend)
 
     # ---- registration ----------------------------------------------------------------
 
@@ -403,6 +451,8 @@ class Module:
         for name in _HOOK_DICTS:  # modules pickled before pith had hooks
             if name not in self.__dict__:
                 super().__setattr__(name, OrderedDict())
+        if "_is_full_backward_hook" not in self.__dict__:
+            super().__setattr__("_is_full_backward_hook", None)
 
     def __dir__(self):
         keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
