@@ -39,6 +39,7 @@
  * cache (_PyType_Lookup of the two names), and only a type that overrides the layer makes
  * it read the thread state's disabled state. An nn.Parameter (the common subclass) costs
  * the two lookups and no more. */
+#include <stdio.h>
 #include <string.h>
 
 #include "binder.h"
@@ -421,6 +422,18 @@ int function_layer_method_args(PyObject *self, const char *func_name, PyObject *
     if (items != small)
         PyMem_Free(items);
     return rc;
+}
+
+int function_layer_setter(PyObject *self, const char *attr, PyObject *value, int *rc)
+{
+    char func_name[64];
+    PyObject *items[2] = {self, value}, *result;
+    snprintf(func_name, sizeof func_name, "%s.%s", attr, value ? "__set__" : "__delete__");
+    if (!function_layer_method(self, func_name, items, value ? 2 : 1, NULL, &result))
+        return 0;
+    *rc = result ? 0 : -1;
+    Py_XDECREF(result);
+    return 1;
 }
 
 int function_layer_modes_only(pith_module_state *st, PyObject *module, const char *func_name,

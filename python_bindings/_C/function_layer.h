@@ -103,6 +103,12 @@ int function_layer_method_tuple(PyObject *self, const char *func_name, PyObject 
 /* The same with the arguments after self as vectorcall gives them to a method. */
 int function_layer_method_args(PyObject *self, const char *func_name, PyObject *const *args,
                                Py_ssize_t nargs, PyObject *kwnames, PyObject **result);
+/* For the setter of the property `attr` of pith.Tensor (value NULL: a delete), on `self`
+ * (which passed function_self_maybe): the handlers get `attr`.__set__ with (self, value),
+ * or `attr`.__delete__ with (self,), as PyTorch's handle_torch_function_setter gives them.
+ * Returns 1 when the layer ran or failed (*rc 0, or -1 with an exception), 0 when the
+ * assignment is to go on as usual. */
+int function_layer_setter(PyObject *self, const char *attr, PyObject *value, int *rc);
 /* For a pith function that takes no tensor (pith.tensor, as_tensor): only a function mode
  * sees it, as `module`.`func_name`; `args` is a tuple, `kwargs` a dict or NULL. Call it
  * when function_modes_maybe(). Same returns. */
@@ -113,6 +119,15 @@ int function_layer_modes_only(pith_module_state *st, PyObject *module, const cha
 int function_layer_call(pith_module_state *st, PyObject *func, const char *func_name,
                         PyObject *const *items, Py_ssize_t nargs, PyObject *kwnames,
                         PyObject **result);
+
+/* At the top of the setter of the property `attr` of pith.Tensor. */
+#define FUNCTION_LAYER_SETTER(self, attr, value)                                            \
+    do {                                                                                    \
+        int layer_rc_;                                                                      \
+        if (function_self_maybe(self) &&                                                    \
+            function_layer_setter(self, attr, value, &layer_rc_))                           \
+            return layer_rc_;                                                               \
+    } while (0)
 
 /* At the top of a C method, property or slot of pith.Tensor that takes no argument but
  * `self`: returns the function layer's result when it runs. */
