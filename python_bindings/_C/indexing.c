@@ -331,7 +331,7 @@ static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t, inde
 
 /* alias(x) through the dispatcher, so that it records: for a tensor with autograd state,
  * whose views must carry history (pith_alias goes straight to the backend). */
-static pith_tensor *alias_recorded(pith_tensor *x)
+pith_tensor *alias_recorded(pith_tensor *x)
 {
     static const pith_op *alias_op; /* built-in ops live for the process */
     if (!alias_op && !(alias_op = pith_op_find("alias")))

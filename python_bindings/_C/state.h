@@ -231,6 +231,9 @@ PyObject *tensor_mp_subscript(PyObject *self, PyObject *key);
 int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value);
 PyObject *tensor_get_T(PyObject *self, void *closure);
 PyObject *tensor_iter(PyObject *self);
+/* alias(x) through the dispatcher, so that it records (a new reference, or NULL with the C
+ * error set); for a tensor with autograd state, whose views carry history. */
+pith_tensor *alias_recorded(pith_tensor *x);
 
 /* Whether `t` has elements but no memory: a meta tensor, or a wrapper subclass
  * (_make_wrapper_subclass) whatever device it reports. Exports (buffer, NumPy, DLPack,

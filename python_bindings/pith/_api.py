@@ -155,14 +155,6 @@ def view_as(self, other):
     return self.view(other.size())
 
 
-def as_subclass(self, cls):
-    """A `cls` instance over self's data (a view sharing its memory), as PyTorch's."""
-    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
-                        "Tensor is not possible. Make sure your class inherits from Tensor.")
-    return Tensor._make_subclass(cls, self)
-
-
 def is_tensor(obj, /):
     """Whether obj is a pith.Tensor (or a subclass instance)."""
     return isinstance(obj, Tensor)
@@ -280,6 +272,13 @@ def register_hook(self, hook):
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph's leaves, as
     torch.Tensor.backward: see pith.autograd.backward."""
+    if _C._has_pith_function_unary(self):
+        # Spelled out as PyTorch's: the handlers get every keyword with its value
+        # (Note [Function layer], python_bindings/_C/function_layer.c).
+        return _C._handle_pith_function(
+            Tensor.backward, (self,), (self,),
+            dict(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs))
     from . import autograd
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -373,11 +372,10 @@ def install(namespace):
     methods.update(new_full=new_full, new_tensor=new_tensor, fill_=fill_, zero_=zero_,
                    type_as=type_as, view_as=view_as, is_floating_point=is_floating_point,
                    type=type_, cpu=cpu, cuda=cuda, get_device=get_device,
-                   element_size=element_size, backward=backward,
-                   register_hook=register_hook)
+                   element_size=element_size, register_hook=register_hook)
     for name, method in methods.items():
         setattr(Tensor, name, _overridable(method))
-    Tensor.as_subclass = as_subclass  # PyTorch's as_subclass skips __torch_function__
+    Tensor.backward = backward
     Tensor.is_cuda = _overridable_property(lambda self: False,
                                            doc="False: pith tensors live on the CPU.")
     Tensor.is_cpu = _overridable_property(lambda self: self.device.type == "cpu")
