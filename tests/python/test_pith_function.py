@@ -29,7 +29,7 @@ KNOWN_NAMES = {"__rdiv__": "__rtruediv__"}
 def name_of(lib, func):
     """func as a name both libraries agree on: "add", "__getitem__", "shape.__get__"."""
     name = getattr(func, "__name__", None)
-    if name in ("__get__", "__set__"):
+    if name in ("__get__", "__set__", "__delete__"):
         owner = func.__self__
         for attr, value in vars(lib.Tensor).items():
             if value is owner:
@@ -459,6 +459,19 @@ def test_dispatch_subclass_sees_the_ops_torch_shows(with_function):
     assert results[0][0] == (["mul", "relu", "sum"] if with_function else ["mul"])
 
 
+@needs_torch
+@pytest.mark.parametrize("with_function", [False, True])
+def test_detach_of_a_dispatch_subclass_gives_torch_type(with_function):
+    results = []
+    for lib in (pith, torch):
+        log = []
+        Logging = logging_dispatch(lib, log, with_function)
+        d = lib.tensor([1.0, 2.0]).as_subclass(Logging).detach()
+        results.append(([name.split(".")[0] for name in log], type(d).__name__))
+    assert results[0] == results[1]
+    assert results[0] == (["detach"], "Logging" if with_function else "Tensor")
+
+
 def test_defining_pith_dispatch_disables_the_inherited_function_layer():
     class Dispatching(pith.Tensor):
         @classmethod
@@ -480,6 +493,73 @@ def test_defining_pith_dispatch_disables_the_inherited_function_layer():
 
     assert pith._C._function_overrides(Both)
     assert Both.__dict__["__torch_function__"] is not pith._C._disabled_pith_function_impl
+
+
+# ---- autograd -------------------------------------------------------------------------------
+
+def run_logged_leaf(lib, code):
+    """run_logged with `s` a Logged leaf [1, 2] that requires grad (_make_subclass, as
+    nn.Parameter is made)."""
+    log = []
+    Logged = logging_subclass(lib, log)
+    s = lib.Tensor._make_subclass(Logged, lib.tensor([1.0, 2.0]), True)
+    result = eval(code, {"lib": lib, "s": s, "Logged": Logged, "hook": _identity})
+    return log, type(result).__name__
+
+
+def _identity(grad):
+    """A tensor hook that holds nothing of the test's (a lambda made by eval would hold the
+    tensor it hooks through its globals)."""
+    return grad
+
+
+AUTOGRAD_CALLS = [
+    "s.requires_grad", "s.grad", "s.grad_fn", "s.is_leaf", "s._version", "s.output_nr",
+    "s.data", "s.retains_grad", "(s * 2).grad_fn", "(s * 2).retain_grad()",
+    "(s * 2).retains_grad", "s.register_hook(hook) is not None", "s.requires_grad_()",
+    "s.requires_grad_(False)", "s.detach()", "(s * 2).sum().backward()",
+    "((s * 2).sum().backward(), s.grad)[1]", "setattr(s, 'grad', lib.ones(2))",
+    "delattr(s, 'grad')", "setattr(s, 'requires_grad', False)",
+    "lib.Tensor._make_subclass(Logged, lib.ones(2)).detach_()",
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("code", AUTOGRAD_CALLS)
+def test_autograd_attributes_reach_the_handler_as_in_torch(code):
+    assert run_logged_leaf(pith, code) == run_logged_leaf(torch, code)
+
+
+def test_as_subclass_keeps_the_history():
+    t = pith.tensor([1.0, 2.0], requires_grad=True)
+    s = t.as_subclass(logging_subclass(pith, []))
+    assert s.requires_grad and not s.is_leaf
+    assert s.grad_fn.name() == "AliasBackward0"
+    (s * 3).sum().backward()
+    assert t.grad.tolist() == [3.0, 3.0]
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["leaf", "as_subclass"])
+def test_gradients_through_a_function_subclass_equal_torch(make):
+    values = [0.5, -1.0, 2.0]
+    results = []
+    for lib in (pith, torch):
+        log = []
+        Logged = logging_subclass(lib, log)
+        if make == "leaf":
+            leaf = x = lib.Tensor._make_subclass(Logged, lib.tensor(values), True)
+        else:
+            leaf = lib.tensor(values, requires_grad=True)
+            x = leaf.as_subclass(Logged)
+        y = (x * x + x.sin() * 3).relu()
+        loss = (y / 2).sum()
+        loss.backward()
+        results.append((leaf.grad.tolist(), type(loss).__name__, type(leaf.grad).__name__,
+                        loss.grad_fn.name(), [entry[0] for entry in log]))
+    (got, *rest), (want, *rest_want) = results
+    assert got == pytest.approx(want)
+    assert rest == rest_want
 
 
 # ---- nn.Parameter --------------------------------------------------------------------------
