@@ -687,6 +687,35 @@ def test_nested_modes_see_calls_innermost_first_as_in_torch():
 
 
 @needs_torch
+def test_mode_sees_a_factory_with_requires_grad_as_in_torch():
+    results = []
+    for lib in (pith, torch):
+        log = []
+        with recording_mode(lib, "mode", log):
+            z = lib.zeros(2, requires_grad=True)
+            t = lib.tensor([1.0], requires_grad=True)
+            y = (z * 2).sum()
+        results.append((log, z.requires_grad, z.is_leaf, t.requires_grad,
+                        y.grad_fn.name()))
+    assert results[0] == results[1]
+
+
+@needs_torch
+def test_a_mode_answer_to_a_factory_is_returned_as_it_is():
+    results = []
+    for lib in (pith, torch):
+        class Answering(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                with lib._C.DisableTorchFunction():
+                    return lib.ones(2, dtype=lib.int64)
+
+        with Answering():
+            r = lib.zeros(2, requires_grad=True)
+        results.append((str(r.dtype).split(".")[-1], r.requires_grad))
+    assert results[0] == results[1] == ("int64", False)
+
+
+@needs_torch
 def test_mode_runs_before_the_subclass_handlers_as_in_torch():
     results = []
     for lib in (pith, torch):
