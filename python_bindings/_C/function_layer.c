@@ -6,28 +6,27 @@
  * function_layer.h and at the call sites (binder.c, tensor_number.c, ...).
  *
  * Note [Function layer]
- * PyTorch's protocol, before any argument is converted: a call of a pith function, a
- * Tensor method, an operator or slot (x + y is pith.Tensor.add, x[i] Tensor.__getitem__,
- * x.shape Tensor.shape.__get__, the names PyTorch passes), a pith.ops overload or a Python
- * function of pith (pith.nn.functional.relu) first looks at its arguments: at every Tensor
- * and Tensor[] parameter of the overload that matched (the binder) or at every argument (the
- * other call sites), one level into lists and tuples. An argument overrides the layer when
- * it is not a pith.Tensor of the exact type and its type has a __pith_function__ (or
- * __torch_function__, its synonym: whichever the nearer class of the MRO defines) other
- * than _disabled_pith_function_impl; an object that is no tensor at all but overrides it
- * binds a Tensor parameter (a tensor-like). When one does, or a function mode is in effect
- * on this thread, the call becomes handler(func, types, args, kwargs): the top mode first
- * (popped while it runs), then one handler per overriding type, a subclass before its bases
- * and otherwise left to right (overloaded_insert), until one returns something other than
- * NotImplemented; when all do, TypeError. `func` is the public callable and `types` the
- * overriding types; `kwargs` is None when the call had no keywords, as PyTorch's C calls
- * give it. pith.Tensor's own __pith_function__ (pith/_tensor.py) runs func with the layer
- * disabled for subclasses and makes Tensor results instances of the subclass, as
- * PyTorch's does; nn.Parameter sets _disabled_pith_function_impl, so ops on parameters
- * give plain tensors; a class that defines __pith_dispatch__ and inherits the default gets
- * the disabled one too (function_class_created, PyTorch's THPVariableMetaType_init).
- * DisablePithFunctionSubclass and DisablePithFunction (function_modes.c) live in the
- * calling thread state, as the modes do.
+ * PyTorch's protocol, before any argument is converted: a call of a pith function, a Tensor
+ * method, an operator or slot (x + y is pith.Tensor.add, x[i] Tensor.__getitem__, x.shape
+ * Tensor.shape.__get__, x.grad = g Tensor.grad.__set__: the names PyTorch passes), a pith.ops
+ * overload or a Python function of pith (pith.nn.functional.relu) first looks at its arguments:
+ * at every Tensor and Tensor[] parameter of the overload that matched (the binder) or at every
+ * argument (the other call sites), one level into lists and tuples. An argument overrides the
+ * layer when it is not a pith.Tensor of the exact type and its type has a __pith_function__ (or
+ * __torch_function__, its synonym: whichever the nearer class of the MRO defines) other than
+ * _disabled_pith_function_impl; an object that is no tensor at all but overrides it binds a
+ * Tensor parameter (a tensor-like). When one does, or a function mode is in effect on this
+ * thread, the call becomes handler(func, types, args, kwargs): the top mode first (popped while
+ * it runs), then one handler per overriding type, a subclass before its bases and otherwise
+ * left to right (overloaded_insert), until one returns something other than NotImplemented;
+ * when all do, TypeError. `func` is the public callable and `types` the overriding types;
+ * `kwargs` is None when the call had no keywords, as PyTorch's C calls give it. pith.Tensor's
+ * own __pith_function__ (pith/_tensor.py) runs func with the layer disabled for subclasses and
+ * makes Tensor results instances of the subclass, as PyTorch's does; nn.Parameter sets
+ * _disabled_pith_function_impl, so ops on parameters give plain tensors; a class that defines
+ * __pith_dispatch__ and inherits the default gets the disabled one too (function_class_created,
+ * PyTorch's THPVariableMetaType_init). DisablePithFunctionSubclass and DisablePithFunction
+ * (function_modes.c) live in the calling thread state, as the modes do.
  *
  * Why it is cheap: the common call has only plain tensors and numbers, and no mode
  * anywhere. The binder checks the slots of Tensor parameters it already bound, each with
