@@ -1,8 +1,10 @@
 /* autograd.c — autograd for Python: Tensor.requires_grad, .grad, .grad_fn, .is_leaf,
  * _version, requires_grad_, the graph's nodes as Python objects, and the engine's entry
  * (pith.autograd.backward and grad are written over _C._run_backward in
- * pith/autograd/__init__.py). The runtime is libpith's (docs/autograd.md). */
-#include "pydispatch.h"
+ * pith/autograd/__init__.py). The runtime is libpith's (docs/autograd.md). The attributes and
+ * methods of Tensor ask the function layer first, as PyTorch's (See Note [Function layer],
+ * function_layer.c). */
+#include "function_layer.h"
 #include "state.h"
 
 #include <structmember.h>
@@ -213,10 +215,11 @@ static int raise_status(pith_module_state *st)
 
 static PyObject *tensor_get_requires_grad(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "requires_grad.__get__");
     return PyBool_FromLong(pith_requires_grad(tensor_of(self)));
 }
 
-static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *unused)
+static int requires_grad_set(PyObject *self, PyObject *value)
 {
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
@@ -239,19 +242,29 @@ static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *unuse
     return pith_set_requires_grad(t, value == Py_True) == PITH_OK ? 0 : raise_status(st);
 }
 
+static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *unused)
+{
+    FUNCTION_LAYER_SETTER(self, "requires_grad", value);
+    return requires_grad_set(self, value);
+}
+
 static PyObject *tensor_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"requires_grad", NULL};
-    PyObject *value = Py_True;
+    PyObject *value = Py_True, *result;
+    if (function_self_maybe(self) &&
+        function_layer_method_tuple(self, "requires_grad_", args, kwargs, &result))
+        return result;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O!:requires_grad_", kwlist, &PyBool_Type,
                                      &value) ||
-        tensor_set_requires_grad(self, value, NULL) < 0)
+        requires_grad_set(self, value) < 0)
         return NULL;
     return Py_NewRef(self);
 }
 
 static PyObject *tensor_get_grad(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "grad.__get__");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     pith_tensor *g = NULL;
     if (!st || pith_grad_get(tensor_of(self), &g) != PITH_OK)
@@ -261,6 +274,7 @@ static PyObject *tensor_get_grad(PyObject *self, void *unused)
 
 static int tensor_set_grad(PyObject *self, PyObject *value, void *unused)
 {
+    FUNCTION_LAYER_SETTER(self, "grad", value);
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return -1;
@@ -275,6 +289,7 @@ static int tensor_set_grad(PyObject *self, PyObject *value, void *unused)
 
 static PyObject *tensor_get_grad_fn(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "grad_fn.__get__");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
@@ -288,21 +303,25 @@ static PyObject *tensor_get_grad_fn(PyObject *self, void *unused)
 
 static PyObject *tensor_get_is_leaf(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "is_leaf.__get__");
     return PyBool_FromLong(pith_is_leaf(tensor_of(self)));
 }
 
 static PyObject *tensor_get_version(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "_version.__get__");
     return PyLong_FromLongLong((long long)pith_version_counter(tensor_of(self)));
 }
 
 static PyObject *tensor_get_output_nr(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "output_nr.__get__");
     return PyLong_FromLong(pith_output_nr(tensor_of(self)));
 }
 
 static PyObject *tensor_detach_(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "detach_");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
@@ -315,6 +334,7 @@ static PyObject *tensor_detach_(PyObject *self, PyObject *unused)
  * is the storage's, so unlike PyTorch's .data it is shared: docs/autograd.md). */
 static PyObject *tensor_get_data(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "data.__get__");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
@@ -422,6 +442,7 @@ static PyObject *module_remove_hook(PyObject *module, PyObject *args)
 
 static PyObject *tensor_retain_grad(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "retain_grad");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
@@ -432,6 +453,7 @@ static PyObject *tensor_retain_grad(PyObject *self, PyObject *unused)
 
 static PyObject *tensor_get_retains_grad(PyObject *self, void *unused)
 {
+    FUNCTION_LAYER_SELF(self, "retains_grad.__get__");
     return PyBool_FromLong(pith_retains_grad(tensor_of(self)));
 }
 

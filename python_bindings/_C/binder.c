@@ -80,13 +80,26 @@ static bool is_float_list(pith_module_state *st, PyObject *v, int list_size)
     return true;
 }
 
-static bool is_tensor_list(pith_module_state *st, PyObject *v, bool allow_none)
+/* A tensor argument: a pith.Tensor, or an object that overrides the function layer (a
+ * tensor-like). Anything but a plain pith.Tensor sets *maybe: the call may be for the
+ * function layer (See Note [Function layer], function_layer.c), which the binder learns
+ * here at the cost of the type compare it makes anyway. */
+static bool is_tensor_argument(pith_module_state *st, PyObject *v, bool *maybe)
+{
+    if (Py_IS_TYPE(v, st->tensor_type))
+        return true;
+    bool ok = tensor_check(st, v) || function_tensor_like(st, v);
+    *maybe = *maybe || ok;
+    return ok;
+}
+
+static bool is_tensor_list(pith_module_state *st, PyObject *v, bool allow_none, bool *maybe)
 {
     if (!is_sequence(v))
         return false;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(v, i);
-        if (!tensor_check(st, item) && !(allow_none && item == Py_None))
+        if (!(allow_none && item == Py_None) && !is_tensor_argument(st, item, maybe))
             return false;
     }
     return true;
@@ -119,9 +132,9 @@ static bool is_dtype(pith_module_state *st, PyObject *v)
 }
 
 /* Whether `v` fits parameter `p` (See Note [One binder], step 1); `number_ok` says whether
- * a Python number may stand for a Tensor here. */
+ * a Python number may stand for a Tensor here; *maybe as is_tensor_argument's. */
 static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *v,
-                          bool number_ok)
+                          bool number_ok, bool *maybe)
 {
     switch (p->type) {
     case PITH_TYPE_OPT_TENSOR:
@@ -130,11 +143,13 @@ static bool param_accepts(pith_module_state *st, const bind_param *p, PyObject *
         /* fall through */
     case PITH_TYPE_TENSOR:
         /* a NumPy scalar is a number here too, as PyTorch's THPUtils_checkScalar */
-        return tensor_check(st, v) || (number_ok && (is_number(v) || is_numpy_scalar(v)));
+        if (Py_IS_TYPE(v, st->tensor_type) || (number_ok && is_number(v)))
+            return true;
+        return is_tensor_argument(st, v, maybe) || (number_ok && is_numpy_scalar(v));
     case PITH_TYPE_TENSOR_LIST:
-        return is_tensor_list(st, v, false);
+        return is_tensor_list(st, v, false, maybe);
     case PITH_TYPE_LIST_OPT_TENSOR:
-        return is_tensor_list(st, v, true);
+        return is_tensor_list(st, v, true, maybe);
     case PITH_TYPE_OPT_INT:
         if (v == Py_None)
             return true;
@@ -331,12 +346,13 @@ static int missing_check(const overload_object *ov, const bound_args *b, int i,
 
 /* Each of the varargs gathered into parameter `i` has the list's item type: 0, or -1 with
  * `why`. */
-static int varargs_check(pith_module_state *st, const overload_object *ov,
-                         const bound_args *b, int i, bind_failure *why)
+static int varargs_check(pith_module_state *st, const overload_object *ov, bound_args *b,
+                         int i, bind_failure *why)
 {
     bool tensors = ov->params[i].type == PITH_TYPE_TENSOR_LIST;
     for (Py_ssize_t k = 0; k < b->nvarargs; k++)
-        if (tensors ? !tensor_check(st, b->varargs[k]) : !is_int_like(st, b->varargs[k])) {
+        if (tensors ? !is_tensor_argument(st, b->varargs[k], &b->function_maybe)
+                    : !is_int_like(st, b->varargs[k])) {
             why->code = FAIL_TYPE;
             why->index = i;
             why->value = b->varargs[k];
@@ -347,7 +363,7 @@ static int varargs_check(pith_module_state *st, const overload_object *ov,
 
 /* Every parameter has an argument of its type, or needs none: 0, or -1 with `why`. */
 static int slots_check(pith_module_state *st, const overload_object *ov,
-                       const bind_call *call, const bound_args *b, bind_failure *why)
+                       const bind_call *call, bound_args *b, bind_failure *why)
 {
     for (int i = 0; i < ov->nparams; i++) {
         const bind_param *p = &ov->params[i];
@@ -364,7 +380,8 @@ static int slots_check(pith_module_state *st, const overload_object *ov,
         }
         if (v == call->receiver)
             continue; /* the caller checked that it is a tensor */
-        if (!param_accepts(st, p, v, number_ok_at(ov, i, call->numbers))) {
+        if (!param_accepts(st, p, v, number_ok_at(ov, i, call->numbers),
+                           &b->function_maybe)) {
             why->code = FAIL_TYPE;
             why->index = i;
             why->value = v;
@@ -384,8 +401,11 @@ int bind_match(pith_module_state *st, const overload_object *ov, const bind_call
     b->varargs = NULL;
     b->nvarargs = 0;
     b->varargs_index = -1;
-    if (call->receiver)
+    b->function_maybe = false;
+    if (call->receiver) {
         b->slots[skip] = call->receiver;
+        b->function_maybe = !Py_IS_TYPE(call->receiver, st->tensor_type);
+    }
     const unsigned char *positional = ov->positional[skip >= 0];
     int npositional = ov->npositional_of[skip >= 0];
     Py_ssize_t nargs = varargs_match(st, ov, call, b, positional, npositional);
@@ -480,6 +500,13 @@ static int push_tensor_items(pith_module_state *st, pith_stack *stack, PyObject 
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = items[i];
+        if (item != Py_None && !tensor_check(st, item)) { /* a tensor-like no handler took */
+            if (v != small)
+                PyMem_Free(v);
+            PyErr_Format(PyExc_TypeError, "expected a pith.Tensor, not %.200s",
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
         v[i] = item == Py_None ? NULL : tensor_of(item); /* borrowed from the caller's list */
         if (v[i] && pith_tensor_has_python_key(v[i]))
             *work = -1; /* may run Python: keep the GIL */
@@ -573,9 +600,15 @@ static int push_slot(pith_module_state *st, pith_stack *stack, const overload_ob
     switch (p->type) {
     case PITH_TYPE_TENSOR:
     case PITH_TYPE_OPT_TENSOR:
-        if (!tensor_check(st, v)) /* a number: See Note [The Python surface of the op table] */
+        if (!tensor_check(st, v)) {
+            /* a number: See Note [The Python surface of the op table]; anything else is a
+             * tensor-like that no handler took (Note [Function layer]) */
+            if (!is_number(v) && !is_numpy_scalar(v))
+                return PyErr_Format(PyExc_TypeError, "expected a pith.Tensor, not %.200s",
+                                    Py_TYPE(v)->tp_name),
+                       -1;
             return push_number_tensor(st, stack, v, call_has_tensor(st, ov, b));
-        else {
+        } else {
             pith_tensor *t = tensor_of(v);
             int64_t numel = pith_numel(t);
             if (pith_tensor_has_python_key(t))
@@ -687,6 +720,31 @@ int bind_push(pith_module_state *st, const overload_object *ov, const bound_args
             return -1;
     }
     return 0;
+}
+
+/* ---- the function layer (See Note [Function layer], function_layer.c) ---- */
+
+int bind_function_layer(pith_module_state *st, const overload_object *ov, const bound_args *b,
+                        PyObject *func, PyObject *const *items, Py_ssize_t nargs,
+                        PyObject *kwnames, PyObject **result)
+{
+    function_request req;
+    int rc = function_request_begin(st, &req);
+    for (uint64_t bits = ov->tensor_params; rc == 0 && bits; bits &= bits - 1) {
+        int i = __builtin_ctzll(bits);
+        if (i != b->varargs_index && b->slots[i])
+            rc = function_request_add(st, &req, b->slots[i]);
+        for (Py_ssize_t k = 0; rc == 0 && i == b->varargs_index && k < b->nvarargs; k++)
+            rc = function_request_add(st, &req, b->varargs[k]);
+    }
+    if (rc == 0 && !function_request_needed(&req)) {
+        function_request_end(&req);
+        return 0;
+    }
+    *result = rc == 0 ? function_request_run_vector(st, &req, func, items, nargs, kwnames)
+                      : NULL;
+    function_request_end(&req);
+    return 1;
 }
 
 /* ---- step 3: calling ---- */

@@ -5,6 +5,7 @@
 #define PITH_BINDINGS_BINDER_INTERNAL_H
 
 #include "binder.h"
+#include "function_layer.h"
 
 /* The most arguments an operator may have to be callable from Python. */
 #define BINDER_MAX_PARAMS 64
@@ -47,6 +48,9 @@ typedef struct {
     int nparams, npositional, nreturns;
     int self_index;   /* the argument named self, or -1 */
     int first_tensor; /* the first Tensor argument, or -1 */
+    /* Bit i: parameter i is a Tensor, Tensor?, Tensor[] or Tensor?[]; what the function
+     * layer looks at (See Note [Function layer], function_layer.c). */
+    uint64_t tensor_params;
     int nout;         /* the out arguments: mutable keyword-only Tensors ... */
     int out_first;    /* ... from this index on */
     /* For each return, the argument it is when the schema says so (Tensor(a!) self ->
@@ -93,6 +97,9 @@ typedef struct {
     PyObject *const *varargs;
     Py_ssize_t nvarargs;
     int varargs_index;
+    /* Whether an argument of a Tensor or Tensor[] parameter is not a plain pith.Tensor (a
+     * subclass instance, a tensor-like): then the function layer may want the call. */
+    bool function_maybe;
 } bound_args;
 
 enum {
@@ -136,6 +143,21 @@ void bind_raise(pith_module_state *st, PyObject *name, overload_object *const *o
 /* ["(Tensor input, Tensor other, *, Number alpha = 1)", ...] */
 PyObject *binder_signatures(pith_module_state *st, overload_object *const *overloads,
                             Py_ssize_t n, int mode);
+
+/* Whether a call bound in `b` may call for the function layer: an argument of a Tensor
+ * parameter is no plain pith.Tensor (bind_match noted it while checking its type), or a
+ * mode may be in effect. Two loads; See Note [Function layer] (function_layer.c). */
+static inline bool bound_function_maybe(const bound_args *b)
+{
+    return b->function_maybe || function_modes_maybe();
+}
+/* The function layer's slow path for a call that matched `ov` (after bound_function_maybe):
+ * 1 when the layer ran (*result set, NULL with an exception), 0 when the call goes on.
+ * `func` is the public callable, and `items`, `nargs`, `kwnames` the call as vectorcall
+ * gave it (a method's receiver first): what the handlers get. */
+int bind_function_layer(pith_module_state *st, const overload_object *ov, const bound_args *b,
+                        PyObject *func, PyObject *const *items, Py_ssize_t nargs,
+                        PyObject *kwnames, PyObject **result);
 
 /* op_objects.c: the Function (MODE_FUNCTION) or Method (MODE_METHOD) of the built-in ops
  * named `name`; NULL with an exception when no operator has that name. */

@@ -7,7 +7,7 @@
  * A conversion to the tensor's own dtype returns the tensor itself, as in PyTorch. */
 #include <string.h>
 
-#include "state.h"
+#include "function_layer.h"
 
 static char fallback_marker;
 /* Never dereferenced: the "take the generic path" answer of an impl. */
@@ -125,7 +125,11 @@ static PyObject *method_call(const char *name, impl_fn impl, PyObject *self,
 {
     pith_module_state *st = PyType_GetModuleState(cls);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *r = impl(st, self, args, nargs, kwnames);
+    PyObject *r;
+    if ((function_self_maybe(self) || (nargs && function_arg_maybe(st, args[0]))) &&
+        function_layer_method_args(self, name, args, nargs, kwnames, &r))
+        return r; /* See Note [Function layer] (function_layer.c) */
+    r = impl(st, self, args, nargs, kwnames);
     if (r != FALLBACK)
         return r;
     return call_generic(st, name, self, args, nargs, kwnames);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dlpack.h"
+#include "function_layer.h"
 #include "interop.h"
 
 #define CAPSULE_LEGACY "dltensor"
@@ -204,6 +205,10 @@ PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    PyObject *result;
+    if (function_self_maybe(self) &&
+        function_layer_method_tuple(self, "__dlpack__", args, kwargs, &result))
+        return result; /* See Note [Function layer] (function_layer.c) */
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream,
                                      &max_version, &dl_device, &copy))
         return NULL;
@@ -235,6 +240,7 @@ PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
 
 PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "__dlpack_device__");
     pith_device device = pith_tensor_device(tensor_of(self));
     if (device != PITH_CPU) {
         PyErr_Format(PyExc_ValueError, "Unknown device type %s for Dlpack",

@@ -1,7 +1,7 @@
 /* grad_mode.c — grad mode and inference mode for Python: the functions behind
  * pith.is_grad_enabled, pith.no_grad & co. (pith/_grad_mode.py), and Tensor.is_inference.
  * The flags are libpith's (See Note [Grad mode is per thread], core/grad_mode.c). */
-#include "state.h"
+#include "function_layer.h"
 
 /* A bool argument, as PyTorch's binder takes it: a bool, nothing else. */
 static int bool_argument(PyObject *v, const char *fn, const char *name, bool *out)
@@ -45,6 +45,7 @@ static PyObject *module_set_inference_mode_enabled(PyObject *module, PyObject *m
 
 static PyObject *tensor_is_inference(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "is_inference");
     return PyBool_FromLong(pith_is_inference(tensor_of(self)));
 }
 

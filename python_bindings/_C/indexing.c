@@ -2,7 +2,7 @@
  * Ellipsis, bools, index tensors and sequences (advanced indexing) and tuples of them,
  * plus Tensor.T and iteration. The basic items are applied as views; the advanced ones go
  * to the index / index_put_ ops through the dispatcher. */
-#include "state.h"
+#include "function_layer.h"
 
 /* Note [Basic indexing is a chain of views]
  * A key is first parsed completely (index_parse): every item is classified, so that an
@@ -331,7 +331,7 @@ static pith_tensor *index_item_apply(pith_module_state *st, pith_tensor *t, inde
 
 /* alias(x) through the dispatcher, so that it records: for a tensor with autograd state,
  * whose views must carry history (pith_alias goes straight to the backend). */
-static pith_tensor *alias_recorded(pith_tensor *x)
+pith_tensor *alias_recorded(pith_tensor *x)
 {
     static const pith_op *alias_op; /* built-in ops live for the process */
     if (!alias_op && !(alias_op = pith_op_find("alias")))
@@ -373,11 +373,33 @@ static pith_tensor *index_apply(pith_module_state *st, pith_tensor *x, PyObject 
     return t;
 }
 
+/* Whether an index key may call for the function layer: anything but the usual items, and
+ * for a tuple or a list, any of its items (a few compares each). See Note [Function layer]
+ * (function_layer.c). */
+static bool key_item_maybe(pith_module_state *st, PyObject *v)
+{
+    return function_arg_maybe(st, v) && !PySlice_Check(v) && v != Py_Ellipsis;
+}
+
+static bool key_maybe(pith_module_state *st, PyObject *key)
+{
+    if (!PyTuple_CheckExact(key) && !PyList_CheckExact(key))
+        return key_item_maybe(st, key);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(key); i++)
+        if (key_item_maybe(st, PySequence_Fast_GET_ITEM(key, i)))
+            return true;
+    return false;
+}
+
 PyObject *tensor_mp_subscript(PyObject *self, PyObject *key)
 {
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
+    PyObject *items[2] = {self, key}, *result;
+    if ((function_self_maybe(self) || key_maybe(st, key)) &&
+        function_layer_call(st, NULL, "__getitem__", items, 2, NULL, &result))
+        return result;
     /* x[i] with an in-range int, the commonest key: select directly. Anything else
      * (out of range, a 0-dim self, an int too big for C) takes the general path, which
      * raises PyTorch's errors. */
@@ -445,6 +467,12 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return -1;
+    PyObject *items[3] = {self, key, value}, *result;
+    if ((function_self_maybe(self) || key_maybe(st, key) || function_arg_maybe(st, value)) &&
+        function_layer_call(st, NULL, "__setitem__", items, 3, NULL, &result)) {
+        Py_XDECREF(result);
+        return result ? 0 : -1;
+    }
     /* x[key] = v with v requiring grad: x must track its views, so that the write gives it
      * history (Note [Views and in-place], autograd/views.c). */
     if (pith_grad_enabled() && tensor_check(st, value) && pith_requires_grad(tensor_of(value)) &&
@@ -479,6 +507,7 @@ int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 /* Tensor.T: the dims reversed. PyTorch deprecates it for ndim != 2 but still reverses. */
 PyObject *tensor_get_T(PyObject *self, void *closure)
 {
+    FUNCTION_LAYER_SELF(self, "T.__get__");
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;
@@ -490,9 +519,30 @@ PyObject *tensor_get_T(PyObject *self, void *closure)
     return tensor_wrap(st, pith_permute(t, ndim, dims));
 }
 
+/* iter(x) of a subclass (or under a function mode): x.dim() and x.unbind(0) as methods,
+ * so that the function layer sees them, as PyTorch's Tensor.__iter__ shows them. */
+static PyObject *iter_by_methods(PyObject *self)
+{
+    PyObject *ndim = PyObject_CallMethod(self, "dim", NULL);
+    long n = ndim ? PyLong_AsLong(ndim) : -1;
+    Py_XDECREF(ndim);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    PyObject *rows = PyObject_CallMethod(self, "unbind", "i", 0);
+    PyObject *iter = rows ? PyObject_GetIter(rows) : NULL;
+    Py_XDECREF(rows);
+    return iter;
+}
+
 /* iter(x): the views x[0], x[1], ..., made up front as PyTorch's iter(x.unbind(0)) does. */
 PyObject *tensor_iter(PyObject *self)
 {
+    if (function_self_maybe(self))
+        return iter_by_methods(self);
     pith_module_state *st = state_of_type(Py_TYPE(self));
     if (!st)
         return NULL;

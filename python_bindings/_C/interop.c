@@ -3,6 +3,7 @@
  * pith.as_tensor, pith.frombuffer, _tensor_bytes, _storage_nbytes, and the method tables of
  * interop. Arrays and buffers become tensors in array_import.c, DLPack is in dlpack.c.
  * NumPy is imported only by numpy() and __array__. */
+#include "function_layer.h"
 #include "interop.h"
 
 /* ---- imported memory ---- */
@@ -243,6 +244,10 @@ static PyObject *tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"force", NULL};
     int force = 0;
+    PyObject *result;
+    if (function_self_maybe(self) &&
+        function_layer_method_tuple(self, "numpy", args, kwargs, &result))
+        return result; /* See Note [Function layer] (function_layer.c) */
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", kwlist, &force))
         return NULL;
     return tensor_to_ndarray(self, force);
@@ -253,7 +258,10 @@ static PyObject *tensor_numpy(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *tensor_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dtype", "copy", NULL};
-    PyObject *dtype = Py_None, *copy = Py_None;
+    PyObject *dtype = Py_None, *copy = Py_None, *layered;
+    if (function_self_maybe(self) &&
+        function_layer_method_tuple(self, "__array__", args, kwargs, &layered))
+        return layered; /* See Note [Function layer] (function_layer.c) */
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kwlist, &dtype, &copy))
         return NULL;
     int must_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
@@ -315,10 +323,13 @@ static PyObject *module_from_numpy(PyObject *module, PyObject *array)
 static PyObject *module_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"data", "dtype", NULL};
-    PyObject *data, *dtype_obj = Py_None;
+    PyObject *data, *dtype_obj = Py_None, *result;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:as_tensor", kwlist, &data, &dtype_obj))
         return NULL;
     pith_module_state *st = state_of_module(module);
+    if (function_modes_maybe() &&
+        function_layer_modes_only(st, module, "as_tensor", args, kwargs, &result))
+        return result;
     pith_dtype dtype = PITH_FLOAT32;
     int has_dtype = dtype_obj != Py_None;
     if (has_dtype && dtype_from_object(st, dtype_obj, &dtype) < 0)

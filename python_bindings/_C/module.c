@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "binder.h"
-#include "state.h"
 #include "compile_internal.h"
+#include "function_layer.h"
+#include "state.h"
 
 /* dtype=None or a pith.dtype; fills *dtype with the default when None. */
 static int dtype_arg(pith_module_state *st, PyObject *obj, pith_dtype fallback, pith_dtype *dtype)
@@ -29,7 +30,7 @@ static int factory_options(pith_module_state *st, PyObject *device, const char *
 static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
-    PyObject *data, *dtype_obj = Py_None, *device = NULL;
+    PyObject *data, *dtype_obj = Py_None, *device = NULL, *result;
     int requires_grad = 0, pin_memory = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpp:tensor", kwlist, &data, &dtype_obj,
                                      &device, &requires_grad, &pin_memory) ||
@@ -41,6 +42,9 @@ static PyObject *module_tensor(PyObject *module, PyObject *args, PyObject *kwarg
         return NULL;
     }
     pith_module_state *st = state_of_module(module);
+    if (function_modes_maybe() &&
+        function_layer_modes_only(st, module, "tensor", args, kwargs, &result))
+        return result; /* See Note [Function layer] (function_layer.c) */
     pith_dtype dtype = pith_get_default_dtype();
     if (dtype_arg(st, dtype_obj, dtype, &dtype) < 0)
         return NULL;
@@ -161,6 +165,7 @@ static int module_exec(PyObject *module)
     if (interp_init(st) < 0 || errors_init(module, st) < 0 || dtype_types_init(module, st) < 0 ||
         generator_type_init(module, st) < 0 || device_type_init(module, st) < 0 ||
         tensor_type_init(module, st) < 0 || autograd_init(module, st) < 0 ||
+        function_layer_init(module, st) < 0 ||
         binder_init(module, st) < 0 ||
         PyModule_AddFunctions(module, conversions_module_methods) < 0 ||
         PyModule_AddFunctions(module, interop_module_methods) < 0 ||
@@ -193,6 +198,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->autograd.node_type);
     Py_VISIT(st->autograd.node_classes);
     int rc = binder_traverse(st, visit, arg);
+    if (!rc)
+        rc = function_layer_traverse(st, visit, arg);
     return rc ? rc : pydispatch_traverse(st, visit, arg);
 }
 
@@ -219,6 +226,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->autograd.node_classes);
     compile_disarm(st);
     binder_clear(st);
+    function_layer_clear(st);
     pydispatch_clear(st);
     return 0;
 }

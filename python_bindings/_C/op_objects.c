@@ -34,6 +34,10 @@ static PyObject *overload_vectorcall(PyObject *self, PyObject *const *args, size
         bind_raise(st, ov->qualified, &ov, 1, &call, &why);
         return NULL;
     }
+    PyObject *result;
+    if (bound_function_maybe(&b) &&
+        bind_function_layer(st, ov, &b, self, args, call.nargs, kwnames, &result))
+        return result;
     return overload_invoke(st, ov, &b, false);
 }
 
@@ -321,6 +325,7 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
     ov->nreturns = nreturns;
     ov->npositional = 0;
     ov->self_index = ov->first_tensor = -1;
+    ov->tensor_params = 0;
     ov->nout = 0;
     ov->out_first = nparams;
     ov->params = PyMem_Calloc((size_t)nparams + 1, sizeof *ov->params);
@@ -353,6 +358,8 @@ static PyObject *overload_new(pith_module_state *st, const pith_op *op)
         if (strcmp(a.name, "self") == 0)
             ov->self_index = i;
         bool tensor = a.type == PITH_TYPE_TENSOR || a.type == PITH_TYPE_OPT_TENSOR;
+        if (tensor || a.type == PITH_TYPE_TENSOR_LIST || a.type == PITH_TYPE_LIST_OPT_TENSOR)
+            ov->tensor_params |= (uint64_t)1 << i;
         if (tensor && ov->first_tensor < 0)
             ov->first_tensor = i;
         if (tensor && a.kwarg_only && a.is_mutable) {
@@ -535,8 +542,18 @@ static int factory_kwargs_take(pith_module_state *st, const function_object *fn,
     return 0;
 }
 
+/* The call as the caller made it, for the function layer: the public callable and its
+ * arguments (a method's receiver first). */
+typedef struct {
+    PyObject *func;
+    PyObject *const *items;
+    Py_ssize_t nargs;
+    PyObject *kwnames;
+    bool layer_ran; /* set when the function layer answered the call */
+} outer_call;
+
 static PyObject *function_call_bound(pith_module_state *st, function_object *fn,
-                                     bind_call *callp);
+                                     bind_call *callp, outer_call *outer);
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                      PyObject *kwnames)
@@ -569,9 +586,12 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
             return NULL;
         }
     }
+    outer_call outer = {self, args, PyVectorcall_NARGS(nargsf), kwnames, false};
     PyObject *result = function_call_bound(
-        st, as_tuple ? (function_object *)fn->as_tuple : fn, &call);
-    if (result && requires_grad && tensor_check(st, result) &&
+        st, as_tuple ? (function_object *)fn->as_tuple : fn, &call, &outer);
+    /* requires_grad=True applies to the op's own result; a handler's answer (it got the
+     * call with requires_grad= in it) is returned as it is, as PyTorch's. */
+    if (result && requires_grad && !outer.layer_ran && tensor_check(st, result) &&
         factory_requires_grad(st, tensor_of(result)) < 0)
         Py_CLEAR(result);
     Py_XDECREF(taken_kwnames);
@@ -581,7 +601,7 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
 }
 
 static PyObject *function_call_bound(pith_module_state *st, function_object *fn,
-                                     bind_call *callp)
+                                     bind_call *callp, outer_call *outer)
 {
     bind_call call = *callp;
     bool want_out = false;
@@ -599,8 +619,16 @@ static PyObject *function_call_bound(pith_module_state *st, function_object *fn,
     bound_args b;
     bind_failure why, first = {0};
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (bind_match(st, overloads[i], &call, &b, &why) == 0)
+        if (bind_match(st, overloads[i], &call, &b, &why) == 0) {
+            PyObject *result;
+            if (bound_function_maybe(&b) &&
+                bind_function_layer(st, overloads[i], &b, outer->func, outer->items,
+                                    outer->nargs, outer->kwnames, &result)) {
+                outer->layer_ran = true;
+                return result;
+            }
             return overload_invoke(st, overloads[i], &b, true);
+        }
         if (i == 0)
             first = why;
     }

@@ -61,17 +61,8 @@ pith_module_state *pydispatch_state(void);
 /* The same, found faster through the wrapper of `t` when it has the Python key. */
 pith_module_state *pydispatch_state_of(const pith_tensor *t);
 
-/* Tensor arguments whose type defines __pith_dispatch__, one instance per type, in calling
- * order (a subclass before its bases, otherwise first seen first: NumPy's NEP 18). The
- * instances are borrowed from the argument tuple. */
-typedef struct {
-    PyObject *small[8];
-    PyObject **items;
-    Py_ssize_t n, cap;
-} overloaded_args;
-void overloaded_init(overloaded_args *ov);
-void overloaded_free(overloaded_args *ov);
-/* Adds `obj` (a tensor) when its type defines __pith_dispatch__ and is not in yet. */
+/* Adds `obj` (a tensor) to `ov` (state.h's overloaded_args: tensor arguments whose type
+ * defines __pith_dispatch__) when its type defines it and is not in yet. */
 int overloaded_add(pith_module_state *st, overloaded_args *ov, PyObject *obj);
 
 /* Python (args, kwargs) from the top `nargs` values of `stack` as `spec` describes; tensors

@@ -267,12 +267,15 @@ void overloaded_free(overloaded_args *ov)
 
 int overloaded_add(pith_module_state *st, overloaded_args *ov, PyObject *obj)
 {
+    return _PyType_Lookup(Py_TYPE(obj), st->dispatch.name) ? overloaded_insert(ov, obj) : 0;
+}
+
+int overloaded_insert(overloaded_args *ov, PyObject *obj)
+{
     PyTypeObject *type = Py_TYPE(obj);
     for (Py_ssize_t i = 0; i < ov->n; i++)
         if (Py_TYPE(ov->items[i]) == type)
             return 0;
-    if (!_PyType_Lookup(type, st->dispatch.name))
-        return 0;
     Py_ssize_t at = ov->n;
     for (Py_ssize_t i = 0; i < ov->n; i++)
         if (PyType_IsSubtype(type, Py_TYPE(ov->items[i]))) {

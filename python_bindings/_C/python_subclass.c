@@ -293,7 +293,29 @@ static PyObject *make_wrapper_subclass(PyObject *unused, PyObject *const *args,
     return subclass_wrap(st, a[0], t, (unsigned)policy, wrapper);
 }
 
+/* Tensor.as_subclass(cls): a `cls` instance that is a view of self, as PyTorch's: unlike
+ * _make_subclass's leaf it keeps self's history (an alias that records, for a tensor with
+ * autograd state), so the default __pith_function__, which converts every result with it,
+ * leaves the graph whole. Like PyTorch's, it does not ask the function layer. */
+static PyObject *tensor_as_subclass(PyObject *self, PyObject *cls)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, st->tensor_type)) {
+        PyErr_SetString(PyExc_TypeError, "Creating a Tensor subclass from a class that does "
+                        "not inherit from Tensor is not possible. Make sure your class "
+                        "inherits from Tensor.");
+        return NULL;
+    }
+    pith_tensor *x = tensor_of(self);
+    return subclass_wrap(st, cls, pith_autograd_tracked(x) ? alias_recorded(x) : pith_alias(x),
+                         0u, 0u);
+}
+
 PyMethodDef pydispatch_tensor_methods[] = {
+    {"as_subclass", tensor_as_subclass, METH_O,
+     "as_subclass(cls): a cls instance that is a view of this tensor, with its history."},
     {"_make_subclass", (PyCFunction)(void (*)(void))make_subclass,
      METH_STATIC | METH_FASTCALL | METH_KEYWORDS,
      "_make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, "

@@ -71,6 +71,17 @@ typedef struct {
         PyTypeObject *node_type; /* pith._C._Node */
         PyObject *node_classes;  /* name -> the _Node subclass of that name */
     } autograd;
+    /* __pith_function__ (function_layer.c, function_modes.c, function_wrapper.c); See Note
+     * [Function layer]. */
+    struct {
+        PyObject *name;          /* "__pith_function__" */
+        PyObject *torch_name;    /* "__torch_function__", its synonym */
+        PyObject *dispatch_name; /* "__pith_dispatch__" (the metaclass's rule) */
+        PyObject *disabled_impl; /* pith._C._disabled_pith_function_impl */
+        PyObject *disabled_key;  /* the disabled state's key in the thread state dict */
+        PyObject *modes_key;     /* the mode stack's key in the thread state dict */
+        PyTypeObject *wrapper_type; /* pith._C._Overridable (function_wrapper.c) */
+    } function;
 } pith_module_state;
 
 typedef struct {
@@ -234,6 +245,9 @@ PyObject *tensor_mp_subscript(PyObject *self, PyObject *key);
 int tensor_mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value);
 PyObject *tensor_get_T(PyObject *self, void *closure);
 PyObject *tensor_iter(PyObject *self);
+/* alias(x) through the dispatcher, so that it records (a new reference, or NULL with the C
+ * error set); for a tensor with autograd state, whose views carry history. */
+pith_tensor *alias_recorded(pith_tensor *x);
 
 /* Whether `t` has elements but no memory: a meta tensor, or a wrapper subclass
  * (_make_wrapper_subclass) whatever device it reports. Exports (buffer, NumPy, DLPack,
@@ -325,6 +339,21 @@ pith_status error_keep(void);
  * kernel, raises that exception again and returns 1; else 0. errors.c's error_raise calls
  * it first. See Note [Handler exceptions cross C]. */
 int pydispatch_restore_error(void);
+
+/* Arguments whose types override a Python layer (__pith_dispatch__ or __pith_function__),
+ * one instance per type, in calling order: a subclass before its bases, otherwise first seen
+ * first (NumPy's NEP 18, PyTorch's append_overloaded_arg). The instances are borrowed from
+ * the call's arguments. python_dispatch.c. */
+typedef struct {
+    PyObject *small[8];
+    PyObject **items;
+    Py_ssize_t n, cap;
+} overloaded_args;
+void overloaded_init(overloaded_args *ov);
+void overloaded_free(overloaded_args *ov);
+/* Adds `obj` in calling order unless an object of its type is in already. 0, or -1 with
+ * an exception. */
+int overloaded_insert(overloaded_args *ov, PyObject *obj);
 
 /* Adds `defs` to a heap type made from a spec, as if they were in its tp_methods. */
 int type_add_methods(PyTypeObject *type, PyMethodDef *defs);

@@ -2,7 +2,7 @@
  * GC, dealloc), the metaclass that gives every subclass that lifetime, and the metadata
  * methods. Operators are in tensor_number.c, indexing in indexing.c, conversions in
  * convert.c, stash handles and pith.share in stash.c. */
-#include "state.h"
+#include "function_layer.h"
 
 #include <structmember.h>
 
@@ -354,6 +354,11 @@ static PyObject *tensor_meta_new(PyTypeObject *meta, PyObject *args, PyObject *k
     type->tp_dealloc = tensor_dealloc;
     type->tp_traverse = tensor_traverse;
     type->tp_clear = tensor_clear;
+    pith_module_state *st = state_of_type(type);
+    if (!st || function_class_created(st, type) < 0) {
+        Py_DECREF(type);
+        return NULL;
+    }
     return (PyObject *)type;
 }
 
@@ -426,6 +431,7 @@ static Py_hash_t tensor_hash(PyObject *self)
 
 static PyObject *tensor_repr(PyObject *self)
 {
+    FUNCTION_LAYER_SELF(self, "__repr__");
     PyObject *mod = PyImport_ImportModule("pith._tensor_str");
     if (!mod)
         return NULL;
@@ -443,6 +449,7 @@ static PyObject *tensor_repr(PyObject *self)
 
 static PyObject *tensor_get_shape(PyObject *self, void *closure)
 {
+    FUNCTION_LAYER_SELF(self, "shape.__get__");
     TENSOR_STATE(self);
     int64_t sizes[PITH_MAX_DIMS];
     int ndim = pith_sizes(tensor_of(self), sizes);
@@ -453,18 +460,26 @@ static PyObject *tensor_get_shape(PyObject *self, void *closure)
 
 static PyObject *tensor_get_dtype(PyObject *self, void *closure)
 {
+    FUNCTION_LAYER_SELF(self, "dtype.__get__");
     TENSOR_STATE(self);
     return dtype_object(st, pith_tensor_dtype(tensor_of(self)));
 }
 
-static PyObject *tensor_get_ndim(PyObject *self, void *closure)
+static PyObject *tensor_ndim(PyObject *self)
 {
     int ndim = pith_ndim(tensor_of(self));
     return ndim < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLong(ndim);
 }
 
+static PyObject *tensor_get_ndim(PyObject *self, void *closure)
+{
+    FUNCTION_LAYER_SELF(self, "ndim.__get__");
+    return tensor_ndim(self);
+}
+
 static PyObject *tensor_get_device(PyObject *self, void *closure)
 {
+    FUNCTION_LAYER_SELF(self, "device.__get__");
     TENSOR_STATE(self);
     pith_clear_error();
     pith_device device = pith_tensor_device(tensor_of(self));
@@ -500,7 +515,10 @@ static PyObject *tensor_sizes_or_strides(PyObject *self, PyObject *args, PyObjec
                                     int strides)
 {
     static char *kwlist[] = {"dim", NULL};
-    PyObject *dim_obj = Py_None;
+    PyObject *dim_obj = Py_None, *result;
+    if (function_self_maybe(self) &&
+        function_layer_method_tuple(self, strides ? "stride" : "size", args, kwargs, &result))
+        return result;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, strides ? "|O:stride" : "|O:size", kwlist,
                                      &dim_obj))
         return NULL;
@@ -541,17 +559,20 @@ static PyObject *tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *tensor_dim(PyObject *self, PyObject *unused)
 {
-    return tensor_get_ndim(self, NULL);
+    FUNCTION_LAYER_SELF(self, "dim");
+    return tensor_ndim(self);
 }
 
 static PyObject *tensor_numel(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "numel");
     int64_t n = pith_numel(tensor_of(self));
     return n < 0 ? error_raise(state_of_type(Py_TYPE(self))) : PyLong_FromLongLong(n);
 }
 
 static PyObject *tensor_is_contiguous(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "is_contiguous");
     pith_clear_error();
     bool contiguous = pith_is_contiguous(tensor_of(self));
     if (!contiguous && pith_last_status() != PITH_OK)
@@ -561,26 +582,37 @@ static PyObject *tensor_is_contiguous(PyObject *self, PyObject *unused)
 
 static PyObject *tensor_storage_offset(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "storage_offset");
     return PyLong_FromLongLong(pith_storage_offset(tensor_of(self)));
 }
 
 static PyObject *tensor_data_ptr(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "data_ptr");
     return PyLong_FromVoidPtr(pith_data_ptr(tensor_of(self)));
 }
 
 static PyObject *tensor_item_method(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "item");
     return tensor_item(tensor_of(self));
 }
 
 static PyObject *tensor_tolist_method(PyObject *self, PyObject *unused)
 {
+    FUNCTION_LAYER_SELF(self, "tolist");
     return tensor_tolist(tensor_of(self));
 }
 
 static Py_ssize_t tensor_length(PyObject *self)
 {
+    PyObject *result;
+    if (function_self_maybe(self) &&
+        function_layer_method(self, "__len__", &self, 1, NULL, &result)) {
+        Py_ssize_t n = result ? PyNumber_AsSsize_t(result, PyExc_OverflowError) : -1;
+        Py_XDECREF(result);
+        return n;
+    }
     int64_t sizes[PITH_MAX_DIMS];
     int ndim = pith_sizes(tensor_of(self), sizes); /* one query: a policy asks Python */
     if (ndim < 0) {

@@ -65,7 +65,8 @@ _LAZY = {"nn": None, "autograd": None, "cuda": None, "backends": None, "accelera
          "serialization": None, "safetensors": None, "einops": None,
          "save": "serialization", "load": "serialization",
          "compiler": None, "compile": "compiler",
-         "set_printoptions": "_tensor_str", "finfo": "_dtype_info", "iinfo": "_dtype_info"}
+         "set_printoptions": "_tensor_str", "finfo": "_dtype_info", "iinfo": "_dtype_info",
+         "overrides": None}
 
 
 def __getattr__(name):

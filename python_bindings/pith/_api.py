@@ -155,14 +155,6 @@ def view_as(self, other):
     return self.view(other.size())
 
 
-def as_subclass(self, cls):
-    """A `cls` instance over self's data (a view sharing its memory), as PyTorch's."""
-    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
-                        "Tensor is not possible. Make sure your class inherits from Tensor.")
-    return Tensor._make_subclass(cls, self)
-
-
 def is_tensor(obj, /):
     """Whether obj is a pith.Tensor (or a subclass instance)."""
     return isinstance(obj, Tensor)
@@ -280,6 +272,13 @@ def register_hook(self, hook):
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph's leaves, as
     torch.Tensor.backward: see pith.autograd.backward."""
+    if _C._has_pith_function_unary(self):
+        # Spelled out as PyTorch's: the handlers get every keyword with its value
+        # (Note [Function layer], python_bindings/_C/function_layer.c).
+        return _C._handle_pith_function(
+            Tensor.backward, (self,), (self,),
+            dict(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs))
     from . import autograd
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -337,6 +336,26 @@ def broadcast_shapes(*shapes):
     return _C.broadcast_tensors(metas)[0].shape
 
 
+# ---- the function layer ----
+#
+# Every method and function here hands its tensors' __pith_function__ the call first, as
+# PyTorch's do (Note [Function layer], python_bindings/_C/function_layer.c): pith._C.
+# _overridable puts the check in front of a Python function, and a property's accessors
+# pass the property's __get__ and __set__, as PyTorch's getters do.
+
+_overridable = _C._overridable
+
+
+def _overridable_property(fget, fset=None, doc=None):
+    get = _overridable(fget)
+    put = _overridable(fset) if fset is not None else None
+    prop = property(get, put, doc=doc)
+    _C._set_overridable_public(get, prop.__get__)
+    if put is not None:
+        _C._set_overridable_public(put, prop.__set__)
+    return prop
+
+
 def install(namespace):
     """Adds these methods to pith.Tensor and the functions to the pith namespace. Tensor.to
     is conversions.c's C method, whose short path takes x.to(dtype) and which calls this
@@ -347,35 +366,28 @@ def install(namespace):
         set_generic(name, generic)
     namespace["layout"] = layout
     namespace["strided"] = strided
-    for name, factory in (("new_zeros", _C.zeros), ("new_ones", _C.ones),
-                          ("new_empty", _C.empty)):
-        setattr(Tensor, name, _new_factory(name, factory))
-    Tensor.new_full = new_full
-    Tensor.new_tensor = new_tensor
-    Tensor.fill_ = fill_
-    Tensor.zero_ = zero_
-    Tensor.type_as = type_as
-    Tensor.view_as = view_as
-    Tensor.as_subclass = as_subclass
-    Tensor.is_floating_point = is_floating_point
-    Tensor.type = type_
-    Tensor.cpu = cpu
-    Tensor.cuda = cuda
-    Tensor.get_device = get_device
-    Tensor.is_cuda = property(lambda self: False, doc="False: pith tensors live on the CPU.")
-    Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
-    Tensor.is_meta = property(lambda self: self.device.type == "meta")
-    namespace["is_tensor"] = is_tensor
-    namespace["is_floating_point"] = is_floating_point
-    Tensor.element_size = element_size
-    Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
-    Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+    methods = {name: _new_factory(name, factory)
+               for name, factory in (("new_zeros", _C.zeros), ("new_ones", _C.ones),
+                                     ("new_empty", _C.empty))}
+    methods.update(new_full=new_full, new_tensor=new_tensor, fill_=fill_, zero_=zero_,
+                   type_as=type_as, view_as=view_as, is_floating_point=is_floating_point,
+                   type=type_, cpu=cpu, cuda=cuda, get_device=get_device,
+                   element_size=element_size, register_hook=register_hook)
+    for name, method in methods.items():
+        setattr(Tensor, name, _overridable(method))
     Tensor.backward = backward
-    Tensor.register_hook = register_hook
+    Tensor.is_cuda = _overridable_property(lambda self: False,
+                                           doc="False: pith tensors live on the CPU.")
+    Tensor.is_cpu = _overridable_property(lambda self: self.device.type == "cpu")
+    Tensor.is_meta = _overridable_property(lambda self: self.device.type == "meta")
+    namespace["is_tensor"] = is_tensor
+    namespace["is_floating_point"] = _overridable(is_floating_point)
+    Tensor.nbytes = _overridable_property(lambda self: self.numel() * self.dtype.itemsize)
+    Tensor.itemsize = _overridable_property(lambda self: self.dtype.itemsize)
     for name, factory in (("zeros_like", _C.zeros), ("ones_like", _C.ones),
                           ("empty_like", _C.empty), ("rand_like", _C.rand),
                           ("randn_like", _C.randn)):
-        namespace[name] = _like(name, factory)
-    namespace["full_like"] = full_like
+        namespace[name] = _overridable(_like(name, factory))
+    namespace["full_like"] = _overridable(full_like)
     namespace["broadcast_shapes"] = broadcast_shapes
-    namespace["randint_like"] = randint_like
+    namespace["randint_like"] = _overridable(randint_like)

@@ -1,8 +1,9 @@
-"""The parts of pith.Tensor written in Python: copy.copy, copy.deepcopy and pickling.
+"""The parts of pith.Tensor written in Python: copy.copy, copy.deepcopy and pickling, and
+the default __pith_function__ (PyTorch's Tensor.__torch_function__).
 
 Installed on pith._C.Tensor when pith is imported. Subclasses (nn.Parameter and user
 classes made with Tensor._make_subclass) keep their class and their instance state.
-See Note [Pickled tensors].
+See Note [Pickled tensors] and Note [Function layer] (python_bindings/_C/function_layer.c).
 """
 from . import _C
 
@@ -104,6 +105,62 @@ def _deepcopy(self, memo):
     return _with_state(new, copy.deepcopy(_get_state(self), memo))
 
 
-Tensor.__reduce_ex__ = _reduce_ex
-Tensor.__copy__ = _copy
-Tensor.__deepcopy__ = _deepcopy
+# ---- the function layer ------------------------------------------------------------------
+
+_nowrap = None
+
+
+def _default_nowrap_functions():
+    """The functions whose results the default __pith_function__ leaves as they are
+    (PyTorch's get_default_nowrap_functions, less the attributes pith does not have:
+    _base and _grad)."""
+    global _nowrap
+    if _nowrap is None:
+        _nowrap = frozenset({Tensor.grad.__get__})
+    return _nowrap
+
+
+def _convert(ret, cls):
+    """PyTorch's torch._tensor._convert: Tensor results become instances of `cls` (a view
+    of the same data, as_subclass), inside tuples and lists too; a result that already is
+    one, such as the tensor an in-place op or out= wrote, stays itself."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        make = getattr(type(ret), "_make", None)  # a named tuple (pith.return_types)
+        ret = make(items) if make is not None else type(ret)(items)
+    return ret
+
+
+def __pith_function__(cls, func, types, args=(), kwargs=None):
+    """Runs `func` with the function layer disabled for subclasses and makes its Tensor
+    results instances of `cls`, as PyTorch's Tensor.__torch_function__ does. A subclass
+    that overrides __pith_function__ (or __torch_function__) calls it with
+    super().__pith_function__(func, types, args, kwargs)."""
+    if kwargs is None:
+        kwargs = {}
+    if cls is Tensor and Tensor in types:
+        # Only another library lists pith.Tensor itself (torch, whose functions ask any
+        # argument's __torch_function__): running its function would ask again.
+        return NotImplemented
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with _C.DisablePithFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in _default_nowrap_functions():
+            return ret
+        return _convert(ret, cls)
+
+
+for _name, _fn in (("__reduce_ex__", _reduce_ex), ("__copy__", _copy),
+                   ("__deepcopy__", _deepcopy)):
+    _fn.__name__ = _name
+    _fn.__qualname__ = f"Tensor.{_name}"
+    setattr(Tensor, _name, _C._overridable(_fn))  # Note [Function layer]
+del _name, _fn
+# One classmethod under both names: a program written for torch defines, and calls through
+# super(), __torch_function__.
+Tensor.__pith_function__ = Tensor.__torch_function__ = classmethod(__pith_function__)

@@ -46,6 +46,10 @@ class Slotted(pith.Tensor):
 
 class Finalized(pith.Tensor):
     log = []
+    # Ops on it give plain tensors: with the default __pith_function__ the sum in __del__
+    # would be a Finalized, whose own __del__ would make another, without end (as in
+    # PyTorch; Note [Function layer]).
+    __pith_function__ = pith._C._disabled_pith_function_impl
 
     def __del__(self):
         Finalized.log.append(self.sum().item())

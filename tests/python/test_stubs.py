@@ -148,6 +148,15 @@ def data_module():
     return pith.utils.data
 
 
+def test_every_public_name_of_pith_overrides_is_declared():
+    import pith.overrides
+    names = public(dir(pith.overrides)) - {"Tensor"}
+    tree = stub_tree("overrides.pyi")
+    missing = names - top_level_names(tree)
+    assert not missing, f"add to pith/overrides.pyi: {sorted(missing)}"
+    assert set(pith.overrides.__all__) <= top_level_names(tree)
+
+
 def test_every_public_name_of_pith_utils_and_pith_utils_data_is_declared():
     utils = public(dir(pith.utils)) | {"data"}  # pith.utils.data is imported on first use
     missing = utils - top_level_names(stub_tree(os.path.join("utils", "__init__.pyi")))

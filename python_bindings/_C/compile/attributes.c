@@ -284,8 +284,8 @@ PyObject *tensor_getattr(tx *x, PyObject *v, PyObject *name)
         return attribute_missing(x, name), NULL; /* the type's version tag is guarded */
     if (Py_TYPE(descr) == x->st->binder.method_type)
         return PyMethod_New(descr, v);
-    if (PyFunction_Check(descr))
-        return PyMethod_New(descr, v);
+    if (PyFunction_Check(descr) || Py_TYPE(descr) == x->st->function.wrapper_type)
+        return PyMethod_New(descr, v); /* a Python method (behind pith._C._overridable) */
     const char *cname = PyUnicode_AsUTF8(name);
     if (!cname)
         return NULL;

@@ -545,6 +545,15 @@ PyObject *call_value(tx *x, PyObject *callable, PyObject *const *args, Py_ssize_
     }
     if (is_binder_callable(x, callable))
         return record_call(x, callable, args, nargs, kwnames);
+    if (Py_TYPE(callable) == x->st->function.wrapper_type) {
+        /* pith._C._overridable(fn): the function layer in front of fn, which never runs
+         * here: stand-ins are plain pith.Tensors, tensor arguments are guarded to be, and
+         * compiled code does not run under a function mode (Note [Function layer]). */
+        PyObject *fn = PyObject_GetAttrString(callable, "__wrapped__");
+        PyObject *r = fn ? call_value(x, fn, args, nargs, kwnames) : NULL;
+        Py_XDECREF(fn);
+        return r;
+    }
     if (PyFunction_Check(callable))
         return inline_function(x, (PyFunctionObject *)callable, args, nargs, kwnames);
     if (PyCFunction_Check(callable) && PyCFunction_GET_SELF(callable) &&

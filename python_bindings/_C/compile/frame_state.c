@@ -4,6 +4,7 @@
  * run. The bytecode that runs over it is eval.c's. */
 #include <string.h>
 
+#include "../function_layer.h"
 #include "translate.h"
 
 /* An empty frame for a call of `fn`, whose code is `co`: 0, or -1 with an exception. */
@@ -256,6 +257,11 @@ PyObject *param_value(tx *x, PyObject *param, PyObject *what)
     if (type_lookup(x, Py_TYPE(param), "__pith_dispatch__")) {
         Py_DECREF(id);
         return fail(x, false, "%U is a __pith_dispatch__ subclass", what), NULL;
+    }
+    if (!Py_IS_TYPE(param, x->st->tensor_type) &&
+        function_type_overrides(x->st, Py_TYPE(param))) {
+        Py_DECREF(id); /* its ops would reach its __pith_function__: Note [Function layer] */
+        return fail(x, false, "%U is a __pith_function__ subclass", what), NULL;
     }
     if (would_record(t)) {
         Py_DECREF(id);

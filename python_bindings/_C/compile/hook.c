@@ -2,7 +2,7 @@
  * installs and removes the hook, the hook itself, which answers a region's frames from the
  * cache (cache.c) after the guard checks (guards.c) or translates them (translate.c), the
  * per-interpreter hook states, and the methods of pith._C that pith.compiler calls. */
-#include "../state.h"
+#include "../function_layer.h"
 
 #include <string.h>
 
@@ -438,7 +438,8 @@ static PyObject *compile_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fram
     PyCodeObject *co = frame->f_code;
     if (throwflag || !hs->st || ts->cframe->use_tracing ||
         (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) ||
-        frame->owner != FRAME_OWNED_BY_THREAD || pydispatch_mode_active())
+        frame->owner != FRAME_OWNED_BY_THREAD || pydispatch_mode_active() ||
+        function_mode_in_effect(hs->st))
         return hs->previous(ts, frame, throwflag);
     code_cache *cc = code_cache_get(hs, co, false);
     if (cc && (cc->flags & CODE_SKIP) && !region.explain) {

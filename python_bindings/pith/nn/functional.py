@@ -709,3 +709,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """|input - target|, broadcast (with a warning when the sizes differ) and reduced."""
     return _pointwise_loss(input, target, size_average, reduce, reduction, weight,
                            lambda difference: difference.abs(), None)
+
+
+# PyTorch's functionals hand their tensors' __torch_function__ the call first; these do
+# through pith._C._overridable (Note [Function layer], python_bindings/_C/function_layer.c).
+# The single-op ones are pith._C's functions, which do it themselves.
+for _name in __all__:
+    if type(globals()[_name]) is type(_dtype_name):
+        globals()[_name] = _C._overridable(globals()[_name])
+del _name

@@ -15,6 +15,10 @@ class Parameter(Tensor):
 
     Parameter(data=None, requires_grad=True) shares data's memory, as in PyTorch."""
 
+    # As PyTorch's: ops on a parameter give plain tensors (Note [Function layer],
+    # python_bindings/_C/function_layer.c).
+    __pith_function__ = __torch_function__ = _C._disabled_pith_function_impl
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
