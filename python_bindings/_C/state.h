@@ -121,6 +121,8 @@ pith_status interp_call_python(const pith_interpreter *interp, pith_status (*fn)
                                void *arg);
 /* Drops a reference C owned on `obj`, entering `interp` (leaked if it has ended). */
 void interp_release_object(const pith_interpreter *interp, PyObject *obj);
+/* Whether this OS thread holds the GIL through a Python thread state of its own. */
+bool interp_thread_has_python(void);
 
 /* dtype.c */
 int dtype_types_init(PyObject *module, pith_module_state *st);
@@ -158,6 +160,8 @@ extern PyMethodDef grad_mode_tensor_methods[];
 
 /* autograd.c: Tensor.requires_grad & co., nodes, _run_backward. */
 int autograd_init(PyObject *module, pith_module_state *st);
+/* autograd_graph.c: saved-tensor hooks and anomaly detection (called by autograd_init). */
+int autograd_graph_init(PyObject *module, pith_module_state *st);
 /* The wrapper of a node (new reference); See Note [Node wrappers]. */
 PyObject *node_wrap(pith_module_state *st, pith_node *n);
 /* requires_grad=True of a factory, with PyTorch's factory message for other dtypes. */
