@@ -100,6 +100,8 @@ pith_status ag_saved_pack(ag_saved *s, const pith_tensor *t, bool *packed)
     pith_tensor *arg = s->is_output ? ag_alias_without_history(t) : (pith_tensor *)t;
     if (!arg)
         return pith_last_status();
+    if (s->is_output)
+        s->output_nr = ag_output_nr(t);
     if (!s->is_output && s->requires_grad) {
         ag_node *fn = ag_grad_fn(t);
         s->output_nr = fn ? ag_output_nr(t) : 0;
