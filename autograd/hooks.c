@@ -253,31 +253,40 @@ pith_status ag_run_tensor_hooks(ag_node *node, pith_tensor **grads)
 
 /* ---- node hooks and post-accumulate-grad hooks ---- */
 
+/* Registers a node hook of `kind`: the function is set by the caller on the hook it gets
+ * back (NULL with the error set). */
+static ag_hook *node_hook_register(pith_node *node, bool fn_given, ag_hook_kind kind, void *ctx,
+                                   void (*ctx_release)(void *ctx), int64_t *id, const char *who)
+{
+    if (!node || !fn_given || !id)
+        return PITH_FAIL_NULL(PITH_ERR_VALUE, "%s: NULL argument", who);
+    ag_hook *h = hook_new(kind, ctx, ctx_release);
+    if (h) {
+        hook_insert(node, h);
+        *id = h->id;
+    }
+    return h;
+}
+
 pith_status pith_node_register_prehook(pith_node *node, pith_node_pre_hook fn, void *ctx,
                                        void (*ctx_release)(void *ctx), int64_t *id)
 {
-    if (!node || !fn || !id)
-        return pith_set_error(PITH_ERR_VALUE, "pith_node_register_prehook: NULL argument");
-    ag_hook *h = hook_new(AG_HOOK_NODE_PRE, ctx, ctx_release);
+    ag_hook *h = node_hook_register(node, fn != NULL, AG_HOOK_NODE_PRE, ctx, ctx_release, id,
+                                    "pith_node_register_prehook");
     if (!h)
         return pith_last_status();
     h->pre_fn = fn;
-    hook_insert(node, h);
-    *id = h->id;
     return PITH_OK;
 }
 
 pith_status pith_node_register_hook(pith_node *node, pith_node_post_hook fn, void *ctx,
                                     void (*ctx_release)(void *ctx), int64_t *id)
 {
-    if (!node || !fn || !id)
-        return pith_set_error(PITH_ERR_VALUE, "pith_node_register_hook: NULL argument");
-    ag_hook *h = hook_new(AG_HOOK_NODE_POST, ctx, ctx_release);
+    ag_hook *h = node_hook_register(node, fn != NULL, AG_HOOK_NODE_POST, ctx, ctx_release, id,
+                                    "pith_node_register_hook");
     if (!h)
         return pith_last_status();
     h->post_fn = fn;
-    hook_insert(node, h);
-    *id = h->id;
     return PITH_OK;
 }
 

@@ -280,17 +280,21 @@ pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out)
         return PITH_OK;
     }
     /* create_graph: the output gets its history back, as output output_nr of its node. */
-    pith_tensor *t = ag_alias_without_history(s->data);
-    if (!t)
-        return pith_last_status();
-    ag_meta *m = ag_meta_of(t);
+    return ag_alias_with_history(s->data, owner, s->output_nr, out);
+}
+
+pith_status ag_alias_with_history(const pith_tensor *data, ag_node *fn, uint32_t output_nr,
+                                  pith_tensor **out)
+{
+    pith_tensor *t = ag_alias_without_history(data);
+    ag_meta *m = t ? ag_meta_of(t) : NULL;
     if (!m) {
         pith_release(t);
         return pith_last_status();
     }
-    ag_node_retain(owner);
-    m->grad_fn = owner;
-    m->output_nr = s->output_nr;
+    ag_node_retain(fn);
+    m->grad_fn = fn;
+    m->output_nr = output_nr;
     *out = t;
     return PITH_OK;
 }

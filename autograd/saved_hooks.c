@@ -148,16 +148,7 @@ pith_status ag_saved_unpack_packed(const ag_saved *s, ag_node *owner, pith_tenso
         return PITH_OK;
     }
     /* backward records: the unpacked value gets the saved tensor's history back */
-    pith_tensor *t = ag_alias_without_history(data);
+    st = ag_alias_with_history(data, history, s->output_nr, out);
     pith_release(data);
-    ag_meta *m = t ? ag_meta_of(t) : NULL;
-    if (!m) {
-        pith_release(t);
-        return pith_last_status();
-    }
-    ag_node_retain(history);
-    m->grad_fn = history;
-    m->output_nr = s->output_nr;
-    *out = t;
-    return PITH_OK;
+    return st;
 }
