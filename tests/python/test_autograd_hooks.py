@@ -490,3 +490,46 @@ def test_anomaly_mode_changes_the_hint_of_the_version_error():
                 y.sum().backward()
     kind, message = same(program)
     assert kind == "RuntimeError" and message.endswith("Good luck!")
+
+
+def test_saved_tensors_hooks_are_per_thread():
+    import threading
+
+    def program(lib):
+        log = []
+        x = leaf(lib, [1.0, 2.0])
+        seen = {}
+
+        def other():
+            seen["y"] = (x * x).sum()  # no hooks on this thread
+
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append("pack") or t,
+                                                    lambda t: t):
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join()
+        seen["y"].backward()
+        return log, x.grad
+    assert same(program) == ("ok", [[], [2.0, 4.0]])
+
+
+def test_a_hook_raising_in_a_backward_on_another_thread_keeps_its_type():
+    import threading
+
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = x * 3
+        y.grad_fn.register_hook(raise_hook)
+        caught = []
+
+        def other():
+            try:
+                y.sum().backward()
+            except Exception as e:  # handed to the main thread
+                caught.append(e)
+
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+        raise caught[0]
+    assert same(program) == ("HookError", "the hook failed")
