@@ -379,24 +379,6 @@ static void py_hook_release(void *ctx)
  * of backward() as itself (error_keep), and their results are checked here as PyTorch's
  * check_result does, with its messages (the hook's __name__ in them). */
 
-/* PyTorch's legacy type name of a dtype, as its hook checks spell it. */
-static const char *legacy_type_name(pith_dtype dtype)
-{
-    switch (dtype) {
-    case PITH_FLOAT32: return "torch.FloatTensor";
-    case PITH_FLOAT64: return "torch.DoubleTensor";
-    case PITH_FLOAT16: return "torch.HalfTensor";
-    case PITH_BFLOAT16: return "torch.BFloat16Tensor";
-    case PITH_INT64: return "torch.LongTensor";
-    case PITH_INT32: return "torch.IntTensor";
-    case PITH_INT16: return "torch.ShortTensor";
-    case PITH_INT8: return "torch.CharTensor";
-    case PITH_UINT8: return "torch.ByteTensor";
-    case PITH_BOOL: return "torch.BoolTensor";
-    default: return pith_dtype_name(dtype);
-    }
-}
-
 /* The hook's name for messages: its __name__, else its repr. New reference or NULL. */
 static PyObject *hook_name(PyObject *hook)
 {
@@ -450,9 +432,14 @@ static int hook_check_value(pith_module_state *st, PyObject *hook, PyObject *was
     int ndim = pith_sizes(a, sa);
     bool same_size = ndim == pith_sizes(b, sb) && memcmp(sa, sb, (size_t)ndim * sizeof *sa) == 0;
     if (pith_tensor_dtype(a) != pith_tensor_dtype(b)) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "hook '%U' has changed the type of value (was %s got %s)", name,
-                     legacy_type_name(pith_tensor_dtype(a)), legacy_type_name(pith_tensor_dtype(b)));
+        /* Tensor.type(): the legacy names ("torch.FloatTensor") PyTorch's message uses */
+        PyObject *ta = PyObject_CallMethod(was, "type", NULL);
+        PyObject *tb = ta ? PyObject_CallMethod(now, "type", NULL) : NULL;
+        if (tb)
+            PyErr_Format(PyExc_RuntimeError,
+                         "hook '%U' has changed the type of value (was %U got %U)", name, ta, tb);
+        Py_XDECREF(ta);
+        Py_XDECREF(tb);
         rc = -1;
     } else if (!same_size) {
         PyErr_Format(PyExc_RuntimeError, "hook '%U' has changed the size of value", name);
