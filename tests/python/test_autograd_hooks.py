@@ -533,3 +533,20 @@ def test_a_hook_raising_in_a_backward_on_another_thread_keeps_its_type():
         worker.join()
         raise caught[0]
     assert same(program) == ("HookError", "the hook failed")
+
+
+def test_anomaly_mode_reports_the_node_whose_hook_raised_and_keeps_the_exception():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autograd.detect_anomaly():
+                y = x.exp()
+                y.grad_fn.register_hook(raise_hook)
+                try:
+                    y.sum().backward()
+                except HookError as e:
+                    error = str(e)
+        return error, [str(w.message).splitlines()[0] for w in caught]
+    assert same(program)[1][1][1] == ("Error detected in ExpBackward0. Traceback of forward "
+                                      "call that caused the error:")
