@@ -150,6 +150,27 @@ pith_status pith_node_remove_hook(pith_node *node, int64_t id)
     return PITH_OK;
 }
 
+int64_t pith_node_use_count(const pith_node *node)
+{
+    return node ? (int64_t)atomic_load_explicit(&node->refcount, memory_order_acquire) : 0;
+}
+
+int pith_node_visit_hooks(const pith_node *node,
+                          int (*visit)(int64_t id, void *ctx, void (*ctx_release)(void *ctx),
+                                       void *arg),
+                          void *arg)
+{
+    const ag_hook *lists[] = {node ? node->pre_hooks : NULL, node ? node->post_hooks : NULL};
+    for (int l = 0; l < 2; l++) {
+        for (const ag_hook *h = lists[l]; h; h = h->next) {
+            int rc = h->removed ? 0 : visit(h->id, h->ctx, h->ctx_release, arg);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 /* retain_grad's hook: .grad of the tensor becomes a contiguous clone of the first
  * gradient, then grad + gradient (PyTorch's retain_grad hook). */
 static pith_status retain_hook_fn(void *ctx, const pith_tensor *grad, pith_tensor **replacement)

@@ -140,6 +140,15 @@ typedef pith_status (*pith_post_accumulate_grad_hook)(void *ctx, pith_tensor *le
 PITH_API pith_status pith_tensor_register_post_accumulate_grad_hook(
     pith_tensor *t, pith_post_accumulate_grad_hook fn, void *ctx, void (*ctx_release)(void *ctx),
     pith_node **node, int64_t *id);
+/* For bindings that collect cycles through hooks (See Note [Node wrappers and the
+ * collector] in the Python bindings): the node's reference count, and each hook of the node
+ * (any kind) as its id, ctx and ctx_release; visit returning nonzero stops the walk, and
+ * that value is returned (0 when it went through). */
+PITH_API int64_t pith_node_use_count(const pith_node *node);
+PITH_API int pith_node_visit_hooks(const pith_node *node,
+                                   int (*visit)(int64_t id, void *ctx,
+                                                void (*ctx_release)(void *ctx), void *arg),
+                                   void *arg);
 /* Tensor.retain_grad(): a non-leaf that requires grad keeps its gradient in .grad (a leaf
  * already does). retains says whether it does. */
 PITH_API pith_status pith_retain_grad(pith_tensor *t);

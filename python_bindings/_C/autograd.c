@@ -113,9 +113,84 @@ static void node_dealloc(PyObject *self)
     Py_DECREF(type);
 }
 
+/* Note [Node wrappers and the collector]
+ * A Python hook's callable is owned by its node, in C, where the collector cannot see it, so
+ * a hook that refers to its node's wrapper (`fn.register_hook(lambda *a: fn)`) would make a
+ * cycle nothing frees. As PyTorch's THPCppFunction_traverse, a wrapper that holds the only
+ * reference to its node reports the callables of that node's Python hooks of its own
+ * interpreter as its own (they are: wrapper -> node -> hook -> callable), and its tp_clear
+ * removes those hooks, which breaks the cycle while the node stays whole. A node that C or a
+ * tensor also holds is not the wrapper's alone: nothing is reported. (A tensor hook that
+ * refers to its tensor is a cycle through the tensor's wrapper, which this does not see:
+ * docs/autograd.md.) */
+/* The context of a Python hook: See Note [Python tensor hooks]. */
+typedef struct {
+    PyObject *fn;
+    pith_interpreter *interp;
+    pith_module_state *st;
+} py_hook;
+
+typedef struct {
+    visitproc visit;
+    void *arg;
+    const pith_interpreter *interp;
+    int64_t *ids; /* tp_clear: the ids to remove */
+    size_t n, cap;
+} node_hooks_walk;
+
+static void py_hook_release(void *ctx);
+
+static int node_hook_visit(int64_t id, void *ctx, void (*ctx_release)(void *ctx), void *arg)
+{
+    node_hooks_walk *w = arg;
+    if (ctx_release != py_hook_release)
+        return 0;
+    const py_hook *h = ctx;
+    if (h->interp != w->interp)
+        return 0;
+    if (w->visit)
+        return w->visit(h->fn, w->arg);
+    if (w->n < w->cap)
+        w->ids[w->n] = id;
+    w->n++; /* counted past cap: the caller walks again with room */
+    return 0;
+}
+
+static pith_interpreter *node_wrapper_interp(PyObject *self)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        PyErr_Clear();
+    return st ? st->interp : NULL;
+}
+
 static int node_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
+    node_object *o = (node_object *)self;
+    if (!o->node || pith_node_use_count(o->node) != 1)
+        return 0;
+    node_hooks_walk w = {visit, arg, node_wrapper_interp(self), NULL, 0, 0};
+    return w.interp ? pith_node_visit_hooks(o->node, node_hook_visit, &w) : 0;
+}
+
+static int node_clear(PyObject *self)
+{
+    node_object *o = (node_object *)self;
+    if (!o->node || pith_node_use_count(o->node) != 1)
+        return 0;
+    node_hooks_walk w = {NULL, NULL, node_wrapper_interp(self), NULL, 0, 0};
+    if (!w.interp)
+        return 0;
+    pith_node_visit_hooks(o->node, node_hook_visit, &w);
+    if (!w.n || !(w.ids = PyMem_Malloc(w.n * sizeof *w.ids)))
+        return 0;
+    w.cap = w.n;
+    w.n = 0;
+    pith_node_visit_hooks(o->node, node_hook_visit, &w);
+    for (size_t i = 0; i < w.n && i < w.cap; i++)
+        pith_node_remove_hook(o->node, w.ids[i]);
+    PyMem_Free(w.ids);
     return 0;
 }
 
@@ -147,6 +222,7 @@ static PyMemberDef node_members[] = {
 static PyType_Slot node_slots[] = {
     {Py_tp_dealloc, node_dealloc},
     {Py_tp_traverse, node_traverse},
+    {Py_tp_clear, node_clear},
     {Py_tp_repr, node_repr},
     {Py_tp_methods, node_methods},
     {Py_tp_getset, node_getset},
@@ -321,12 +397,8 @@ static PyObject *tensor_get_data(PyObject *self, void *unused)
  * holds the callable, the interpreter that registered it and that interpreter's module
  * state. It runs inside that interpreter (interp_call_python), from whichever thread runs
  * backward, and is refused with a clear error once the interpreter is being torn down
- * (the disarm rule); the callable is released the same way. */
-typedef struct {
-    PyObject *fn;
-    pith_interpreter *interp;
-    pith_module_state *st;
-} py_hook;
+ * (the disarm rule); the callable is released the same way. (py_hook is defined above, with
+ * the node wrappers, which report its callable to the collector.) */
 
 typedef struct {
     py_hook *hook;

@@ -550,3 +550,33 @@ def test_anomaly_mode_reports_the_node_whose_hook_raised_and_keeps_the_exception
         return error, [str(w.message).splitlines()[0] for w in caught]
     assert same(program)[1][1][1] == ("Error detected in ExpBackward0. Traceback of forward "
                                       "call that caused the error:")
+
+
+def test_a_node_hook_that_refers_to_its_node_is_collected():
+    def graph():
+        x = pith.ones(2, requires_grad=True)
+        fn = (x * 2).grad_fn
+        fn.register_hook(lambda gi, go: fn)
+        fn.register_prehook(lambda go: fn)
+
+    graph()
+    gc.collect()
+    before = pith._C._live_tensors(), pith._C._live_nodes()
+    for _ in range(20):
+        graph()
+    gc.collect()
+    assert (pith._C._live_tensors(), pith._C._live_nodes()) == before
+
+
+def test_a_node_held_elsewhere_keeps_its_hooks_through_a_collection():
+    x = pith.ones(2, requires_grad=True)
+    y = x * 2
+    log = []
+
+    def register(node):  # a cycle wrapper -> node -> hook -> closure -> wrapper; y holds node
+        node.register_hook(lambda gi, go: log.append(node.name()))
+
+    register(y.grad_fn)
+    gc.collect()
+    y.sum().backward()
+    assert log == ["MulBackward0"]
