@@ -77,8 +77,8 @@ pith_status ag_anomaly_check_nan(const ag_node *node, pith_tensor *const *out)
     grad_mode_tls.grad_disabled = true;
     pith_status st = PITH_OK;
     for (uint32_t j = 0; j < node->num_next && st == PITH_OK; j++) {
-        if (!out[j] || !dtype_is_floating(out[j]->dtype))
-            continue;
+        if (!out[j] || !dtype_is_floating(out[j]->dtype) || out[j]->device == PITH_META)
+            continue; /* a meta gradient has no values to look at */
         pith_value ret[PITH_MAX_RETURNS];
         pith_tensor *nan = ag_result(pith_call_isnan(ret, out[j]), ret);
         pith_tensor *any = nan ? ag_result(pith_call_any(ret, nan, (pith_opt_int_list){0}, false),

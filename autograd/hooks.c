@@ -1,4 +1,6 @@
-/* hooks.c — tensor hooks and retain_grad (Tensor.register_hook, Tensor.retain_grad). */
+/* hooks.c — hooks on the graph's nodes: tensor hooks and retain_grad (Tensor.register_hook,
+ * Tensor.retain_grad), node pre- and post-hooks (grad_fn.register_prehook, register_hook)
+ * and post-accumulate-grad hooks; their order, removal and running. */
 #include <stdlib.h>
 
 #include "autograd/autograd_internal.h"
@@ -11,8 +13,8 @@
  * accumulator at input 0. The engine runs a node's hooks, in registration order, on its
  * input buffer when the node is ready and before anything reads the buffer, so that the
  * gradient a hook returns is the one accumulated into .grad, passed on, or returned by
- * autograd.grad. retain_grad is a hook too, kept last so that it stores what the others
- * made; it points at its tensor without owning it, and the tensor's release unhooks it (the
+ * autograd.grad. retain_grad is a hook too, kept after the other tensor hooks so that it
+ * stores what they made (See Note [Hook order]); it points at its tensor without owning it, and the tensor's release unhooks it (the
  * node may outlive the tensor). When an in-place op gives the tensor a new grad_fn, the
  * retain_grad hook moves to it (ag_set_history), as in PyTorch; other hooks stay on the
  * node they were registered on. */
