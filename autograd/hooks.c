@@ -14,10 +14,10 @@
  * input buffer when the node is ready and before anything reads the buffer, so that the
  * gradient a hook returns is the one accumulated into .grad, passed on, or returned by
  * autograd.grad. retain_grad is a hook too, kept after the other tensor hooks so that it
- * stores what they made (See Note [Hook order]); it points at its tensor without owning it, and the tensor's release unhooks it (the
- * node may outlive the tensor). When an in-place op gives the tensor a new grad_fn, the
- * retain_grad hook moves to it (ag_set_history), as in PyTorch; other hooks stay on the
- * node they were registered on. */
+ * stores what they made (See Note [Hook order]); it points at its tensor without owning
+ * it, and the tensor's release unhooks it (the node may outlive the tensor). When an
+ * in-place op gives the tensor a new grad_fn, the retain_grad hook moves to it
+ * (ag_set_history), as in PyTorch; other hooks stay on the node they were registered on. */
 
 static atomic_int_fast64_t next_hook_id = 1;
 
