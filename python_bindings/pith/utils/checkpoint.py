@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from .. import _C, enable_grad, get_rng_state, no_grad, set_rng_state
 from ..autograd import Function, backward as _backward
+from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "set_checkpoint_early_stop"]
@@ -168,7 +169,7 @@ class _Frame:
         holder = _Holder()
         self.holders.append(weakref.ref(holder))
         if self.check:
-            self.metadata.append((tuple(x.shape), x.dtype))
+            self.metadata.append(_metadata(x))
         return holder
 
     def unpack(self, holder: _Holder) -> Any:
@@ -220,15 +221,18 @@ class _Frame:
                 f"Number of tensors saved during recomputation: {count}.")
         if not self.check:
             return
-        for index, x in self.recomputed[run].items():
-            if (tuple(x.shape), x.dtype) != self.metadata[index]:
-                shape, dtype = self.metadata[index]
-                raise CheckpointError(
-                    "torch.utils.checkpoint: Recomputed values for the following tensors have "
-                    "different metadata than during the forward pass.\n"
-                    f"tensor at position {index}:\n"
-                    f"saved metadata: {{'shape': {list(shape)}, 'dtype': {dtype}}}\n"
-                    f"recomputed metadata: {{'shape': {list(x.shape)}, 'dtype': {x.dtype}}}\n")
+        lines = [f"tensor at position {index}:\nsaved metadata: {self.metadata[index]}\n"
+                 f"recomputed metadata: {_metadata(x)}\n"
+                 for index, x in sorted(self.recomputed[run].items())
+                 if _metadata(x) != self.metadata[index]]
+        if lines:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Recomputed values for the following tensors have "
+                "different metadata than during the forward pass.\n" + "".join(lines) + ".\n")
+
+
+def _metadata(x: Any) -> dict:
+    return {"shape": x.shape, "dtype": x.dtype, "device": x.device}
 
 
 def _checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_state: bool,
@@ -257,7 +261,6 @@ def _checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_sta
 
     if _early_stop_override is not None:
         early_stop = _early_stop_override
-    from ..autograd.graph import saved_tensors_hooks  # TEMP
     frame = _Frame(recompute, early_stop, determinism_check == "default")
     frame.inputs = list(args)
     with saved_tensors_hooks(frame.pack, frame.unpack):
