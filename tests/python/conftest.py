@@ -40,6 +40,20 @@ PROPERTY = examples(40)
 _FAILED = {"any": False}
 
 
+# Note [Sub-interpreters run last]
+# CPython 3.11 turns PyGILState_Check off for the rest of the process once a sub-interpreter
+# is created (pylifecycle.c, new_interpreter: "The GIL API doesn't work with multiple
+# interpreters"); it then always answers 1. torch's engine checks it before running backward
+# and refuses ("The autograd engine was called while holding the GIL"), so every torch
+# backward that a test runs as the oracle would fail after a sub-interpreter test. The files
+# that make sub-interpreters therefore run after all the others, whatever their names.
+SUBINTERPRETER_FILES = ("test_python_dispatch.py", "test_share.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: item.path.name in SUBINTERPRETER_FILES)  # a stable sort
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
