@@ -366,8 +366,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if embed:  # with E == 0 the scores are 0 whatever the scale, as in PyTorch
         scores.mul_(scale)
     if is_causal:
-        attn_mask = _C.ones((length, source_length), dtype=_C.bool).tril()
-    if attn_mask is not None:
+        # Above the diagonal is -inf, written in place (as PyTorch's fused CPU kernel masks),
+        # not added as a float mask: no (L, S) float tensor, no broadcast add.
+        scores.masked_fill_(_C.ones((length, source_length), dtype=_C.bool).triu(1),
+                            -math.inf)
+    elif attn_mask is not None:
         if attn_mask.dtype == _C.bool:  # PyTorch's convert_boolean_attn_mask
             attn_mask = _C.zeros(tuple(attn_mask.shape), dtype=scores.dtype).masked_fill(
                 attn_mask.logical_not(), -math.inf)
