@@ -376,16 +376,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 attn_mask.logical_not(), -math.inf)
         scores.add_(attn_mask)  # in place: the mask broadcasts into the scores' shape
     # PyTorch's safe softmax: a row of scores that is all -inf attends nothing and gives 0,
-    # and its gradient is 0. Such a row's scores become 0 before the softmax (so its
-    # backward sees finite weights, not NaN) and its weights 0 after; both out of place,
-    # because softmax saves its result for backward. A row's max is -inf exactly when the
-    # row is all -inf (NaN is not); measured on a detached alias, so nothing is recorded.
-    # (With no source positions the weights are empty and there is nothing to fill.)
-    empty_rows = scores.detach().amax(-1, keepdim=True) == -math.inf if source_length else None
-    if empty_rows is not None and empty_rows.any():
-        weights = scores.masked_fill(empty_rows, 0).softmax(-1).masked_fill(empty_rows, 0)
-    else:
-        weights = scores.softmax(-1)
+    # and its gradient is 0. Such a row's softmax is NaN throughout, so only when the first
+    # column of the weights has a NaN is the exact test needed (a row whose max is -inf;
+    # NaN's is not), on detached aliases, so that nothing is recorded: one look at L
+    # numbers in the common case instead of a reduction over the scores. Then those rows'
+    # scores become 0 before the softmax (so its backward sees finite weights, not NaN) and
+    # their weights 0 after; both out of place, because softmax saves its result for
+    # backward. (With no source positions the weights are empty: nothing to fill.)
+    weights = scores.softmax(-1)
+    if source_length and weights.detach()[..., 0].isnan().any():
+        empty_rows = scores.detach().amax(-1, keepdim=True) == -math.inf
+        if empty_rows.any():
+            weights = scores.masked_fill(empty_rows, 0).softmax(-1).masked_fill(empty_rows, 0)
     if dropout_p > 0.0:
         if dropout_p > 1.0:  # PyTorch's C++ dropout raises RuntimeError, not ValueError
             raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
