@@ -11,7 +11,10 @@ static pith_status accumulate_apply(ag_node *node, pith_tensor *const *grads, pi
     pith_tensor *leaf = atomic_load_explicit(&node->leaf, memory_order_acquire);
     if (!leaf || !grads[0])
         return PITH_OK; /* the leaf died: its gradient has nowhere to go */
-    return ag_accumulate_into(leaf, grads[0]);
+    pith_status st = ag_accumulate_into(leaf, grads[0]);
+    if (st == PITH_OK && node->post_hooks) /* See Note [Hook order] */
+        st = ag_run_post_accumulate_hooks(node, leaf);
+    return st;
 }
 
 static const ag_node_vtable accumulate_vtable = {"AccumulateGrad", accumulate_apply, NULL,

@@ -56,12 +56,18 @@ typedef struct {
  *  - A node whose saved values were released (a backward without retain_graph) raises
  *    PyTorch's "backward through the graph a second time" error at unpack. */
 typedef struct {
-    pith_tensor *data;  /* NULL: nothing saved (None) */
+    pith_tensor *data;  /* NULL: nothing saved (None), or packed by hooks */
     int64_t version;    /* the storage's version at save time */
     uint32_t output_nr; /* for an output: its number among the node's outputs */
     bool is_output;     /* an output of the node that saved it */
     bool requires_grad; /* the original required grad */
     bool was_saved;
+    /* Packed by saved-tensor hooks (Note [Saved tensor hooks], saved_hooks.c): `packed`
+     * stands for the tensor, and for an input that required grad `history` is where its
+     * gradient went (its grad_fn at output_nr, or a leaf's accumulator; strong). */
+    const pith_saved_tensors_hooks *hooks;
+    void *packed;
+    ag_node *history;
 } ag_saved;
 
 /* Saves `t` (NULL saves None). `is_output`: t is an output of `owner` (call after
@@ -73,6 +79,10 @@ pith_status ag_save(ag_saved *s, const pith_tensor *t, bool is_output);
  * error and is the grad_fn of a saved output. `*out` NULL and PITH_OK for a saved None. */
 pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out);
 void ag_saved_release(ag_saved *s);
+/* saved_hooks.c: packs `t` with the innermost saved-tensor hooks of this thread, if any
+ * (*packed says whether it did); unpacks a packed value. */
+pith_status ag_saved_pack(ag_saved *s, const pith_tensor *t, bool *packed);
+pith_status ag_saved_unpack_packed(const ag_saved *s, ag_node *owner, pith_tensor **out);
 
 /* A Tensor the formulas read only through sizes, strides, dtype and device (saves_metadata).
  * A metadata-only header over no storage: the node keeps no bytes. */
@@ -125,6 +135,10 @@ struct ag_node {
     /* Hooks (C and Python), run by the engine; see pith/autograd.h. */
     struct ag_hook *pre_hooks;
     struct ag_hook *post_hooks;
+    uint32_t hooks_running; /* hooks of this node are running: removal defers (hooks.c) */
+    /* Where the node was made, kept in anomaly mode (Note [Anomaly mode], anomaly.c). */
+    void *anomaly_record;
+    const struct pith_anomaly_hooks *anomaly_hooks;
     /* The engine's scratch, valid during one backward (Note [Engine scratch in the node],
      * engine.c): the index in the run that claimed the node (engine_run, 0 when none), and
      * how many runs use its saved values (negative: released; Note [The engine's threads
@@ -230,21 +244,54 @@ ag_node *ag_accumulator(pith_tensor *t);
 
 /* ---- hooks ---- */
 
-/* A tensor hook (Note [Tensor hooks], hooks.c): it runs on the gradient that reaches input
- * `input_nr` of the node it is registered on (the tensor's grad_fn, or a leaf's
- * accumulator) before the node runs, and may replace it. */
+/* The kinds of hooks, in the order a node runs them (Note [Hook order], hooks.c). A node's
+ * pre_hooks list holds the first three, in that order; post_hooks the last two. */
+typedef enum {
+    AG_HOOK_TENSOR,          /* Tensor.register_hook */
+    AG_HOOK_RETAINS_GRAD,    /* retain_grad */
+    AG_HOOK_NODE_PRE,        /* grad_fn.register_prehook */
+    AG_HOOK_POST_ACCUMULATE, /* Tensor.register_post_accumulate_grad_hook (accumulators) */
+    AG_HOOK_NODE_POST        /* grad_fn.register_hook */
+} ag_hook_kind;
+
+/* A hook. A tensor hook (Note [Tensor hooks], hooks.c) runs on the gradient that reaches
+ * input `input_nr` of the node it is registered on (the tensor's grad_fn, or a leaf's
+ * accumulator) before the node runs, and may replace it; the others see the whole node. */
 typedef struct ag_hook {
     struct ag_hook *next;
     int64_t id;
     uint32_t input_nr;
     bool retains_grad; /* the hook of retain_grad: ctx is the tensor, not owned */
+    bool removed;      /* removed while its node's hooks ran: freed when they finish */
+    ag_hook_kind kind;
     pith_tensor_hook fn;
+    pith_node_pre_hook pre_fn;
+    pith_node_post_hook post_fn;
+    pith_post_accumulate_grad_hook accumulate_fn;
     void (*ctx_release)(void *ctx);
     void *ctx;
 } ag_hook;
 
 /* Runs the tensor hooks of `node` on grads[] (engine.c calls it before apply). */
 pith_status ag_run_tensor_hooks(ag_node *node, pith_tensor **grads);
+/* Runs the node's pre-hooks on its gradients grads[num_inputs] (before apply), and its
+ * post-hooks on what apply gave out[num_next] (NULL when num_next is 0) (engine.c). */
+pith_status ag_run_node_pre_hooks(ag_node *node, pith_tensor **grads);
+pith_status ag_run_node_post_hooks(ag_node *node, pith_tensor **out, pith_tensor *const *grads);
+/* Runs the post-accumulate-grad hooks of an accumulator on its leaf (accumulate.c). */
+pith_status ag_run_post_accumulate_hooks(ag_node *node, pith_tensor *leaf);
+
+/* ---- anomaly mode (anomaly.c) ---- */
+
+/* Whether anomaly detection is on (a relaxed load). */
+bool ag_anomaly_enabled(void);
+/* At node creation in anomaly mode: keeps the record of where it was made. */
+void ag_anomaly_record(ag_node *node);
+void ag_anomaly_release(ag_node *node);
+/* After a node ran: with check_nan, fails for a NaN in out[num_next]. */
+pith_status ag_anomaly_check_nan(const ag_node *node, pith_tensor *const *out);
+/* The node failed in backward: reports its record, keeping the error as it is. */
+void ag_anomaly_report(const ag_node *node);
 
 /* ---- engine (engine.c) ---- */
 

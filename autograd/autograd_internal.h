@@ -39,6 +39,13 @@ void ag_hooks_free(ag_hook *h);
 /* Moves t's retain_grad hook from its old grad_fn to its new one, or frees it when `to` is
  * NULL (hooks.c). */
 void ag_retain_hook_move(pith_tensor *t, ag_node *from, ag_node *to, uint32_t input_nr);
+/* A header over t's storage and geometry, without autograd state or the Python key
+ * (node.c); NULL with the error set. */
+pith_tensor *ag_alias_without_history(const pith_tensor *t);
+/* Such a header whose history is output `output_nr` of `fn` (a saved tensor given back its
+ * history when backward records), in *out; or the error. */
+pith_status ag_alias_with_history(const pith_tensor *data, ag_node *fn, uint32_t output_nr,
+                                  pith_tensor **out);
 /* Fills the metadata of a gradient from t's. */
 void ag_input_meta_set(ag_input_meta *m, const pith_tensor *t);
 

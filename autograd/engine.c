@@ -437,21 +437,29 @@ static pith_status run_node(ag_run *r, ag_node *node, size_t k, heap *ready)
 {
     size_t at = r->buffer_at[k];
     pith_tensor **grads = &r->buffers[at];
-    pith_status st = PITH_OK;
+    /* node hooks: See Note [Hook order] (hooks.c) */
+    pith_status st = node->pre_hooks ? ag_run_node_pre_hooks(node, grads) : PITH_OK;
     bool any = false;
     for (uint32_t i = 0; i < node->num_inputs; i++)
         any |= grads[i] != NULL;
     pith_tensor **out = NULL;
-    if (any) {
+    if (st == PITH_OK && (any || node->post_hooks) && node->num_next &&
+        !(out = calloc(node->num_next, sizeof *out)))
+        st = pith_set_error(PITH_ERR_NOMEM, "out of memory running %s", node->vt->name);
+    if (any && st == PITH_OK) {
         for (uint32_t i = 0; i < node->num_inputs && st == PITH_OK; i++)
             if (!grads[i] && node->input_meta[i].present && !(grads[i] = zeros_of(&node->input_meta[i])))
                 st = pith_last_status();
-        if (st == PITH_OK && node->num_next && !(out = calloc(node->num_next, sizeof *out)))
-            st = pith_set_error(PITH_ERR_NOMEM, "out of memory running %s", node->vt->name);
         if (st == PITH_OK)
             st = node->vt->apply(node, grads, out);
         node_unuse(r, node, k, !r->retain_graph);
     }
+    if (st == PITH_OK && node->post_hooks)
+        st = ag_run_node_post_hooks(node, out, grads);
+    if (st == PITH_OK && ag_anomaly_enabled()) /* See Note [Anomaly mode] */
+        st = ag_anomaly_check_nan(node, out);
+    if (st != PITH_OK && node->anomaly_record)
+        ag_anomaly_report(node);
     for (uint32_t i = 0; i < node->num_inputs; i++) {
         pith_release(grads[i]);
         grads[i] = NULL;
@@ -644,8 +652,11 @@ static pith_status execute(ag_run *r, target *roots, pith_tensor **root_grads, i
         size_t k = (size_t)run_index(r, node);
         if (node->pre_hooks) /* See Note [Tensor hooks] */
             st = ag_run_tensor_hooks(node, &r->buffers[r->buffer_at[k]]);
-        if (st != PITH_OK)
+        if (st != PITH_OK) {
+            if (node->anomaly_record) /* See Note [Anomaly mode] */
+                ag_anomaly_report(node);
             break;
+        }
         for (int c = 0; c < ninputs; c++) {
             if (inputs[c].node != node)
                 continue;

@@ -46,6 +46,8 @@ ag_node *ag_node_new(const ag_node_vtable *vt, uint32_t num_next, uint32_t num_i
     atomic_init(&n->tag, (pith_interpreter *)NULL);
     atomic_init(&n->leaf, (pith_tensor *)NULL);
     atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
+    if (ag_anomaly_enabled()) /* See Note [Anomaly mode] */
+        ag_anomaly_record(n);
     return n;
 }
 
@@ -75,6 +77,7 @@ static void node_free(ag_node *n)
         ag_node_release(n->next[i].node);
     ag_hooks_free(n->pre_hooks);
     ag_hooks_free(n->post_hooks);
+    ag_anomaly_release(n);
     if (n->py_state)
         interp_call_decref(atomic_load_explicit(&n->tag, memory_order_acquire), n->py_state);
     free(n->next);
@@ -176,7 +179,7 @@ pith_status ag_set_history(ag_node *n, uint32_t output_nr, pith_tensor *t)
 /* ---- saved values ---- */
 
 /* A header over t's storage and geometry, without autograd state or the Python key. */
-static pith_tensor *alias_without_history(const pith_tensor *t)
+pith_tensor *ag_alias_without_history(const pith_tensor *t)
 {
     pith_tensor *a = tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
     if (a)
@@ -192,6 +195,10 @@ pith_status ag_save(ag_saved *s, const pith_tensor *t, bool is_output)
     s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
     s->is_output = is_output;
     s->requires_grad = t->autograd && ag_requires_grad(t);
+    bool packed;
+    pith_status st = ag_saved_pack(s, t, &packed); /* See Note [Saved tensor hooks] */
+    if (st != PITH_OK || packed)
+        return st;
     if (!is_output) {
         /* An input is kept as it is, history and all, as PyTorch's SavedVariable keeps
          * it: create_graph then differentiates through it. */
@@ -200,7 +207,7 @@ pith_status ag_save(ag_saved *s, const pith_tensor *t, bool is_output)
         return PITH_OK;
     }
     s->output_nr = ag_output_nr(t);
-    s->data = alias_without_history(t);
+    s->data = ag_alias_without_history(t);
     return s->data ? PITH_OK : pith_last_status();
 }
 
@@ -208,6 +215,12 @@ void ag_saved_release(ag_saved *s)
 {
     pith_release(s->data);
     s->data = NULL;
+    if (s->hooks)
+        s->hooks->release(s->packed);
+    s->hooks = NULL;
+    s->packed = NULL;
+    ag_node_release(s->history);
+    s->history = NULL;
 }
 
 /* A node's name without its "Backward<N>" suffix, as PyTorch's message spells it ("Mul"). */
@@ -230,13 +243,17 @@ static pith_status saved_modified(const ag_saved *s, const ag_node *owner, int64
     return pith_set_error(PITH_ERR_RUNTIME,
                           "one of the variables needed for gradient computation has been "
                           "modified by an inplace operation: [%s %s]%s is at version %" PRId64
-                          "; expected version %" PRId64 " instead. Hint: enable anomaly "
-                          "detection to find the operation that failed to compute its "
-                          "gradient, with torch.autograd.set_detect_anomaly(True, "
-                          "check_nan=False).",
+                          "; expected version %" PRId64 " instead. Hint: %s",
                           dtype_legacy_tensor_name(t->dtype),
                           shape_format(t->ndim, t->sizes, shape, sizeof shape), which, now,
-                          s->version);
+                          s->version,
+                          ag_anomaly_enabled()
+                              ? "the backtrace further above shows the operation that failed "
+                                "to compute its gradient. The variable in question was "
+                                "changed in there or anywhere later. Good luck!"
+                              : "enable anomaly detection to find the operation that failed "
+                                "to compute its gradient, with "
+                                "torch.autograd.set_detect_anomaly(True, check_nan=False).");
 }
 
 pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out)
@@ -250,6 +267,8 @@ pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out)
             "graph are freed when you call .backward() or autograd.grad(). Specify "
             "retain_graph=True if you need to backward through the graph a second time or if "
             "you need to access saved tensors after calling backward.");
+    if (s->hooks)
+        return ag_saved_unpack_packed(s, owner, out);
     if (!s->data)
         return PITH_OK;
     int64_t now = atomic_load_explicit(&s->data->storage->version, memory_order_relaxed);
@@ -261,17 +280,21 @@ pith_status ag_unpack(const ag_saved *s, ag_node *owner, pith_tensor **out)
         return PITH_OK;
     }
     /* create_graph: the output gets its history back, as output output_nr of its node. */
-    pith_tensor *t = alias_without_history(s->data);
-    if (!t)
-        return pith_last_status();
-    ag_meta *m = ag_meta_of(t);
+    return ag_alias_with_history(s->data, owner, s->output_nr, out);
+}
+
+pith_status ag_alias_with_history(const pith_tensor *data, ag_node *fn, uint32_t output_nr,
+                                  pith_tensor **out)
+{
+    pith_tensor *t = ag_alias_without_history(data);
+    ag_meta *m = t ? ag_meta_of(t) : NULL;
     if (!m) {
         pith_release(t);
         return pith_last_status();
     }
-    ag_node_retain(owner);
-    m->grad_fn = owner;
-    m->output_nr = s->output_nr;
+    ag_node_retain(fn);
+    m->grad_fn = fn;
+    m->output_nr = output_nr;
     *out = t;
     return PITH_OK;
 }

@@ -47,6 +47,9 @@ from . import accelerator as accelerator, amp as amp, backends as backends, cuda
 from . import einops as einops
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
 from ._dtype_info import finfo as finfo, iinfo as iinfo
+from .autograd.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from .autograd.anomaly_mode import set_anomaly_enabled as set_anomaly_enabled
 from . import autograd as autograd
 from . import library as library, nn as nn, overrides as overrides, utils as utils
 from . import safetensors as safetensors, serialization as serialization

@@ -958,27 +958,41 @@ static pith_status IndexSelectBackward0_apply(ag_node *node, pith_tensor *const 
     pith_tensor *grad = grads[0];
     pith_tensor *index = NULL;
     ag_grads_init(out, node->num_next);
-    pith_tensor *tmp1 = NULL;
-    ag_tensors list2 = {0};
+    int64_t count1;
+    pith_tensor *chosen2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    ag_tensors list4 = {0};
+    pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: index_put(zeros_like(self), index_along(self, dim, index), grad, True) */
-        if ((status = ag_zeros_like(&tmp1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if (!index && (status = ag_unpack(&n->index_, node, &index)) != PITH_OK)
-            goto done;
-        if ((status = ag_index_along(&list2, n->self_.meta, n->self_.device, n->dim_, index)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_index_put(res_, tmp1, ag_tensors_list(&list2), grad, true)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp1);
-        ag_tensors_release(&list2);
+        /* self: case(ndim(self), 0, grad, index_put(zeros_like(self), index_along(self, dim, index), grad, True)) */
+        count1 = ag_ndim(n->self_.meta, n->self_.device);
+        if (count1 == 0) {
+            chosen2 = ag_retain(grad);
+        } else {
+            if ((status = ag_zeros_like(&tmp3, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if (!index && (status = ag_unpack(&n->index_, node, &index)) != PITH_OK)
+                goto done;
+            if ((status = ag_index_along(&list4, n->self_.meta, n->self_.device, n->dim_, index)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_index_put(res_, tmp3, ag_tensors_list(&list4), grad, true)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            ag_tensors_release(&list4);
+            chosen2 = tmp5;
+            tmp5 = NULL;
+        }
+        out[0] = chosen2;
+        chosen2 = NULL;
     }
 done:
-    pith_release(tmp1);
-    ag_tensors_release(&list2);
+    pith_release(chosen2);
+    pith_release(tmp3);
+    ag_tensors_release(&list4);
+    pith_release(tmp5);
     pith_release(index);
     if (status != PITH_OK)
         ag_grads_clear(out, node->num_next);

@@ -171,7 +171,48 @@ typedef pith_status (*pith_tensor_hook)(void *ctx, const pith_tensor *grad,
 PITH_API pith_status pith_tensor_register_hook(pith_tensor *t, pith_tensor_hook fn, void *ctx,
                                                void (*ctx_release)(void *ctx),
                                                pith_node **node, int64_t *id);
+/* Removes hook `id` (any kind: tensor, node, post-accumulate) from `node`; removing one
+ * that is gone is a no-op. */
 PITH_API pith_status pith_node_remove_hook(pith_node *node, int64_t id);
+
+/* Node hooks, as grad_fn.register_prehook and grad_fn.register_hook. They run when the node
+ * runs in a backward: after the tensor hooks and retain_grad of its inputs, the pre-hooks
+ * (in the order of registration), the node, then the post-hooks.
+ * A pre-hook sees grad_outputs[n], the gradients flowing into the node (one per forward
+ * output; NULL for one that got none). A post-hook also sees grad_inputs[ninputs], what
+ * the node computed (one per forward input, NULL where none is needed); ninputs is 0 for
+ * an AccumulateGrad. Either may replace an entry of the array it may write: pith_release
+ * the entry and store a new reference (or NULL) in its place; a replacement must keep the
+ * entry's shape and dtype. A hook's error stops the backward with that error.
+ * *id identifies it for pith_node_remove_hook; ctx_release(ctx) runs when it is removed or
+ * the node freed. */
+typedef pith_status (*pith_node_pre_hook)(void *ctx, pith_node *node, pith_tensor **grad_outputs,
+                                          int n);
+typedef pith_status (*pith_node_post_hook)(void *ctx, pith_node *node, pith_tensor **grad_inputs,
+                                           int ninputs, pith_tensor *const *grad_outputs,
+                                           int noutputs);
+PITH_API pith_status pith_node_register_prehook(pith_node *node, pith_node_pre_hook fn, void *ctx,
+                                                void (*ctx_release)(void *ctx), int64_t *id);
+PITH_API pith_status pith_node_register_hook(pith_node *node, pith_node_post_hook fn, void *ctx,
+                                             void (*ctx_release)(void *ctx), int64_t *id);
+/* Tensor.register_post_accumulate_grad_hook: on a leaf that requires grad, `fn` runs with
+ * the leaf after its .grad was accumulated by a backward (not by grad()). The hook lives on
+ * the leaf's accumulator: *node (a new reference) and *id identify it for
+ * pith_node_remove_hook. PyTorch's errors for a tensor that does not require grad or is not
+ * a leaf. */
+typedef pith_status (*pith_post_accumulate_grad_hook)(void *ctx, pith_tensor *leaf);
+PITH_API pith_status pith_tensor_register_post_accumulate_grad_hook(
+    pith_tensor *t, pith_post_accumulate_grad_hook fn, void *ctx, void (*ctx_release)(void *ctx),
+    pith_node **node, int64_t *id);
+/* For bindings that collect cycles through hooks (See Note [Node wrappers and the
+ * collector] in the Python bindings): the node's reference count, and each hook of the node
+ * (any kind) as its id, ctx and ctx_release; visit returning nonzero stops the walk, and
+ * that value is returned (0 when it went through). */
+PITH_API int64_t pith_node_use_count(const pith_node *node);
+PITH_API int pith_node_visit_hooks(const pith_node *node,
+                                   int (*visit)(int64_t id, void *ctx,
+                                                void (*ctx_release)(void *ctx), void *arg),
+                                   void *arg);
 /* Tensor.retain_grad(): a non-leaf that requires grad keeps its gradient in .grad (a leaf
  * already does). retains says whether it does. */
 PITH_API pith_status pith_retain_grad(pith_tensor *t);
@@ -184,6 +225,52 @@ PITH_API int64_t pith_autograd_graph_task_id(void);
 /* Whether the backward running on this thread computes chosen inputs only (a grad() call,
  * or backward with inputs), rather than every leaf's gradient; false outside backward. */
 PITH_API bool pith_autograd_graph_task_filtered(void);
+/* ---- saved-tensor hooks ---- */
+
+/* As torch.autograd.graph.saved_tensors_hooks: while pushed on this thread, each tensor a
+ * node saves for backward is given to pack(ctx, t, &packed) instead of being kept (t is
+ * borrowed: a forward input as it is, an output without its history; pack runs with grad
+ * mode off and must not write t in place), and backward gets it back from unpack(packed,
+ * &out) (a new reference to a tensor of the saved one's shape). The node keeps `packed` and
+ * calls release(packed) when it frees its saved values; packed must not depend on ctx,
+ * which is only for pack. The innermost pushed hooks apply; the stack is per thread. */
+typedef struct pith_saved_tensors_hooks {
+    pith_status (*pack)(void *ctx, pith_tensor *t, void **packed);
+    pith_status (*unpack)(void *packed, pith_tensor **out);
+    void (*release)(void *packed);
+} pith_saved_tensors_hooks;
+/* Pushes hooks (which must outlive every value they pack) with `ctx`; ctx_release(ctx) runs
+ * at the matching pop. Fails with the disabling message while hooks are disabled. */
+PITH_API pith_status pith_saved_tensors_hooks_push(const pith_saved_tensors_hooks *hooks,
+                                                   void *ctx, void (*ctx_release)(void *ctx));
+PITH_API pith_status pith_saved_tensors_hooks_pop(void);
+/* Disables pushing on this thread (torch's disable_saved_tensors_hooks): a push then fails
+ * with `message` (RuntimeError); NULL enables again. Fails with `message` when hooks are
+ * pushed. disabled_message gives the current message or NULL. */
+PITH_API pith_status pith_saved_tensors_hooks_disable(const char *message);
+PITH_API const char *pith_saved_tensors_hooks_disabled_message(void);
+
+/* ---- anomaly detection ---- */
+
+/* As torch.autograd.set_detect_anomaly (process-wide, as PyTorch's): while enabled, each
+ * node records where it was made (through the hooks below), an error raised while a node
+ * runs in backward is reported with that record, and with check_nan a node that gives a
+ * NaN gradient fails backward with "Function 'XBackward0' returned nan values in its 0th
+ * output.". */
+PITH_API void pith_set_detect_anomaly(bool enabled, bool check_nan);
+PITH_API bool pith_is_anomaly_enabled(void);
+PITH_API bool pith_is_anomaly_check_nan_enabled(void);
+/* What records and reports: record() runs when a node is made with anomaly detection on and
+ * gives what to keep with the node (NULL: nothing); report(record, node_name) runs when
+ * that node fails in backward (the error is kept as it was); release(record) when the node
+ * is freed. Python's bindings install hooks that keep the forward's traceback and warn
+ * with it; a C program may install its own (NULL removes them). */
+typedef struct pith_anomaly_hooks {
+    void *(*record)(void);
+    void (*report)(void *record, const char *node_name);
+    void (*release)(void *record);
+} pith_anomaly_hooks;
+PITH_API void pith_set_anomaly_hooks(const pith_anomaly_hooks *hooks);
 
 /* The number of live nodes (for leak tests). */
 PITH_API size_t pith_live_nodes(void);

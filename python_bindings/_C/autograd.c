@@ -9,6 +9,8 @@
 
 #include <structmember.h>
 
+#include "pydispatch.h"
+
 
 /* ---- nodes ---- */
 
@@ -130,14 +132,96 @@ static void node_dealloc(PyObject *self)
     Py_DECREF(type);
 }
 
-static int node_traverse(PyObject *self, visitproc visit, void *arg)
+/* Note [Node wrappers and the collector]
+ * A Python hook's callable is owned by its node, in C, where the collector cannot see it, so
+ * a hook that refers to its node's wrapper (`fn.register_hook(lambda *a: fn)`) would make a
+ * cycle nothing frees. As PyTorch's THPCppFunction_traverse, a wrapper that holds the only
+ * reference to its node reports the callables of that node's Python hooks of its own
+ * interpreter as its own (they are: wrapper -> node -> hook -> callable), and its tp_clear
+ * removes those hooks, which breaks the cycle while the node stays whole. A node that C or a
+ * tensor also holds is not the wrapper's alone: nothing is reported. (A tensor hook that
+ * refers to its tensor is a cycle through the tensor's wrapper, which this does not see:
+ * docs/autograd.md.) */
+/* The context of a Python hook: See Note [Python tensor hooks]. */
+typedef struct {
+    PyObject *fn;
+    pith_interpreter *interp;
+    pith_module_state *st;
+} py_hook;
+
+typedef struct {
+    visitproc visit;
+    void *arg;
+    const pith_interpreter *interp;
+    int64_t *ids; /* tp_clear: the ids to remove */
+    size_t n, cap;
+} node_hooks_walk;
+
+static void py_hook_release(void *ctx);
+
+static int node_hook_visit(int64_t id, void *ctx, void (*ctx_release)(void *ctx), void *arg)
 {
-    Py_VISIT(Py_TYPE(self));
+    node_hooks_walk *w = arg;
+    if (ctx_release != py_hook_release)
+        return 0;
+    const py_hook *h = ctx;
+    if (h->interp != w->interp)
+        return 0;
+    if (w->visit)
+        return w->visit(h->fn, w->arg);
+    if (w->n < w->cap)
+        w->ids[w->n] = id;
+    w->n++; /* counted past cap: the caller walks again with room */
     return 0;
 }
 
+static pith_interpreter *node_wrapper_interp(PyObject *self)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    if (!st)
+        PyErr_Clear();
+    return st ? st->interp : NULL;
+}
+
+static int node_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    node_object *o = (node_object *)self;
+    if (!o->node || pith_node_use_count(o->node) != 1)
+        return 0;
+    node_hooks_walk w = {visit, arg, node_wrapper_interp(self), NULL, 0, 0};
+    return w.interp ? pith_node_visit_hooks(o->node, node_hook_visit, &w) : 0;
+}
+
+static int node_clear(PyObject *self)
+{
+    node_object *o = (node_object *)self;
+    if (!o->node || pith_node_use_count(o->node) != 1)
+        return 0;
+    node_hooks_walk w = {NULL, NULL, node_wrapper_interp(self), NULL, 0, 0};
+    if (!w.interp)
+        return 0;
+    pith_node_visit_hooks(o->node, node_hook_visit, &w);
+    if (!w.n || !(w.ids = PyMem_Malloc(w.n * sizeof *w.ids)))
+        return 0;
+    w.cap = w.n;
+    w.n = 0;
+    pith_node_visit_hooks(o->node, node_hook_visit, &w);
+    for (size_t i = 0; i < w.n && i < w.cap; i++)
+        pith_node_remove_hook(o->node, w.ids[i]);
+    PyMem_Free(w.ids);
+    return 0;
+}
+
+static PyObject *node_register_hook(PyObject *self, PyObject *fn);
+static PyObject *node_register_prehook(PyObject *self, PyObject *fn);
+
 static PyMethodDef node_methods[] = {
     {"name", node_name_method, METH_NOARGS, "The node's class name: 'MulBackward0'."},
+    {"_register_hook", node_register_hook, METH_O,
+     "_register_hook(fn) -> id: a post-hook fn(grad_inputs, grad_outputs) (see register_hook)."},
+    {"_register_prehook", node_register_prehook, METH_O,
+     "_register_prehook(fn) -> id: a pre-hook fn(grad_outputs) (see register_prehook)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -157,6 +241,7 @@ static PyMemberDef node_members[] = {
 static PyType_Slot node_slots[] = {
     {Py_tp_dealloc, node_dealloc},
     {Py_tp_traverse, node_traverse},
+    {Py_tp_clear, node_clear},
     {Py_tp_repr, node_repr},
     {Py_tp_methods, node_methods},
     {Py_tp_getset, node_getset},
@@ -350,12 +435,8 @@ static PyObject *tensor_get_data(PyObject *self, void *unused)
  * state. It runs inside that interpreter (interp_call_python), from whichever thread runs
  * backward, and is refused with a clear error once the interpreter is being torn down
  * (the disarm rule); the callable is released the same way. An exception the hook raises
- * is kept (error_keep) and reaches the caller of backward as it is, as in PyTorch. */
-typedef struct {
-    PyObject *fn;
-    pith_interpreter *interp;
-    pith_module_state *st;
-} py_hook;
+ * is kept (error_keep) and reaches the caller of backward as it is, as in PyTorch. (py_hook
+ * is defined above, with the node wrappers, which report its callable to the collector.) */
 
 typedef struct {
     py_hook *hook;
@@ -370,8 +451,8 @@ static pith_status py_hook_body(void *arg)
     PyObject *grad = tensor_wrap(c->hook->st, (pith_tensor *)c->grad);
     PyObject *result = grad ? PyObject_CallOneArg(c->hook->fn, grad) : NULL;
     Py_XDECREF(grad);
-    if (!result) /* See Note [Handler exceptions cross C] (python_dispatch.c) */
-        return error_keep();
+    if (!result)
+        return error_keep(); /* See Note [Handler exceptions cross C] */
     if (result != Py_None) {
         if (!tensor_check(c->hook->st, result)) {
             PyErr_Format(PyExc_TypeError, "hook returned %s, expected a Tensor or None",
@@ -397,6 +478,251 @@ static void py_hook_release(void *ctx)
     py_hook *h = ctx;
     interp_release_object(h->interp, h->fn);
     PyMem_RawFree(h);
+}
+
+/* ---- node hooks and post-accumulate-grad hooks ---- */
+
+/* Note [Python node hooks]
+ * grad_fn.register_prehook, grad_fn.register_hook and Tensor.register_post_accumulate_grad_hook
+ * are C hooks (pith/autograd.h) whose context is a py_hook, as in Note [Python tensor hooks]:
+ * they run inside the registering interpreter, an exception they raise reaches the caller
+ * of backward() as itself (error_keep), and their results are checked here as PyTorch's
+ * check_result does, with its messages (the hook's __name__ in them). */
+
+/* The hook's name for messages: its __name__, else its repr. New reference or NULL. */
+static PyObject *hook_name(PyObject *hook)
+{
+    PyObject *name = PyObject_GetAttrString(hook, "__name__");
+    if (name && PyUnicode_Check(name))
+        return name;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return PyObject_Repr(hook);
+}
+
+/* A tuple of wrappers of grads[n] (None for NULL), or NULL. */
+static PyObject *grads_tuple(pith_module_state *st, pith_tensor *const *grads, int n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (int i = 0; tuple && i < n; i++) {
+        PyObject *g = Py_NewRef(Py_None);
+        if (grads[i]) {
+            Py_DECREF(g);
+            pith_retain(grads[i]);
+            if (!(g = tensor_wrap(st, grads[i]))) {
+                Py_CLEAR(tuple);
+                break;
+            }
+        }
+        PyTuple_SET_ITEM(tuple, i, g);
+    }
+    return tuple;
+}
+
+/* PyTorch's check_single_result: 0, or -1 with its exception. */
+static int hook_check_value(pith_module_state *st, PyObject *hook, PyObject *was, PyObject *now)
+{
+    if (now == Py_None)
+        return 0;
+    if (was == Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "can't replace a None gradient with a non-None value");
+        return -1;
+    }
+    if (!tensor_check(st, now)) {
+        PyErr_Format(PyExc_TypeError, "expected Variable, but hook returned '%s'",
+                     Py_TYPE(now)->tp_name);
+        return -1;
+    }
+    const pith_tensor *a = tensor_of(was), *b = tensor_of(now);
+    PyObject *name = hook_name(hook);
+    if (!name)
+        return -1;
+    int rc = 0;
+    int64_t sa[PITH_MAX_DIMS], sb[PITH_MAX_DIMS];
+    int ndim = pith_sizes(a, sa);
+    bool same_size = ndim == pith_sizes(b, sb) && memcmp(sa, sb, (size_t)ndim * sizeof *sa) == 0;
+    if (pith_tensor_dtype(a) != pith_tensor_dtype(b)) {
+        /* Tensor.type(): the legacy names ("torch.FloatTensor") PyTorch's message uses */
+        PyObject *ta = PyObject_CallMethod(was, "type", NULL);
+        PyObject *tb = ta ? PyObject_CallMethod(now, "type", NULL) : NULL;
+        if (tb)
+            PyErr_Format(PyExc_RuntimeError,
+                         "hook '%U' has changed the type of value (was %U got %U)", name, ta, tb);
+        Py_XDECREF(ta);
+        Py_XDECREF(tb);
+        rc = -1;
+    } else if (!same_size) {
+        PyErr_Format(PyExc_RuntimeError, "hook '%U' has changed the size of value", name);
+        rc = -1;
+    }
+    Py_DECREF(name);
+    return rc;
+}
+
+/* PyTorch's check_result of a node hook's result against the tuple it was given, then the
+ * result into grads[n]. 0, or -1 with the exception. */
+static int hook_take_result(pith_module_state *st, PyObject *hook, PyObject *given,
+                            PyObject *result, pith_tensor **grads, int n)
+{
+    if (!PyTuple_Check(result)) {
+        PyErr_Format(PyExc_TypeError, "expected tuple, but hook returned '%s'",
+                     Py_TYPE(result)->tp_name);
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(result) != n) {
+        PyObject *name = hook_name(hook);
+        if (name) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "hook '%U' has returned an incorrect number of values (got %zd, but "
+                         "expected %d)",
+                         name, PyTuple_GET_SIZE(result), n);
+            Py_DECREF(name);
+        }
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (hook_check_value(st, hook, PyTuple_GET_ITEM(given, i), PyTuple_GET_ITEM(result, i)) < 0)
+            return -1;
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(result, i);
+        pith_tensor *t = item == Py_None ? NULL : tensor_of(item);
+        pith_retain(t);
+        pith_release(grads[i]);
+        grads[i] = t;
+    }
+    return 0;
+}
+
+typedef struct {
+    py_hook *hook;
+    pith_tensor **grads; /* the array the hook may write */
+    int n;
+    pith_tensor *const *other; /* a post-hook's grad_outputs */
+    int nother;
+    bool post;
+} py_node_hook_call;
+
+static pith_status py_node_hook_body(void *arg)
+{
+    py_node_hook_call *c = arg;
+    pith_module_state *st = c->hook->st;
+    PyObject *given = grads_tuple(st, c->grads, c->n);
+    PyObject *other = given && c->post ? grads_tuple(st, c->other, c->nother) : NULL;
+    PyObject *result = NULL;
+    if (given && (!c->post || other))
+        result = c->post ? PyObject_CallFunctionObjArgs(c->hook->fn, given, other, NULL)
+                         : PyObject_CallOneArg(c->hook->fn, given);
+    int rc = result ? 0 : -1;
+    if (result && result != Py_None)
+        rc = hook_take_result(st, c->hook->fn, given, result, c->grads, c->n);
+    Py_XDECREF(result);
+    Py_XDECREF(given);
+    Py_XDECREF(other);
+    return rc < 0 ? error_keep() : PITH_OK;
+}
+
+static pith_status py_node_pre_hook_run(void *ctx, pith_node *node, pith_tensor **grads, int n)
+{
+    py_node_hook_call call = {ctx, grads, n, NULL, 0, false};
+    return interp_call_python(((py_hook *)ctx)->interp, py_node_hook_body, &call);
+}
+
+static pith_status py_node_post_hook_run(void *ctx, pith_node *node, pith_tensor **grad_inputs,
+                                         int ninputs, pith_tensor *const *grad_outputs,
+                                         int noutputs)
+{
+    py_node_hook_call call = {ctx, grad_inputs, ninputs, grad_outputs, noutputs, true};
+    return interp_call_python(((py_hook *)ctx)->interp, py_node_hook_body, &call);
+}
+
+typedef struct {
+    py_hook *hook;
+    pith_tensor *leaf;
+} py_accumulate_hook_call;
+
+static pith_status py_accumulate_hook_body(void *arg)
+{
+    py_accumulate_hook_call *c = arg;
+    pith_retain(c->leaf);
+    PyObject *leaf = tensor_wrap(c->hook->st, c->leaf);
+    PyObject *result = leaf ? PyObject_CallOneArg(c->hook->fn, leaf) : NULL;
+    Py_XDECREF(leaf);
+    if (result && result != Py_None) /* as PyTorch's check_single_result against None */
+        PyErr_Format(PyExc_TypeError, "expected Variable, but hook returned '%s'",
+                     Py_TYPE(result)->tp_name);
+    bool failed = !result || result != Py_None;
+    Py_XDECREF(result);
+    return failed ? error_keep() : PITH_OK;
+}
+
+static pith_status py_accumulate_hook_run(void *ctx, pith_tensor *leaf)
+{
+    py_accumulate_hook_call call = {ctx, leaf};
+    return interp_call_python(((py_hook *)ctx)->interp, py_accumulate_hook_body, &call);
+}
+
+static py_hook *py_hook_new(pith_module_state *st, PyObject *fn)
+{
+    py_hook *h = PyMem_RawMalloc(sizeof *h);
+    if (!h)
+        return (py_hook *)PyErr_NoMemory();
+    *h = (py_hook){Py_NewRef(fn), st->interp, st};
+    return h;
+}
+
+static void py_hook_free_unregistered(py_hook *h)
+{
+    Py_DECREF(h->fn);
+    PyMem_RawFree(h);
+}
+
+/* grad_fn._register_hook(fn) and _register_prehook(fn) -> id: see pith/_api.py. As in
+ * PyTorch, any object is accepted; calling it happens at backward. */
+static PyObject *node_register(PyObject *self, PyObject *fn, bool post)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    py_hook *h = st ? py_hook_new(st, fn) : NULL;
+    if (!h)
+        return NULL;
+    pith_node *node = ((node_object *)self)->node;
+    int64_t id = 0;
+    pith_status status =
+        post ? pith_node_register_hook(node, py_node_post_hook_run, h, py_hook_release, &id)
+             : pith_node_register_prehook(node, py_node_pre_hook_run, h, py_hook_release, &id);
+    if (status != PITH_OK) {
+        py_hook_free_unregistered(h);
+        return error_raise(st);
+    }
+    return PyLong_FromLongLong((long long)id);
+}
+
+static PyObject *node_register_hook(PyObject *self, PyObject *fn)
+{
+    return node_register(self, fn, true);
+}
+
+static PyObject *node_register_prehook(PyObject *self, PyObject *fn)
+{
+    return node_register(self, fn, false);
+}
+
+/* Tensor._register_post_accumulate_grad_hook(fn) -> (node, id). */
+static PyObject *tensor_register_post_accumulate_grad_hook(PyObject *self, PyObject *fn)
+{
+    pith_module_state *st = state_of_type(Py_TYPE(self));
+    py_hook *h = st ? py_hook_new(st, fn) : NULL;
+    if (!h)
+        return NULL;
+    pith_node *node = NULL;
+    int64_t id = 0;
+    if (pith_tensor_register_post_accumulate_grad_hook(tensor_of(self), py_accumulate_hook_run, h,
+                                                       py_hook_release, &node, &id) != PITH_OK) {
+        py_hook_free_unregistered(h);
+        return error_raise(st);
+    }
+    PyObject *wrapped = node_wrap(st, node);
+    pith_node_release(node);
+    return wrapped ? Py_BuildValue("(NL)", wrapped, (long long)id) : NULL;
 }
 
 /* Tensor._register_hook(fn) -> (node, id): see pith/_api.py's register_hook. */
@@ -476,6 +802,9 @@ static PyGetSetDef autograd_tensor_getset[] = {
 static PyMethodDef autograd_tensor_methods[] = {
     {"_register_hook", tensor_register_hook, METH_O,
      "_register_hook(fn) -> (node, id): registers a tensor hook (see register_hook)."},
+    {"_register_post_accumulate_grad_hook", tensor_register_post_accumulate_grad_hook, METH_O,
+     "_register_post_accumulate_grad_hook(fn) -> (node, id): see "
+     "register_post_accumulate_grad_hook."},
     {"retain_grad", tensor_retain_grad, METH_NOARGS,
      "retain_grad(): keeps this non-leaf's gradient in .grad during backward."},
     {"detach_", tensor_detach_, METH_NOARGS,
@@ -648,7 +977,8 @@ int autograd_init(PyObject *module, pith_module_state *st)
     if (!st->autograd.node_type || !(st->autograd.node_classes = PyDict_New()) ||
         PyModule_AddObjectRef(module, "_Node", (PyObject *)st->autograd.node_type) < 0 ||
         PyModule_AddFunctions(module, autograd_module_methods) < 0 ||
-        type_add_methods(st->tensor_type, autograd_tensor_methods) < 0)
+        type_add_methods(st->tensor_type, autograd_tensor_methods) < 0 ||
+        autograd_graph_init(module, st) < 0)
         return -1;
     for (PyGetSetDef *def = autograd_tensor_getset; def->name; def++) {
         PyObject *descr = PyDescr_NewGetSet(st->tensor_type, def);

@@ -291,6 +291,11 @@ void interp_release_object(const pith_interpreter *interp, PyObject *obj)
     interp_decref(interp, obj);
 }
 
+bool interp_thread_has_python(void)
+{
+    return thread_state_current() != NULL;
+}
+
 static const pith_interpreter_vtable interp_vtable = {
     .decref = interp_decref,
     .detach = interp_detach,

@@ -138,6 +138,8 @@ void interp_release_object(const pith_interpreter *interp, PyObject *obj);
  * no Python exception may be pending. */
 PyThreadState *interp_gil_release(void);
 void interp_gil_restore(PyThreadState *outer);
+/* Whether this OS thread holds the GIL through a Python thread state of its own. */
+bool interp_thread_has_python(void);
 
 /* dtype.c */
 int dtype_types_init(PyObject *module, pith_module_state *st);
@@ -183,6 +185,8 @@ typedef struct {
 } node_object;
 /* autograd_function.c: the C half of pith.autograd.Function (called by autograd_init). */
 int autograd_function_init(PyObject *module, pith_module_state *st);
+/* autograd_graph.c: saved-tensor hooks and anomaly detection (called by autograd_init). */
+int autograd_graph_init(PyObject *module, pith_module_state *st);
 /* The wrapper of a node (new reference); See Note [Node wrappers]. */
 PyObject *node_wrap(pith_module_state *st, pith_node *n);
 /* requires_grad=True of a factory, with PyTorch's factory message for other dtypes. */

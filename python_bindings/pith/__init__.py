@@ -65,6 +65,9 @@ _LAZY = {"nn": None, "autograd": None, "cuda": None, "backends": None, "accelera
          "serialization": None, "safetensors": None, "einops": None,
          "save": "serialization", "load": "serialization",
          "compiler": None, "compile": "compiler",
+         "is_anomaly_enabled": "autograd.anomaly_mode",
+         "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
+         "set_anomaly_enabled": "autograd.anomaly_mode",
          "set_printoptions": "_tensor_str", "finfo": "_dtype_info", "iinfo": "_dtype_info",
          "overrides": None}
 

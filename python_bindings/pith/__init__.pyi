@@ -12,6 +12,9 @@ from . import accelerator as accelerator, amp as amp, backends as backends, cuda
 from . import einops as einops
 from .amp import autocast as autocast, is_autocast_enabled as is_autocast_enabled
 from ._dtype_info import finfo as finfo, iinfo as iinfo
+from .autograd.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from .autograd.anomaly_mode import set_anomaly_enabled as set_anomaly_enabled
 from . import autograd as autograd
 from . import library as library, nn as nn, overrides as overrides, utils as utils
 from . import safetensors as safetensors, serialization as serialization
@@ -469,6 +472,8 @@ class Tensor:
     def view(self, *size: _int) -> Tensor: ...
     def where(self, condition: Tensor, other: _TensorOrNumber) -> Tensor: ...
     # @end ops-methods
+    # ---- the members Python defines (scripts/gen_stubs.py)
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any: ...
 
 # ---- construction
 class Generator:

@@ -269,6 +269,24 @@ def register_hook(self, hook):
     return _TensorHookHandle(*self._register_hook(hook))
 
 
+def register_post_accumulate_grad_hook(self, hook):
+    """Registers `hook(tensor) -> None` to run after this leaf's .grad was accumulated by a
+    backward, as torch.Tensor.register_post_accumulate_grad_hook; returns a handle."""
+    return _TensorHookHandle(*self._register_post_accumulate_grad_hook(hook))
+
+
+def _node_register_hook(self, fn):
+    """Registers `fn(grad_inputs, grad_outputs) -> tuple or None` to run after this node
+    computed its gradients, as torch's Node.register_hook; returns a handle."""
+    return _TensorHookHandle(self, self._register_hook(fn))
+
+
+def _node_register_prehook(self, fn):
+    """Registers `fn(grad_outputs) -> tuple or None` to run before this node, as torch's
+    Node.register_prehook; returns a handle."""
+    return _TensorHookHandle(self, self._register_prehook(fn))
+
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph's leaves, as
     torch.Tensor.backward: see pith.autograd.backward."""
@@ -384,6 +402,9 @@ def install(namespace):
     namespace["is_floating_point"] = _overridable(is_floating_point)
     Tensor.nbytes = _overridable_property(lambda self: self.numel() * self.dtype.itemsize)
     Tensor.itemsize = _overridable_property(lambda self: self.dtype.itemsize)
+    Tensor.register_post_accumulate_grad_hook = _overridable(register_post_accumulate_grad_hook)
+    _C._Node.register_hook = _node_register_hook
+    _C._Node.register_prehook = _node_register_prehook
     for name, factory in (("zeros_like", _C.zeros), ("ones_like", _C.ones),
                           ("empty_like", _C.empty), ("rand_like", _C.rand),
                           ("randn_like", _C.randn)):

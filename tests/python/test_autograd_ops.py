@@ -368,12 +368,6 @@ def cached_cases(overload):
 DECOMPOSED = ("torch decomposes {} and names the node of its last part ({}); pith records one "
               "node, {}, declared in the op file")
 KNOWN = {}
-for _check in ("grads", "gradcheck", "create_graph"):
-    KNOWN[(_check, "index_select")] = (
-        "backward of index_select on a 0-dim self (index_select(tensor(x), 0, tensor(0))) "
-        "raises IndexError 'too many indices for tensor of dimension 0 (got 1)': its formula "
-        "indexes with index_along(self, dim, index), which has no place for a 0-dim self; "
-        "torch's gradient is 1")
 KNOWN[("create_graph", "as_strided")] = (
     "as_strided to an empty size: pith's gradient made with create_graph=True requires grad, "
     "torch's does not (its as_strided_backward returns plain zeros for an empty output); "

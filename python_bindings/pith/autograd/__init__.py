@@ -11,7 +11,8 @@ from .._grad_mode import (  # noqa: F401
     set_grad_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "gradcheck", "gradgradcheck", "functional", "Function"]
+           "inference_mode", "gradcheck", "gradgradcheck", "functional", "Function", "graph",
+           "detect_anomaly", "set_detect_anomaly"]
 
 _Tensor = _C.Tensor
 
@@ -119,7 +120,8 @@ from .function import Function, _pending  # noqa: E402
 # As in torch, pith.autograd.gradcheck is the function, and the module of that name holds
 # GradcheckError (`from pith.autograd.gradcheck import GradcheckError`); the function carries
 # it too, so that pith.autograd.gradcheck.GradcheckError also reads as an attribute.
-from . import functional  # noqa: E402
+from . import functional, graph  # noqa: E402
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .gradcheck import GradcheckError as _GradcheckError  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 

@@ -7,7 +7,9 @@ from .. import enable_grad as enable_grad, inference_mode as inference_mode
 from .. import is_grad_enabled as is_grad_enabled
 from .. import is_inference_mode_enabled as is_inference_mode_enabled
 from .. import no_grad as no_grad, set_grad_enabled as set_grad_enabled
-from . import functional as functional
+from . import functional as functional, graph as graph
+from .anomaly_mode import detect_anomaly as detect_anomaly
+from .anomaly_mode import set_detect_anomaly as set_detect_anomaly
 
 _Tensors = Tensor | Sequence[Tensor]
 
