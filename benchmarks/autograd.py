@@ -13,7 +13,13 @@
   - `a + b` (1 element) without grad, the ops that must not have got slower.
 
     PYTHONPATH=<build>/pypath python benchmarks/autograd.py [--rounds N] [--threads T]
-        [--only SUBSTRING]
+        [--only SUBSTRING] [--parts]
+
+--parts times the GPT block's parts alone instead (LayerNorm, GELU, attention, the four
+Linears), forward and `.sum().backward()`, the best of the rounds: where a difference
+comes from. With 2 threads set OMP_WAIT_POLICY=PASSIVE: pith and PyTorch each bring an
+OpenMP runtime whose idle threads spin, and in one process on a busy 2-core machine each
+spins while the other works (both then run many times slower).
 
 Each round times a block of each variant, pith's and PyTorch's interleaved, and the
 reported figure is the median over rounds (of times in microseconds, and of the per-round
@@ -205,17 +211,67 @@ FIGURES = [
 ]
 
 
+def gpt_parts(lib):
+    """The GPT block's parts alone, at its sizes: name -> a function returning an output."""
+    nn = lib.nn
+    F = nn.functional
+    lib.manual_seed(0)
+    x = lib.randn(8, 64, 256).requires_grad_()
+    h = lib.randn(8, 64, 1024).requires_grad_()
+    qkv = lib.randn(8, 64, 768).requires_grad_()
+    ln = nn.LayerNorm(256)
+
+    def attention():
+        q, k, v = (t.view(8, 64, 4, 64).transpose(1, 2) for t in qkv.split(256, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).contiguous().view(8, 64, 256)
+
+    parts = {"LayerNorm(256)": lambda: ln(x), "GELU on (8, 64, 1024)": lambda: F.gelu(h),
+             "causal attention, 4 heads": attention}
+    for d_in, d_out, inp in ((256, 768, x), (256, 256, x), (256, 1024, x), (1024, 256, h)):
+        linear = nn.Linear(d_in, d_out)
+        parts[f"Linear({d_in}, {d_out})"] = (lambda m, i: lambda: m(i))(linear, inp)
+    return parts
+
+
+def run_parts(pith, torch, rounds):
+    libs = {"pith": gpt_parts(pith), "torch": gpt_parts(torch)}
+    best = {name: {k: float("inf") for k in ("pf", "pb", "tf", "tb")} for name in libs["pith"]}
+    for _ in range(rounds):
+        for name in best:
+            for which, key in (("pith", "p"), ("torch", "t")):
+                t0 = time.perf_counter()
+                y = libs[which][name]()
+                t1 = time.perf_counter()
+                y.sum().backward()
+                t2 = time.perf_counter()
+                b = best[name]
+                b[key + "f"] = min(b[key + "f"], (t1 - t0) * 1e6)
+                b[key + "b"] = min(b[key + "b"], (t2 - t1) * 1e6)
+    print("| part (best of rounds, us) | pith forward | torch forward | pith backward | "
+          "torch backward | backward pith / torch |")
+    print("|---|---|---|---|---|---|")
+    for name, b in best.items():
+        print(f"| {name} | {b['pf']:.0f} | {b['tf']:.0f} | {b['pb']:.0f} | {b['tb']:.0f} | "
+              f"{b['pb'] / b['tb']:.2f}x |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", default="", help="run only the figures naming this substring")
+    ap.add_argument("--parts", action="store_true", help="time the GPT block's parts alone")
     args = ap.parse_args()
     figures = [f for f in FIGURES if args.only.lower() in f[0].lower()]
     import pith
     import torch
     torch.set_num_threads(args.threads)
     pith.set_num_threads(args.threads)
+    if args.parts:
+        print(f"# the GPT block's parts, {args.rounds} rounds, {args.threads} thread(s)")
+        run_parts(pith, torch, args.rounds)
+        return
     libs = {"pith": cases(pith, False), "torch": cases(torch, True)}
     used = {variant for _, parts, _ in figures for variant, _, _ in parts}
     for lib in libs.values():  # warm up
