@@ -27,6 +27,7 @@ ratio pith / PyTorch), because the machine is shared and noisy. Results:
 benchmarks/autograd_results.md.
 """
 import argparse
+import importlib
 import statistics
 import sys
 import time
@@ -92,7 +93,10 @@ def saved_bytes(lib):
     """Bytes of the distinct storages the GPT block's forward saves for backward, counted
     through saved_tensors_hooks: (without the parameters' storages, all of them, count).
     None when the library has no saved_tensors_hooks."""
-    graph = getattr(lib.autograd, "graph", None)
+    try:
+        graph = importlib.import_module(lib.__name__ + ".autograd.graph")
+    except ImportError:
+        return None
     hooks = getattr(graph, "saved_tensors_hooks", None)
     if hooks is None:
         return None
