@@ -589,24 +589,27 @@ typedef struct {
 /* What apply reads, each unpacked or computed once, when first needed. */
 typedef struct {
     pith_tensor *self;
-    pith_tensor *cdf;
-    pith_tensor *pdf;
+    pith_tensor *twice_slope;
     pith_tensor *th;
     pith_tensor *tanh_slope;
 } GeluBackward0_values;
 
-/* let cdf = mul(add(erf(mul(self, 0.7071067811865476)), 1), 0.5) */
-static pith_status GeluBackward0_let_cdf(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
+/* let twice_slope = add(add(erf(mul(self, 0.7071067811865476)), mul(self, exp(mul(self, mul(self, -0.5)))), alpha=0.7978845608028654), 1) */
+static pith_status GeluBackward0_let_twice_slope(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
 {
     GeluBackward0 *n = (GeluBackward0 *)node;
-    if (v->cdf)
+    if (v->twice_slope)
         return PITH_OK;
     pith_tensor *number1 = NULL;
     pith_tensor *tmp2 = NULL;
     pith_tensor *tmp3 = NULL;
     pith_tensor *number4 = NULL;
     pith_tensor *tmp5 = NULL;
-    pith_tensor *number6 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_tensor *tmp9 = NULL;
+    pith_tensor *number10 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
@@ -621,72 +624,47 @@ static pith_status GeluBackward0_let_cdf(ag_node *node, pith_tensor *const *grad
         goto done;
     tmp3 = res_[0].u.t;
     ag_drop(&tmp2);
-    if ((status = ag_wrap(&number4, scalar_from_int(1))) != PITH_OK)
+    if ((status = ag_wrap(&number4, scalar_from_double(-0.5))) != PITH_OK)
         goto done;
-    if ((status = pith_call_add(res_, tmp3, number4, scalar_from_int(1))) != PITH_OK)
+    if ((status = pith_call_mul(res_, v->self, number4)) != PITH_OK)
         goto done;
     tmp5 = res_[0].u.t;
-    ag_drop(&tmp3);
     ag_drop(&number4);
-    if ((status = ag_wrap(&number6, scalar_from_double(0.5))) != PITH_OK)
+    if ((status = pith_call_mul(res_, v->self, tmp5)) != PITH_OK)
         goto done;
-    if ((status = pith_call_mul(res_, tmp5, number6)) != PITH_OK)
-        goto done;
-    v->cdf = res_[0].u.t;
+    tmp6 = res_[0].u.t;
     ag_drop(&tmp5);
-    ag_drop(&number6);
+    if ((status = pith_call_exp(res_, tmp6)) != PITH_OK)
+        goto done;
+    tmp7 = res_[0].u.t;
+    ag_drop(&tmp6);
+    if ((status = pith_call_mul(res_, v->self, tmp7)) != PITH_OK)
+        goto done;
+    tmp8 = res_[0].u.t;
+    ag_drop(&tmp7);
+    if ((status = pith_call_add(res_, tmp3, tmp8, scalar_from_double(0.7978845608028654))) != PITH_OK)
+        goto done;
+    tmp9 = res_[0].u.t;
+    ag_drop(&tmp3);
+    ag_drop(&tmp8);
+    if ((status = ag_wrap(&number10, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_add(res_, tmp9, number10, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    v->twice_slope = res_[0].u.t;
+    ag_drop(&tmp9);
+    ag_drop(&number10);
 done:
     pith_release(number1);
     pith_release(tmp2);
     pith_release(tmp3);
     pith_release(number4);
     pith_release(tmp5);
-    pith_release(number6);
-    return status;
-}
-
-/* let pdf = mul(exp(mul(mul(self, self), -0.5)), 0.3989422804014327) */
-static pith_status GeluBackward0_let_pdf(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
-{
-    GeluBackward0 *n = (GeluBackward0 *)node;
-    if (v->pdf)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *number2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *number5 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = ag_wrap(&number2, scalar_from_double(-0.5))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp1, number2)) != PITH_OK)
-        goto done;
-    tmp3 = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&number2);
-    if ((status = pith_call_exp(res_, tmp3)) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&tmp3);
-    if ((status = ag_wrap(&number5, scalar_from_double(0.3989422804014327))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp4, number5)) != PITH_OK)
-        goto done;
-    v->pdf = res_[0].u.t;
-    ag_drop(&tmp4);
-    ag_drop(&number5);
-done:
-    pith_release(tmp1);
-    pith_release(number2);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(number5);
+    pith_release(tmp6);
+    pith_release(tmp7);
+    pith_release(tmp8);
+    pith_release(tmp9);
+    pith_release(number10);
     return status;
 }
 
@@ -875,43 +853,47 @@ static pith_status GeluBackward0_apply(ag_node *node, pith_tensor *const *grads,
     pith_tensor *chosen1 = NULL;
     pith_tensor *tmp2 = NULL;
     pith_tensor *tmp3 = NULL;
+    pith_tensor *number4 = NULL;
+    pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: mul(grad, case(approximate, 'tanh', tanh_slope, add(cdf, mul(self, pdf)))) */
+        /* self: case(approximate, 'tanh', mul(grad, tanh_slope), mul(mul(grad, twice_slope), 0.5)) */
         if (ag_str_get(&n->approximate_) && strcmp(ag_str_get(&n->approximate_), "tanh") == 0) {
             if ((status = GeluBackward0_let_tanh_slope(node, grads, v)) != PITH_OK)
                 goto done;
-            chosen1 = ag_retain(v->tanh_slope);
-        } else {
-            if ((status = GeluBackward0_let_cdf(node, grads, v)) != PITH_OK)
-                goto done;
-            if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-                goto done;
-            if ((status = GeluBackward0_let_pdf(node, grads, v)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_mul(res_, v->self, v->pdf)) != PITH_OK)
+            if ((status = pith_call_mul(res_, grad, v->tanh_slope)) != PITH_OK)
                 goto done;
             tmp2 = res_[0].u.t;
-            if ((status = pith_call_add(res_, v->cdf, tmp2, scalar_from_int(1))) != PITH_OK)
+            chosen1 = tmp2;
+            tmp2 = NULL;
+        } else {
+            if ((status = GeluBackward0_let_twice_slope(node, grads, v)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_mul(res_, grad, v->twice_slope)) != PITH_OK)
                 goto done;
             tmp3 = res_[0].u.t;
-            ag_drop(&tmp2);
-            chosen1 = tmp3;
-            tmp3 = NULL;
+            if ((status = ag_wrap(&number4, scalar_from_double(0.5))) != PITH_OK)
+                goto done;
+            if ((status = pith_call_mul(res_, tmp3, number4)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            ag_drop(&number4);
+            chosen1 = tmp5;
+            tmp5 = NULL;
         }
-        if ((status = pith_call_mul(res_, grad, chosen1)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&chosen1);
+        out[0] = chosen1;
+        chosen1 = NULL;
     }
 done:
     pith_release(chosen1);
     pith_release(tmp2);
     pith_release(tmp3);
+    pith_release(number4);
+    pith_release(tmp5);
     pith_release(v->self);
-    pith_release(v->cdf);
-    pith_release(v->pdf);
+    pith_release(v->twice_slope);
     pith_release(v->th);
     pith_release(v->tanh_slope);
     if (status != PITH_OK)

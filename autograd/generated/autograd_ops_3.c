@@ -2159,6 +2159,7 @@ typedef struct {
     pith_tensor *weight;
     ag_ints dims;
     bool have_dims;
+    pith_tensor *centered;
     pith_tensor *rstd;
     pith_tensor *xhat;
     pith_tensor *g;
@@ -2183,50 +2184,13 @@ done:
     return status;
 }
 
-/* let rstd = rsqrt(add(var(input, dims, True, correction=0), eps)) */
-static pith_status NativeLayerNormBackward0_let_rstd(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
+/* let centered = sub(input, mean(input, dims, True)) */
+static pith_status NativeLayerNormBackward0_let_centered(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
 {
     NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->rstd)
+    if (v->centered)
         return PITH_OK;
     pith_tensor *tmp1 = NULL;
-    pith_tensor *number2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
-        goto done;
-    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_var(res_, v->input, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, scalar_from_int(0))) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = ag_wrap(&number2, scalar_from_double(n->eps_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, tmp1, number2, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp3 = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&number2);
-    if ((status = pith_call_rsqrt(res_, tmp3)) != PITH_OK)
-        goto done;
-    v->rstd = res_[0].u.t;
-    ag_drop(&tmp3);
-done:
-    pith_release(tmp1);
-    pith_release(number2);
-    pith_release(tmp3);
-    return status;
-}
-
-/* let xhat = mul(sub(input, mean(input, dims, True)), rstd) */
-static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->xhat)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
@@ -2238,17 +2202,70 @@ static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor 
     tmp1 = res_[0].u.t;
     if ((status = pith_call_sub(res_, v->input, tmp1, scalar_from_int(1))) != PITH_OK)
         goto done;
+    v->centered = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let rstd = rsqrt(add(mean(mul(centered, centered), dims, True), eps)) */
+static pith_status NativeLayerNormBackward0_let_rstd(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
+{
+    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
+    if (v->rstd)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->centered, v->centered)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
     tmp2 = res_[0].u.t;
     ag_drop(&tmp1);
-    if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
+    if ((status = ag_wrap(&number3, scalar_from_double(n->eps_))) != PITH_OK)
         goto done;
-    if ((status = pith_call_mul(res_, tmp2, v->rstd)) != PITH_OK)
+    if ((status = pith_call_add(res_, tmp2, number3, scalar_from_int(1))) != PITH_OK)
         goto done;
-    v->xhat = res_[0].u.t;
+    tmp4 = res_[0].u.t;
     ag_drop(&tmp2);
+    ag_drop(&number3);
+    if ((status = pith_call_rsqrt(res_, tmp4)) != PITH_OK)
+        goto done;
+    v->rstd = res_[0].u.t;
+    ag_drop(&tmp4);
 done:
     pith_release(tmp1);
     pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    return status;
+}
+
+/* let xhat = mul(centered, rstd) */
+static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
+{
+    if (v->xhat)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->centered, v->rstd)) != PITH_OK)
+        goto done;
+    v->xhat = res_[0].u.t;
+done:
     return status;
 }
 
@@ -2355,6 +2372,7 @@ done:
     pith_release(v->input);
     pith_release(v->weight);
     ag_ints_release(&v->dims);
+    pith_release(v->centered);
     pith_release(v->rstd);
     pith_release(v->xhat);
     pith_release(v->g);

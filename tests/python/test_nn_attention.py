@@ -214,6 +214,42 @@ def causal_self_attention(lib, n_embd, n_head):
     return CausalSelfAttention()
 
 
+@pytest.mark.parametrize("kind", ["causal", "mask_with_an_empty_row", "float_mask"])
+def test_attention_gradients_match_torch(kind):
+    # softmax saves its result for backward, so nothing may write the weights in place
+    # (that raised "modified by an inplace operation" at backward); a row that attends
+    # nothing gets zero gradients, as PyTorch's safe softmax gives.
+    torch = fresh_torch()
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal(s).astype(np.float32)
+               for s in ((2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 6)))
+    g = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    masks = {"causal": None,
+             "mask_with_an_empty_row": np.tril(np.ones((4, 5), dtype=bool)),
+             "float_mask": rng.standard_normal((4, 5)).astype(np.float32)}
+    mask = masks[kind]
+    if kind == "mask_with_an_empty_row":
+        mask[2] = False
+    grads = {}
+    for lib in (pith, torch):
+        leaves = [lib.tensor(a.tolist(), requires_grad=True) for a in (q, k, v)]
+        kwargs = ({"is_causal": True} if mask is None
+                  else {"attn_mask": lib.tensor(mask.tolist())})
+        out = lib.nn.functional.scaled_dot_product_attention(*leaves, **kwargs)
+        out.backward(lib.tensor(g.tolist()))
+        grads[lib] = [out.detach()] + [t.grad for t in leaves]
+    for got, expected in zip(grads[pith], grads[torch]):
+        assert_close_to_torch(got, expected)
+    if kind == "mask_with_an_empty_row":
+        assert (to_numpy(grads[pith][1])[:, :, 2] == 0).all()
+
+
+def test_attention_with_dropout_has_gradients():
+    q, k, v = (pith.rand(2, 5, 4, requires_grad=True) for _ in range(3))
+    F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True).sum().backward()
+    assert all(t.grad is not None and tuple(t.grad.shape) == (2, 5, 4) for t in (q, k, v))
+
+
 def test_nanogpt_attention_block_with_torch_weights_gives_torch_output():
     torch = fresh_torch()
     torch.manual_seed(0)

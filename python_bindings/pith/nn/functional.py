@@ -366,19 +366,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if embed:  # with E == 0 the scores are 0 whatever the scale, as in PyTorch
         scores.mul_(scale)
     if is_causal:
-        attn_mask = _C.ones((length, source_length), dtype=_C.bool).tril()
-    if attn_mask is not None:
+        # Above the diagonal is -inf, written in place (as PyTorch's fused CPU kernel masks),
+        # not added as a float mask: no (L, S) float tensor, no broadcast add.
+        scores.masked_fill_(_C.ones((length, source_length), dtype=_C.bool).triu(1),
+                            -math.inf)
+    elif attn_mask is not None:
         if attn_mask.dtype == _C.bool:  # PyTorch's convert_boolean_attn_mask
             attn_mask = _C.zeros(tuple(attn_mask.shape), dtype=scores.dtype).masked_fill(
                 attn_mask.logical_not(), -math.inf)
         scores.add_(attn_mask)  # in place: the mask broadcasts into the scores' shape
+    # PyTorch's safe softmax: a row of scores that is all -inf attends nothing and gives 0,
+    # and its gradient is 0. Such a row's softmax is NaN throughout, so only when the first
+    # column of the weights has a NaN is the exact test needed (a row whose max is -inf;
+    # NaN's is not), on detached aliases, so that nothing is recorded: one look at L
+    # numbers in the common case instead of a reduction over the scores. Then those rows'
+    # scores become 0 before the softmax (so its backward sees finite weights, not NaN) and
+    # their weights 0 after; both out of place, because softmax saves its result for
+    # backward. (With no source positions the weights are empty: nothing to fill.)
     weights = scores.softmax(-1)
-    weights.masked_fill_((scores == -math.inf).all(-1, keepdim=True), 0)
+    if source_length and weights.detach()[..., 0].isnan().any():
+        empty_rows = scores.detach().amax(-1, keepdim=True) == -math.inf
+        if empty_rows.any():
+            weights = scores.masked_fill(empty_rows, 0).softmax(-1).masked_fill(empty_rows, 0)
     if dropout_p > 0.0:
         if dropout_p > 1.0:  # PyTorch's C++ dropout raises RuntimeError, not ValueError
             raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
                                f"{dropout_p}")
-        weights = dropout(weights, dropout_p, inplace=True)
+        # in place only when no backward needs the weights (softmax saves its result)
+        weights = dropout(weights, dropout_p, inplace=not weights.requires_grad)
     out = weights.matmul(value)
     return out if out.dtype == dtype else out.to(dtype)
 
