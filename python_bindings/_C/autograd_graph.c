@@ -158,14 +158,13 @@ static PyObject *module_saved_disabled_message(PyObject *module, PyObject *unuse
  * In anomaly mode a node keeps, as PyTorch's does, the traceback of the forward call that
  * made it: traceback.format_stack() joined into one string and copied into raw memory, so
  * that the record belongs to no interpreter and freeing it never enters Python. A node made
- * on a thread that holds no Python thread state keeps none. A failing node's record is
- * reported as PyTorch's warning ("Error detected in X. Traceback of forward call that
- * caused the error:"), on the thread that runs backward when it has Python, else on
- * stderr. */
-static void *anomaly_record(void)
+ * on a thread with no Python thread state of its own keeps none; a backward that released
+ * the GIL (Note [The engine's threads and the GIL]) records and reports on the state it
+ * released. A failing node's record is reported as PyTorch's warning ("Error detected in X.
+ * Traceback of forward call that caused the error:") on the thread that runs backward when
+ * it has Python, else on stderr. */
+static void anomaly_record_here(void *out)
 {
-    if (!interp_thread_has_python())
-        return NULL;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     char *copy = NULL;
@@ -183,22 +182,46 @@ static void *anomaly_record(void)
     Py_XDECREF(module);
     PyErr_Clear(); /* a record is best effort */
     PyErr_Restore(type, value, tb);
+    *(char **)out = copy;
+}
+
+static void *anomaly_record(void)
+{
+    char *copy = NULL;
+    if (interp_thread_has_python())
+        anomaly_record_here(&copy);
+    else /* a node made by a create_graph backward, which released the GIL */
+        interp_on_released_state(anomaly_record_here, &copy);
     return copy;
 }
 
-static void anomaly_report(void *record, const char *node_name)
+typedef struct {
+    const char *record;
+    const char *node_name;
+} anomaly_report_call;
+
+static const char anomaly_format[] =
+    "Error detected in %s. Traceback of forward call that caused the error:\n%s";
+
+static void anomaly_warn(void *arg)
 {
-    static const char format[] =
-        "Error detected in %s. Traceback of forward call that caused the error:\n%s";
-    if (!interp_thread_has_python()) {
-        fprintf(stderr, format, node_name, (const char *)record);
-        return;
-    }
+    const anomaly_report_call *c = arg;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    if (PyErr_WarnFormat(PyExc_UserWarning, 1, format, node_name, (const char *)record) < 0)
+    if (PyErr_WarnFormat(PyExc_UserWarning, 1, anomaly_format, c->node_name, c->record) < 0)
         PyErr_WriteUnraisable(NULL); /* a warning filter turned it into an error */
     PyErr_Restore(type, value, tb);
+}
+
+/* On the thread running backward: its own thread state (held, or released by the backward:
+ * case 0 of Note [Entering an interpreter from C]), else stderr. */
+static void anomaly_report(void *record, const char *node_name)
+{
+    anomaly_report_call call = {record, node_name};
+    if (interp_thread_has_python())
+        anomaly_warn(&call);
+    else if (!interp_on_released_state(anomaly_warn, &call))
+        fprintf(stderr, anomaly_format, node_name, (const char *)record);
 }
 
 static const pith_anomaly_hooks py_anomaly_hooks = {anomaly_record, anomaly_report,

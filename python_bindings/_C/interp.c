@@ -296,6 +296,18 @@ bool interp_thread_has_python(void)
     return thread_state_current() != NULL;
 }
 
+bool interp_on_released_state(void (*fn)(void *arg), void *arg)
+{
+    PyThreadState *released = released_state;
+    if (!released || thread_state_current())
+        return false;
+    released_state = NULL; /* case 0 of Note [Entering an interpreter from C] */
+    PyEval_RestoreThread(released);
+    fn(arg);
+    released_state = PyEval_SaveThread();
+    return true;
+}
+
 static const pith_interpreter_vtable interp_vtable = {
     .decref = interp_decref,
     .detach = interp_detach,

@@ -140,6 +140,9 @@ PyThreadState *interp_gil_release(void);
 void interp_gil_restore(PyThreadState *outer);
 /* Whether this OS thread holds the GIL through a Python thread state of its own. */
 bool interp_thread_has_python(void);
+/* When this thread released the GIL through interp_gil_release (a backward), runs fn(arg)
+ * on that very thread state, the GIL held, and returns true; else false. */
+bool interp_on_released_state(void (*fn)(void *arg), void *arg);
 
 /* dtype.c */
 int dtype_types_init(PyObject *module, pith_module_state *st);

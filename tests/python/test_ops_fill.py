@@ -284,7 +284,7 @@ def test_parameter_containers_keep_torchs_keys_and_repr():
     assert repr(p).replace("pith.", "torch.") == repr(t)
     t.pl[0].data.normal_()
     p.load_state_dict({k: pith.from_numpy(v.numpy()) for k, v in t.state_dict().items()})
-    assert (p.pl[0].numpy() == t.pl[0].detach().numpy()).all()
+    assert (p.pl[0].detach().numpy() == t.pl[0].detach().numpy()).all()
 
 
 # ---- nn.init on the fills ------------------------------------------------------------------
@@ -417,7 +417,8 @@ def test_pad_modes_other_than_constant_are_refused_by_name():
 
 # ---- pith.utils.checkpoint -----------------------------------------------------------------
 
-def test_checkpoint_runs_the_function_once_with_torchs_checks():
+@pytest.mark.filterwarnings("ignore:None of the inputs have requires_grad=True")
+def test_checkpoint_forward_runs_the_function_once_with_torchs_checks():
     from pith.utils.checkpoint import checkpoint, checkpoint_sequential
     calls = []
 

@@ -48,7 +48,7 @@ def _check_use_reentrant(use_reentrant: bool | None, stacklevel: int) -> bool:
     return use_reentrant
 
 
-def _detach_inputs(inputs: tuple) -> tuple:
+def _detach_inputs(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Detached aliases of the tensor inputs, requiring grad where the inputs did."""
     out = []
     for x in inputs:
@@ -147,7 +147,7 @@ class _Holder:
     __slots__ = ("taken", "__weakref__")
 
     def __init__(self) -> None:
-        self.taken: dict = {}
+        self.taken: dict[Any, int | None] = {}
 
 
 class _Frame:
@@ -158,11 +158,11 @@ class _Frame:
         self.recompute = recompute
         self.early_stop = early_stop
         self.check = check
-        self.inputs: list = []
-        self.holders: list = []     # weak references, in the order of saving
-        self.metadata: list = []    # (shape, dtype) of each saved tensor, for the check
-        self.recomputed: dict = {}  # run id -> {index: tensor}
-        self.counter: dict = {}     # run id -> tensors saved so far by the recomputation
+        self.inputs: list[Any] = []
+        self.holders: list[weakref.ref[_Holder]] = []  # in the order of saving
+        self.metadata: list[dict[str, Any]] = []  # of each saved tensor, for the check
+        self.recomputed: dict[Any, dict[int, Any]] = {}  # run id -> {index: tensor}
+        self.counter: dict[Any, int] = {}  # run id -> tensors saved so far, recomputing
         self.forward_done = False
 
     def pack(self, x: Any) -> _Holder:
@@ -231,13 +231,13 @@ class _Frame:
                 "different metadata than during the forward pass.\n" + "".join(lines) + ".\n")
 
 
-def _metadata(x: Any) -> dict:
+def _metadata(x: Any) -> dict[str, Any]:
     return {"shape": x.shape, "dtype": x.dtype, "device": x.device}
 
 
 def _checkpoint_without_reentrant(function: Callable[..., Any], preserve_rng_state: bool,
                                   context_fn: Any, determinism_check: str, early_stop: bool,
-                                  args: tuple, kwargs: dict) -> Any:
+                                  args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
