@@ -192,6 +192,14 @@ pith_status ag_save(ag_saved *s, const pith_tensor *t, bool is_output)
     s->was_saved = true;
     if (!t)
         return PITH_OK;
+    /* an inference tensor has no version to check: See Note [Grad mode is per thread] */
+    if (t->flags & PITH_TENSOR_INFERENCE)
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "Inference tensors cannot be saved for backward. Please do not "
+                              "use Tensors created in inference mode in computation tracked by "
+                              "autograd. To work around this, you can make a clone to get a "
+                              "normal tensor and use it in autograd, or use `torch.no_grad()` "
+                              "instead of `torch.inference_mode()`.");
     s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
     s->is_output = is_output;
     s->requires_grad = t->autograd && ag_requires_grad(t);

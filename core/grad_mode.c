@@ -20,9 +20,11 @@
  *  - Inference mode marks the tensors created under it (PITH_TENSOR_INFERENCE, set in
  *    tensor_alloc_inline); a view takes its base's flag instead (tensor_view), so a view of
  *    a normal tensor stays normal inside inference mode and a view of an inference tensor
- *    is one outside it, as in PyTorch. pith has no autograd, so nothing else depends on the
- *    flags yet: PyTorch's refusal of in-place updates to inference tensors outside
- *    inference mode is not enforced (docs/python.md). */
+ *    is one outside it, as in PyTorch. The autograd layer reads the flag: an inference
+ *    tensor cannot be saved for backward (ag_save), require grad outside inference mode, or
+ *    be written in place outside it by an autograd kernel (ag_check_inplace). A tensor with
+ *    no autograd state never reaches those kernels, so PyTorch's refusal of its in-place
+ *    updates outside inference mode is not enforced (docs/autograd.md). */
 _Thread_local __attribute__((tls_model("initial-exec"))) grad_mode_state grad_mode_tls;
 
 bool pith_grad_enabled(void)

@@ -282,6 +282,18 @@ def test_numpy_refuses_a_tensor_that_requires_grad():
     assert same(lambda lib: leaf(lib, [1.0]).detach().numpy().tolist()) == ("ok", [1.0])
 
 
+def test_inference_tensors_cannot_be_saved_for_backward():
+    def program(lib):
+        with lib.inference_mode():
+            t = lib.ones(3, dtype=lib.float64)
+        w = leaf(lib, [1.0, 2.0, 3.0])
+        results = [t.exp().tolist(), (w + t).sum().item()]  # nothing saves t: allowed
+        (w * t).sum().backward()
+        return results
+    kind, message = same(program)
+    assert kind == "RuntimeError" and "Inference tensors cannot be saved" in message
+
+
 def test_nelement_is_numel():
     assert same(lambda lib: [lib.ones(2, 3).nelement(), lib.ones(()).nelement(),
                              lib.ones(0, 4).nelement()]) == ("ok", [6, 1, 0])
