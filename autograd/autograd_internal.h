@@ -3,6 +3,9 @@
 #ifndef PITH_AUTOGRAD_AUTOGRAD_INTERNAL_H
 #define PITH_AUTOGRAD_AUTOGRAD_INTERNAL_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "autograd/autograd.h"
 #include "dispatch/registry.h"
 #include "kernels/ops_internal.h"
@@ -26,6 +29,23 @@ struct ag_meta {
     pith_tensor *view_base;
     int64_t attr_version;
 };
+
+/* Note [Zeroed allocations without calloc]
+ * glibc's calloc (2.36 here; later releases changed it) never takes a chunk from the
+ * thread's cache (tcache), which free fills: a loop that callocs and frees small blocks,
+ * as recording does (nodes, autograd states), goes through the arena's slow paths each
+ * time, several times the instructions of malloc. So the autograd layer's hot zeroed
+ * blocks are malloc and memset, which any allocator serves as well. GCC folds a malloc
+ * followed by a memset of zero back into calloc, so the empty asm hides where the pointer
+ * came from (it emits no instruction). */
+static inline void *ag_zalloc(size_t size)
+{
+    void *p = malloc(size);
+    __asm__("" : "+r"(p));
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
 
 bool ag_dtype_differentiable(pith_dtype dtype);
 pith_status ag_set_requires_grad(pith_tensor *t, bool requires_grad);

@@ -49,7 +49,7 @@ ag_meta *ag_meta_of(pith_tensor *t)
 {
     if (t->autograd)
         return t->autograd;
-    ag_meta *m = calloc(1, sizeof *m);
+    ag_meta *m = ag_zalloc(sizeof *m); /* See Note [Zeroed allocations without calloc] */
     if (!m)
         return PITH_FAIL_NULL(PITH_ERR_NOMEM, "out of memory for autograd state");
     t->autograd = m;

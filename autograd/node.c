@@ -23,24 +23,35 @@ size_t pith_live_nodes(void)
     return atomic_load_explicit(&live_nodes, memory_order_relaxed);
 }
 
+/* Note [A node is one allocation]
+ * Recording an op makes a node, and often the accumulators of its leaves, so allocation
+ * is most of what recording costs (issue 31's surcharge of `a + b`). A node, its next
+ * edges and its input metadata are therefore one block: the struct of vt->size, then
+ * num_next edges, then num_inputs metadata, each part aligned for what follows. `next` and
+ * `input_meta` point into the block and are never reallocated or freed apart from it.
+ * The block is zeroed by ag_zalloc: See Note [Zeroed allocations without calloc]
+ * (autograd_internal.h). */
+static size_t align_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
 ag_node *ag_node_new(const ag_node_vtable *vt, uint32_t num_next, uint32_t num_inputs)
 {
-    ag_node *n = calloc(1, vt->size);
-    ag_edge *next = num_next ? calloc(num_next, sizeof *next) : NULL;
-    ag_input_meta *meta = num_inputs ? calloc(num_inputs, sizeof *meta) : NULL;
-    if (!n || (num_next && !next) || (num_inputs && !meta)) {
-        free(n);
-        free(next);
-        free(meta);
+    /* the counts are uint32_t and the parts small: no size here can overflow a size_t */
+    size_t next_at = align_up(vt->size, _Alignof(ag_edge));
+    size_t meta_at = align_up(next_at + num_next * sizeof(ag_edge), _Alignof(ag_input_meta));
+    char *block = ag_zalloc(meta_at + num_inputs * sizeof(ag_input_meta));
+    if (!block)
         return PITH_FAIL_NULL(PITH_ERR_NOMEM, "out of memory for a node of %s", vt->name);
-    }
+    ag_node *n = (ag_node *)block;
     atomic_init(&n->refcount, 1);
     n->vt = vt;
     n->sequence_nr = next_sequence_nr++;
     n->num_next = num_next;
     n->num_inputs = num_inputs;
-    n->next = next;
-    n->input_meta = meta;
+    n->next = num_next ? (ag_edge *)(block + next_at) : NULL;
+    n->input_meta = num_inputs ? (ag_input_meta *)(block + meta_at) : NULL;
     n->engine_index = -1;
     atomic_init(&n->pyobj, (void *)NULL);
     atomic_init(&n->tag, (pith_interpreter *)NULL);
@@ -60,14 +71,21 @@ void ag_node_retain(ag_node *n)
 /* Note [Releasing a long graph]
  * Freeing a node releases its saved tensors and the nodes of its edges, which may free
  * them in turn: a chain of a million nodes would recurse a million deep. So a thread frees
- * nodes from a worklist: the first release on the thread drains it, and releases made while
- * draining only push. When the worklist cannot grow (out of memory) the node is freed
- * recursively instead, which is correct, only deeper. */
-static _Thread_local struct {
-    ag_node **items;
+ * nodes from a worklist: the release that frees a node while none is being freed on the
+ * thread frees it and then drains the worklist, and releases made meanwhile only push.
+ * The worklist starts in the thread's small inline array and moves to the heap only past
+ * it, since most releases free a node or two (a result's node and its leaves'
+ * accumulators): recording and dropping `a + b` then allocates nothing here. When the
+ * worklist cannot grow (out of memory) the node is freed recursively instead, which is
+ * correct, only deeper. */
+#define DOOMED_INLINE 16
+typedef struct {
+    ag_node **items; /* inline_items, or the heap past DOOMED_INLINE */
     size_t n, cap;
     bool draining;
-} doomed;
+    ag_node *inline_items[DOOMED_INLINE];
+} doomed_list;
+static _Thread_local doomed_list doomed;
 
 static void node_free(ag_node *n)
 {
@@ -75,28 +93,33 @@ static void node_free(ag_node *n)
         n->vt->release_saved(n);
     for (uint32_t i = 0; i < n->num_next; i++)
         ag_node_release(n->next[i].node);
-    ag_hooks_free(n->pre_hooks);
-    ag_hooks_free(n->post_hooks);
-    ag_anomaly_release(n);
+    if (n->pre_hooks)
+        ag_hooks_free(n->pre_hooks);
+    if (n->post_hooks)
+        ag_hooks_free(n->post_hooks);
+    if (n->anomaly_record)
+        ag_anomaly_release(n);
     if (n->py_state)
         interp_call_decref(atomic_load_explicit(&n->tag, memory_order_acquire), n->py_state);
-    free(n->next);
-    free(n->input_meta);
-    free(n);
+    free(n); /* its edges and input metadata too: See Note [A node is one allocation] */
     atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
 }
 
-static bool doomed_push(ag_node *n)
+static bool doomed_push(doomed_list *d, ag_node *n)
 {
-    if (doomed.n == doomed.cap) {
-        size_t cap = doomed.cap ? doomed.cap * 2 : 64;
-        ag_node **items = realloc(doomed.items, cap * sizeof *items);
+    if (d->n == d->cap) {
+        size_t cap = d->cap * 2;
+        bool on_heap = d->items != d->inline_items;
+        ag_node **items = on_heap ? realloc(d->items, cap * sizeof *items)
+                                  : malloc(cap * sizeof *items);
         if (!items)
             return false;
-        doomed.items = items;
-        doomed.cap = cap;
+        if (!on_heap)
+            memcpy(items, d->inline_items, d->n * sizeof *items);
+        d->items = items;
+        d->cap = cap;
     }
-    doomed.items[doomed.n++] = n;
+    d->items[d->n++] = n;
     return true;
 }
 
@@ -104,19 +127,23 @@ void ag_node_release(ag_node *n)
 {
     if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
         return;
-    if (!doomed_push(n)) {
-        node_free(n);
+    doomed_list *d = &doomed;
+    if (d->draining) {
+        if (!doomed_push(d, n))
+            node_free(n);
         return;
     }
-    if (doomed.draining)
-        return;
-    doomed.draining = true;
-    while (doomed.n)
-        node_free(doomed.items[--doomed.n]);
-    doomed.draining = false;
-    free(doomed.items);
-    doomed.items = NULL;
-    doomed.cap = 0;
+    d->draining = true;
+    d->items = d->inline_items;
+    d->cap = DOOMED_INLINE;
+    node_free(n);
+    while (d->n)
+        node_free(d->items[--d->n]);
+    if (d->items != d->inline_items)
+        free(d->items);
+    d->items = NULL;
+    d->cap = 0;
+    d->draining = false;
 }
 
 pith_status ag_set_next_edge(ag_node *n, uint32_t i, const pith_tensor *t)

@@ -333,16 +333,41 @@ static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *unuse
     return requires_grad_set(self, value);
 }
 
-static PyObject *tensor_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
+/* requires_grad_'s arguments other than () and (bool): a tuple and a dict for
+ * PyArg_ParseTupleAndKeywords, whose checks and messages they get. 0, or -1 with the
+ * exception; *value is a bool (not a new reference). */
+static int requires_grad_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                               PyObject **value)
 {
     static char *kwlist[] = {"requires_grad", NULL};
+    PyObject *tuple = PyTuple_New(nargs), *kwargs = kwnames ? PyDict_New() : NULL;
+    int ok = tuple && (!kwnames || kwargs);
+    for (Py_ssize_t i = 0; ok && i < nargs; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    for (Py_ssize_t i = 0; ok && kwnames && i < PyTuple_GET_SIZE(kwnames); i++)
+        ok = PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) == 0;
+    ok = ok && PyArg_ParseTupleAndKeywords(tuple, kwargs, "|O!:requires_grad_", kwlist,
+                                           &PyBool_Type, value);
+    Py_XDECREF(tuple);
+    Py_XDECREF(kwargs);
+    return ok ? 0 : -1;
+}
+
+/* METH_FASTCALL, so that the common calls, requires_grad_() and requires_grad_(bool), make
+ * no tuple and run no parser: issue 31's fresh-leaves recording surcharge makes each leaf
+ * with it. */
+static PyObject *tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kwnames)
+{
     PyObject *value = Py_True, *result;
     if (function_self_maybe(self) &&
-        function_layer_method_tuple(self, "requires_grad_", args, kwargs, &result))
+        function_layer_method_args(self, "requires_grad_", args, nargs, kwnames, &result))
         return result;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O!:requires_grad_", kwlist, &PyBool_Type,
-                                     &value) ||
-        requires_grad_set(self, value) < 0)
+    if (nargs == 1 && !kwnames && PyBool_Check(args[0]))
+        value = args[0];
+    else if ((nargs || kwnames) && requires_grad_parse(args, nargs, kwnames, &value) < 0)
+        return NULL;
+    if (requires_grad_set(self, value) < 0)
         return NULL;
     return Py_NewRef(self);
 }
@@ -810,7 +835,7 @@ static PyMethodDef autograd_tensor_methods[] = {
     {"detach_", tensor_detach_, METH_NOARGS,
      "detach_(): makes this tensor a leaf that does not require grad; returns self."},
     {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "requires_grad_(requires_grad=True): sets requires_grad in place; returns self."},
     {NULL, NULL, 0, NULL},
 };
