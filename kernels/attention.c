@@ -17,7 +17,11 @@
  * With E == 0 the scores are 0 whatever the scale, as in PyTorch. Only the output and the
  * logsumexp are kept: the derivative (ops/ops.toml) recomputes the weights with the second
  * op, so the (..., L, S) weights are not saved for backward, as PyTorch's fused CPU kernel
- * does. The weights live in a scratch buffer for the forward's duration. */
+ * does. The weights live in a scratch buffer for the forward's duration. A 4-D output
+ * (B, H, L, Ev) is laid out as (B, L, H, Ev), as PyTorch's kernel lays its output out: the
+ * usual y.transpose(1, 2).contiguous().view(B, L, H * Ev) after it is then a view, so the
+ * next layer saves the attention's output storage, not a copy of it (the GPT block of
+ * benchmarks/autograd.py saves 512 KB less). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +239,36 @@ static pith_status attn_weights(const attn_shape *sh, pith_dtype dtype, const pi
     return PITH_OK;
 }
 
+/* output = weights @ value into `out`: directly when it is contiguous, else (heads_last:
+ * 4-D, laid out as (B, L, H, Ev)) through a contiguous buffer, copied row by row. */
+static pith_status attention_output(const attn_shape *sh, pith_dtype dtype, const char *w,
+                                    const int64_t *w_strides, const pith_tensor *value,
+                                    pith_tensor *out, bool heads_last)
+{
+    if (!heads_last)
+        return attn_gemm(dtype, sh, sh->L, sh->S, sh->Ev, w, w_strides, tensor_data(value),
+                         value->strides, false, tensor_data(out), 1.0);
+    size_t esize = dtype == PITH_FLOAT32 ? 4 : 8, row = (size_t)sh->Ev * esize;
+    char *tmp = malloc((size_t)out->numel * esize);
+    if (!tmp)
+        return pith_set_error(PITH_ERR_NOMEM, "_scaled_dot_product_fused_attention: out of "
+                              "memory for the output (%lld elements)", (long long)out->numel);
+    pith_status st = attn_gemm(dtype, sh, sh->L, sh->S, sh->Ev, w, w_strides,
+                               tensor_data(value), value->strides, false, tmp, 1.0);
+    if (st == PITH_OK) {
+        int64_t B = out->sizes[0], H = out->sizes[1], L = sh->L;
+        char *dst = tensor_data(out);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t i = 0; i < L; i++)
+                    memcpy(dst + (size_t)(b * out->strides[0] + h * out->strides[1] +
+                                          i * out->strides[2]) * esize,
+                           tmp + (size_t)((b * H + h) * L + i) * row, row);
+    }
+    free(tmp);
+    return st;
+}
+
 /* The sizes of query with the last dim `last` (drop: without it). */
 static int attn_sizes(const pith_tensor *q, int64_t last, bool drop, int64_t *sizes)
 {
@@ -261,7 +295,12 @@ pith_status _scaled_dot_product_fused_attention_kernel(pith_keyset ks, pith_valu
         return pith_last_status();
     int64_t sizes[PITH_MAX_DIMS];
     int nd = attn_sizes(query, sh.Ev, false, sizes);
-    pith_tensor *out = tensor_new(nd, sizes, query->dtype, device);
+    /* 4-D: (B, H, L, Ev) laid out as (B, L, H, Ev) (See Note [Fused attention]) */
+    bool heads_last = query->ndim == 4;
+    int64_t heads_strides[4] = {sh.L * sizes[1] * sh.Ev, sh.Ev, sizes[1] * sh.Ev, 1};
+    pith_tensor *out = heads_last ? tensor_new_strided(nd, sizes, heads_strides, query->dtype,
+                                                       device)
+                                  : tensor_new(nd, sizes, query->dtype, device);
     nd = attn_sizes(query, 0, true, sizes);
     pith_tensor *lse = out ? tensor_new(nd, sizes, query->dtype, device) : NULL;
     if (!lse)
@@ -286,9 +325,7 @@ pith_status _scaled_dot_product_fused_attention_kernel(pith_keyset ks, pith_valu
             if (sh.S == 0)
                 memset(tensor_data(out), 0, (size_t)out->numel * esize);
             else
-                st = attn_gemm(query->dtype, &sh, sh.L, sh.S, sh.Ev, w, w_strides,
-                               tensor_data(value), value->strides, false, tensor_data(out),
-                               1.0);
+                st = attention_output(&sh, query->dtype, w, w_strides, value, out, heads_last);
         }
         free(w);
         if (st != PITH_OK)
