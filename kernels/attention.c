@@ -158,19 +158,20 @@ static int64_t attn_mask_offset(const attn_shape *sh, int64_t row)
                                   const T *lse_in, T *lse_out)                              \
     {                                                                                       \
         int64_t S = sh->S, i = r % sh->L;                                                   \
-        if (is_causal)                                                                      \
-            for (int64_t j = i + 1; j < S; j++)                                             \
-                row[j] = (T)-INFINITY;                                                      \
+        /* causal: only [0, i] attends; the rest is 0 in the weights */                     \
+        int64_t len = is_causal && i + 1 < S ? i + 1 : S;                                   \
+        for (int64_t j = len; j < S; j++)                                                   \
+            row[j] = 0;                                                                     \
         if (sh->has_mask) {                                                                 \
             int64_t off = attn_mask_offset(sh, r), step = sh->mask_strides[sh->nbatch + 1]; \
             if (sh->mask_bool) {                                                            \
                 const bool *m = (const bool *)mask + off;                                   \
-                for (int64_t j = 0; j < S; j++)                                             \
+                for (int64_t j = 0; j < len; j++)                                           \
                     if (!m[j * step])                                                       \
                         row[j] = (T)-INFINITY;                                              \
             } else {                                                                        \
                 const T *m = (const T *)mask + off;                                         \
-                for (int64_t j = 0; j < S; j++)                                             \
+                for (int64_t j = 0; j < len; j++)                                           \
                     row[j] += m[j * step];                                                  \
             }                                                                               \
         }                                                                                   \
@@ -180,7 +181,7 @@ static int64_t attn_mask_offset(const attn_shape *sh, int64_t row)
         } else {                                                                            \
             shift = (T)-INFINITY;                                                           \
             bool nan = false;                                                               \
-            for (int64_t j = 0; j < S; j++) {                                               \
+            for (int64_t j = 0; j < len; j++) {                                             \
                 if (row[j] > shift)                                                         \
                     shift = row[j];                                                         \
                 else if (row[j] != row[j])                                                  \
@@ -190,22 +191,22 @@ static int64_t attn_mask_offset(const attn_shape *sh, int64_t row)
                 shift = (T)NAN;                                                             \
         }                                                                                   \
         if (shift == (T)-INFINITY) { /* attends nothing */                                  \
-            for (int64_t j = 0; j < S; j++)                                                 \
+            for (int64_t j = 0; j < len; j++)                                               \
                 row[j] = 0;                                                                 \
             if (lse_out)                                                                    \
                 lse_out[r] = shift;                                                         \
             return;                                                                         \
         }                                                                                   \
-        for (int64_t j = 0; j < S; j++)                                                     \
+        for (int64_t j = 0; j < len; j++)                                                   \
             row[j] -= shift;                                                                \
-        vm->exp_##SUFFIX(row, row, S);                                                      \
+        vm->exp_##SUFFIX(row, row, len);                                                    \
         if (!lse_out)                                                                       \
             return;                                                                         \
         double sum = 0;                                                                     \
-        for (int64_t j = 0; j < S; j++)                                                     \
+        for (int64_t j = 0; j < len; j++)                                                   \
             sum += (double)row[j];                                                          \
         T inv = (T)(1.0 / sum);                                                             \
-        for (int64_t j = 0; j < S; j++)                                                     \
+        for (int64_t j = 0; j < len; j++)                                                   \
             row[j] *= inv;                                                                  \
         lse_out[r] = (T)((double)shift + log(sum));                                         \
     }
@@ -249,10 +250,12 @@ static pith_status attention_output(const attn_shape *sh, pith_dtype dtype, cons
         return attn_gemm(dtype, sh, sh->L, sh->S, sh->Ev, w, w_strides, tensor_data(value),
                          value->strides, false, tensor_data(out), 1.0);
     size_t esize = dtype == PITH_FLOAT32 ? 4 : 8, row = (size_t)sh->Ev * esize;
-    char *tmp = malloc((size_t)out->numel * esize);
-    if (!tmp)
-        return pith_set_error(PITH_ERR_NOMEM, "_scaled_dot_product_fused_attention: out of "
-                              "memory for the output (%lld elements)", (long long)out->numel);
+    /* scratch from the tensor allocator, which reuses its blocks (a malloc this size is a
+     * fresh mmap, page faults and all, at every call) */
+    pith_tensor *scratch = tensor_new(out->ndim, out->sizes, dtype, PITH_CPU);
+    if (!scratch)
+        return pith_last_status();
+    char *tmp = tensor_data(scratch);
     pith_status st = attn_gemm(dtype, sh, sh->L, sh->S, sh->Ev, w, w_strides,
                                tensor_data(value), value->strides, false, tmp, 1.0);
     if (st == PITH_OK) {
@@ -265,7 +268,7 @@ static pith_status attention_output(const attn_shape *sh, pith_dtype dtype, cons
                                           i * out->strides[2]) * esize,
                            tmp + (size_t)((b * H + h) * L + i) * row, row);
     }
-    free(tmp);
+    pith_release(scratch);
     return st;
 }
 
@@ -307,13 +310,12 @@ pith_status _scaled_dot_product_fused_attention_kernel(pith_keyset ks, pith_valu
         goto fail;
     if (device == PITH_CPU && lse->numel > 0) {
         size_t esize = query->dtype == PITH_FLOAT32 ? 4 : 8;
-        int64_t wn = sh.n * sh.L * sh.S;
-        char *w = malloc(wn ? (size_t)wn * esize : 1);
-        if (!w) {
-            pith_set_error(PITH_ERR_NOMEM, "%s: out of memory for the weights (%lld "
-                           "elements)", name, (long long)wn);
+        int64_t w_sizes[PITH_MAX_DIMS];
+        pith_tensor *scratch = tensor_new(attn_sizes(query, sh.S, false, w_sizes), w_sizes,
+                                          query->dtype, PITH_CPU);
+        if (!scratch)
             goto fail;
-        }
+        char *w = tensor_data(scratch);
         int64_t w_strides[PITH_MAX_DIMS];
         w_strides[sh.nbatch + 1] = 1;
         w_strides[sh.nbatch] = sh.S;
@@ -327,7 +329,7 @@ pith_status _scaled_dot_product_fused_attention_kernel(pith_keyset ks, pith_valu
             else
                 st = attention_output(&sh, query->dtype, w, w_strides, value, out, heads_last);
         }
-        free(w);
+        pith_release(scratch);
         if (st != PITH_OK)
             goto fail;
     }
