@@ -2,8 +2,9 @@
 keyword names, defaults, exception types), written over pith's operators.
 
 linear, gelu, leaky_relu, elu, hardtanh (and relu6), softplus, logsigmoid, layer_norm,
-embedding, softmax and log_softmax are single pith ops; dropout, the losses and
-scaled_dot_product_attention are compositions of them.
+embedding, softmax and log_softmax are single pith ops; dropout and the losses are
+compositions of them; scaled_dot_product_attention is one fused op where it applies (See
+Note [Fused attention], kernels/attention.c), else a composition.
 """
 import math
 import numbers
