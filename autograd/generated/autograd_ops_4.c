@@ -31,6 +31,7 @@ typedef struct {
     pith_tensor *logsumexp;
     pith_tensor *weights;
     pith_tensor *grad_scores;
+    pith_tensor *grad_product;
 } ScaledDotProductFlashAttentionForCpuBackward0_values;
 
 /* let weights = _scaled_dot_product_attention_weights(query, key, logsumexp, attn_mask, is_causal, scale) */
@@ -123,6 +124,28 @@ done:
     return status;
 }
 
+/* let grad_product = mul(grad_scores, scale) */
+static pith_status ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(ag_node *node, pith_tensor *const *grads, ScaledDotProductFlashAttentionForCpuBackward0_values *v)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    if (v->grad_product)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_double(n->scale_))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->grad_scores, number1)) != PITH_OK)
+        goto done;
+    v->grad_product = res_[0].u.t;
+    ag_drop(&number1);
+done:
+    pith_release(number1);
+    return status;
+}
+
 static pith_status ScaledDotProductFlashAttentionForCpuBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
 {
     ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
@@ -130,50 +153,32 @@ static pith_status ScaledDotProductFlashAttentionForCpuBackward0_apply(ag_node *
     ScaledDotProductFlashAttentionForCpuBackward0_values values_ = {0}, *v = &values_;
     ag_grads_init(out, node->num_next);
     pith_tensor *tmp1 = NULL;
-    pith_tensor *number2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *number5 = NULL;
-    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp2 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* query: mul(matmul(grad_scores, key), scale) */
-        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(node, grads, v)) != PITH_OK)
+        /* query: matmul(grad_product, key) */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(node, grads, v)) != PITH_OK)
             goto done;
         if (!v->key && (status = ag_unpack(&n->key_, node, &v->key)) != PITH_OK)
             goto done;
-        if ((status = pith_call_matmul(res_, v->grad_scores, v->key)) != PITH_OK)
-            goto done;
-        tmp1 = res_[0].u.t;
-        if ((status = ag_wrap(&number2, scalar_from_double(n->scale_))) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, tmp1, number2)) != PITH_OK)
+        if ((status = pith_call_matmul(res_, v->grad_product, v->key)) != PITH_OK)
             goto done;
         out[0] = res_[0].u.t;
-        ag_drop(&tmp1);
-        ag_drop(&number2);
     }
     if (ag_needs_grad(node, 1)) {
-        /* key: mul(matmul(transpose(grad_scores, -2, -1), query), scale) */
-        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(node, grads, v)) != PITH_OK)
+        /* key: matmul(transpose(grad_product, -2, -1), query) */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(node, grads, v)) != PITH_OK)
             goto done;
-        if ((status = pith_call_transpose(res_, v->grad_scores, -2, -1)) != PITH_OK)
+        if ((status = pith_call_transpose(res_, v->grad_product, -2, -1)) != PITH_OK)
             goto done;
-        tmp3 = res_[0].u.t;
+        tmp1 = res_[0].u.t;
         if (!v->query && (status = ag_unpack(&n->query_, node, &v->query)) != PITH_OK)
             goto done;
-        if ((status = pith_call_matmul(res_, tmp3, v->query)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        ag_drop(&tmp3);
-        if ((status = ag_wrap(&number5, scalar_from_double(n->scale_))) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, tmp4, number5)) != PITH_OK)
+        if ((status = pith_call_matmul(res_, tmp1, v->query)) != PITH_OK)
             goto done;
         out[1] = res_[0].u.t;
-        ag_drop(&tmp4);
-        ag_drop(&number5);
+        ag_drop(&tmp1);
     }
     if (ag_needs_grad(node, 2)) {
         /* value: matmul(transpose(weights, -2, -1), grad_output) */
@@ -181,11 +186,11 @@ static pith_status ScaledDotProductFlashAttentionForCpuBackward0_apply(ag_node *
             goto done;
         if ((status = pith_call_transpose(res_, v->weights, -2, -1)) != PITH_OK)
             goto done;
-        tmp6 = res_[0].u.t;
-        if ((status = pith_call_matmul(res_, tmp6, grad_output)) != PITH_OK)
+        tmp2 = res_[0].u.t;
+        if ((status = pith_call_matmul(res_, tmp2, grad_output)) != PITH_OK)
             goto done;
         out[2] = res_[0].u.t;
-        ag_drop(&tmp6);
+        ag_drop(&tmp2);
     }
     if (ag_needs_grad(node, 3)) {
         /* attn_mask: grad_scores */
@@ -195,11 +200,7 @@ static pith_status ScaledDotProductFlashAttentionForCpuBackward0_apply(ag_node *
     }
 done:
     pith_release(tmp1);
-    pith_release(number2);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(number5);
-    pith_release(tmp6);
+    pith_release(tmp2);
     pith_release(v->query);
     pith_release(v->key);
     pith_release(v->value);
@@ -208,6 +209,7 @@ done:
     pith_release(v->logsumexp);
     pith_release(v->weights);
     pith_release(v->grad_scores);
+    pith_release(v->grad_product);
     if (status != PITH_OK)
         ag_grads_clear(out, node->num_next);
     return status;
