@@ -218,6 +218,15 @@ static pith_status attn_weights(const attn_shape *sh, pith_dtype dtype, const pi
                                 const pith_tensor *k, const pith_tensor *mask, bool is_causal,
                                 double scale, const char *lse_in, char *lse_out, char *w)
 {
+    if (sh->S == 0) { /* no source positions: every row attends nothing */
+        for (int64_t r = 0; lse_out && r < sh->n * sh->L; r++) {
+            if (dtype == PITH_FLOAT32)
+                ((float *)lse_out)[r] = -INFINITY;
+            else
+                ((double *)lse_out)[r] = -INFINITY;
+        }
+        return PITH_OK;
+    }
     if (sh->E == 0) { /* the scores are 0 whatever the scale */
         size_t bytes = (size_t)(sh->n * sh->L * sh->S) * (dtype == PITH_FLOAT32 ? 4 : 8);
         memset(w, 0, bytes);

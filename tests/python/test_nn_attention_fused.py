@@ -188,3 +188,22 @@ def test_errors_of_the_ops():
         fused(q, k, v, pith.zeros(3, 5, dtype=pith.int64), False, 1.0)
     with pytest.raises(RuntimeError, match="logsumexp must have"):
         ops._scaled_dot_product_attention_weights(q, k, pith.zeros(2, 4), None, False, 1.0)
+
+
+@pytest.mark.parametrize("L,S,E,Ev", [(3, 0, 4, 2), (3, 5, 0, 2), (0, 5, 4, 2), (3, 5, 4, 0),
+                                      (0, 0, 0, 0)])
+def test_the_op_with_empty_dims_gives_the_composed_result(L, S, E, Ev):
+    # scaled_dot_product_attention takes the composition for these; the op gives its result
+    # too: no source positions attend nothing (0, logsumexp -inf); E == 0 gives scores of 0.
+    q, k, v = pith.randn(2, L, E), pith.randn(2, S, E), pith.randn(2, S, Ev)
+    out, lse = ops._scaled_dot_product_fused_attention(q, k, v, None, False, 0.5)
+    expected = F.scaled_dot_product_attention(q, k, v, scale=0.5)
+    assert tuple(out.shape) == tuple(expected.shape) and tuple(lse.shape) == (2, L)
+    np.testing.assert_allclose(to_numpy(out), to_numpy(expected), rtol=1e-6, atol=1e-6)
+    if S == 0:
+        assert (to_numpy(lse) == -math.inf).all()
+    elif E == 0 and L:
+        np.testing.assert_allclose(to_numpy(lse), math.log(S), rtol=1e-6)
+    for causal in (False, True):
+        w = ops._scaled_dot_product_attention_weights(q, k, lse, None, causal, 0.5)
+        assert tuple(w.shape) == (2, L, S)
