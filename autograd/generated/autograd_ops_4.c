@@ -6,6 +6,511 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- _scaled_dot_product_fused_attention ---- */
+
+/* _scaled_dot_product_fused_attention: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) */
+typedef struct {
+    ag_node node;
+    ag_saved query_;
+    ag_saved key_;
+    ag_saved value_;
+    ag_saved attn_mask_;
+    ag_saved output_;
+    ag_saved logsumexp_;
+    bool is_causal_;
+    double scale_;
+} ScaledDotProductFlashAttentionForCpuBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *query;
+    pith_tensor *key;
+    pith_tensor *value;
+    pith_tensor *attn_mask;
+    pith_tensor *output;
+    pith_tensor *logsumexp;
+    pith_tensor *weights;
+    pith_tensor *grad_scores;
+    pith_tensor *grad_product;
+} ScaledDotProductFlashAttentionForCpuBackward0_values;
+
+/* let weights = _scaled_dot_product_attention_weights(query, key, logsumexp, attn_mask, is_causal, scale) */
+static pith_status ScaledDotProductFlashAttentionForCpuBackward0_let_weights(ag_node *node, pith_tensor *const *grads, ScaledDotProductFlashAttentionForCpuBackward0_values *v)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    if (v->weights)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->query && (status = ag_unpack(&n->query_, node, &v->query)) != PITH_OK)
+        goto done;
+    if (!v->key && (status = ag_unpack(&n->key_, node, &v->key)) != PITH_OK)
+        goto done;
+    if (!v->logsumexp && (status = ag_unpack(&n->logsumexp_, node, &v->logsumexp)) != PITH_OK)
+        goto done;
+    if (!v->attn_mask && (status = ag_unpack(&n->attn_mask_, node, &v->attn_mask)) != PITH_OK)
+        goto done;
+    if ((status = pith_call__scaled_dot_product_attention_weights(res_, v->query, v->key, v->logsumexp, v->attn_mask, n->is_causal_, n->scale_)) != PITH_OK)
+        goto done;
+    v->weights = res_[0].u.t;
+done:
+    return status;
+}
+
+/* let grad_scores = mul(weights, sub(matmul(grad_output, transpose(value, -2, -1)), sub(sum(mul(grad_output, output), [-1], True), unsqueeze(grad_logsumexp, -1)))) */
+static pith_status ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(ag_node *node, pith_tensor *const *grads, ScaledDotProductFlashAttentionForCpuBackward0_values *v)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    pith_tensor *grad_output = grads[0];
+    pith_tensor *grad_logsumexp = grads[1];
+    if (v->grad_scores)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    int64_t items4[1];
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_weights(node, grads, v)) != PITH_OK)
+        goto done;
+    if (!v->value && (status = ag_unpack(&n->value_, node, &v->value)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_transpose(res_, v->value, -2, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = pith_call_matmul(res_, grad_output, tmp1)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&tmp1);
+    if (!v->output && (status = ag_unpack(&n->output_, node, &v->output)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, grad_output, v->output)) != PITH_OK)
+        goto done;
+    tmp3 = res_[0].u.t;
+    items4[0] = -1;
+    if ((status = pith_call_sum(res_, tmp3, (pith_opt_int_list){true, (pith_int_list){items4, 1}}, true, -1)) != PITH_OK)
+        goto done;
+    tmp5 = res_[0].u.t;
+    ag_drop(&tmp3);
+    if ((status = pith_call_unsqueeze(res_, grad_logsumexp, -1)) != PITH_OK)
+        goto done;
+    tmp6 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, tmp5, tmp6, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp7 = res_[0].u.t;
+    ag_drop(&tmp5);
+    ag_drop(&tmp6);
+    if ((status = pith_call_sub(res_, tmp2, tmp7, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp8 = res_[0].u.t;
+    ag_drop(&tmp2);
+    ag_drop(&tmp7);
+    if ((status = pith_call_mul(res_, v->weights, tmp8)) != PITH_OK)
+        goto done;
+    v->grad_scores = res_[0].u.t;
+    ag_drop(&tmp8);
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    pith_release(tmp3);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(tmp7);
+    pith_release(tmp8);
+    return status;
+}
+
+/* let grad_product = mul(grad_scores, scale) */
+static pith_status ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(ag_node *node, pith_tensor *const *grads, ScaledDotProductFlashAttentionForCpuBackward0_values *v)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    if (v->grad_product)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_double(n->scale_))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->grad_scores, number1)) != PITH_OK)
+        goto done;
+    v->grad_product = res_[0].u.t;
+    ag_drop(&number1);
+done:
+    pith_release(number1);
+    return status;
+}
+
+static pith_status ScaledDotProductFlashAttentionForCpuBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    pith_tensor *grad_output = grads[0];
+    ScaledDotProductFlashAttentionForCpuBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* query: matmul(grad_product, key) */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(node, grads, v)) != PITH_OK)
+            goto done;
+        if (!v->key && (status = ag_unpack(&n->key_, node, &v->key)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_matmul(res_, v->grad_product, v->key)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* key: matmul(transpose(grad_product, -2, -1), query) */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_product(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_transpose(res_, v->grad_product, -2, -1)) != PITH_OK)
+            goto done;
+        tmp1 = res_[0].u.t;
+        if (!v->query && (status = ag_unpack(&n->query_, node, &v->query)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_matmul(res_, tmp1, v->query)) != PITH_OK)
+            goto done;
+        out[1] = res_[0].u.t;
+        ag_drop(&tmp1);
+    }
+    if (ag_needs_grad(node, 2)) {
+        /* value: matmul(transpose(weights, -2, -1), grad_output) */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_weights(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_transpose(res_, v->weights, -2, -1)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        if ((status = pith_call_matmul(res_, tmp2, grad_output)) != PITH_OK)
+            goto done;
+        out[2] = res_[0].u.t;
+        ag_drop(&tmp2);
+    }
+    if (ag_needs_grad(node, 3)) {
+        /* attn_mask: grad_scores */
+        if ((status = ScaledDotProductFlashAttentionForCpuBackward0_let_grad_scores(node, grads, v)) != PITH_OK)
+            goto done;
+        out[3] = ag_retain(v->grad_scores);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    pith_release(v->query);
+    pith_release(v->key);
+    pith_release(v->value);
+    pith_release(v->attn_mask);
+    pith_release(v->output);
+    pith_release(v->logsumexp);
+    pith_release(v->weights);
+    pith_release(v->grad_scores);
+    pith_release(v->grad_product);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ScaledDotProductFlashAttentionForCpuBackward0_release_saved(ag_node *node)
+{
+    ScaledDotProductFlashAttentionForCpuBackward0 *n = (ScaledDotProductFlashAttentionForCpuBackward0 *)node;
+    ag_saved_release(&n->query_);
+    ag_saved_release(&n->key_);
+    ag_saved_release(&n->value_);
+    ag_saved_release(&n->attn_mask_);
+    ag_saved_release(&n->output_);
+    ag_saved_release(&n->logsumexp_);
+}
+
+static const ag_node_vtable ScaledDotProductFlashAttentionForCpuBackward0_vtable = {
+    "ScaledDotProductFlashAttentionForCpuBackward0", ScaledDotProductFlashAttentionForCpuBackward0_apply, ScaledDotProductFlashAttentionForCpuBackward0_release_saved, sizeof(ScaledDotProductFlashAttentionForCpuBackward0)};
+
+/* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) */
+pith_status _scaled_dot_product_fused_attention_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_tensor *const inputs_[] = {query, key, value, attn_mask};
+    if (!ag_should_record(inputs_, 4))
+        return pith_redispatch__scaled_dot_product_fused_attention(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, query, key, value, attn_mask, is_causal, scale);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch__scaled_dot_product_fused_attention(ag_below_enter(ks, &below_), ret, query, key, value, attn_mask, is_causal, scale);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    ScaledDotProductFlashAttentionForCpuBackward0 *n_ = (ScaledDotProductFlashAttentionForCpuBackward0 *)ag_node_new(&ScaledDotProductFlashAttentionForCpuBackward0_vtable, 4, 2);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->is_causal_ = is_causal;
+    n_->scale_ = scale;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, query)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, key)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 2, value)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 3, attn_mask)) != PITH_OK ||
+        (status_ = ag_save(&n_->query_, query, false)) != PITH_OK ||
+        (status_ = ag_save(&n_->key_, key, false)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1) || ag_has_edge(&n_->node, 3)) &&
+        (status_ = ag_save(&n_->value_, value, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_save(&n_->attn_mask_, attn_mask, false)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 1, ret[1].u.t)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1) || ag_has_edge(&n_->node, 3)) &&
+        (status_ = ag_save(&n_->output_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_save(&n_->logsumexp_, ret[1].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    value_clear(&ret[1]);
+    return status_;
+}
+
+/* ---- _scaled_dot_product_attention_weights ---- */
+
+/* _scaled_dot_product_attention_weights: _scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved query_;
+    ag_saved key_;
+    ag_saved result_;
+    double scale_;
+} ScaledDotProductAttentionWeightsBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *query;
+    pith_tensor *key;
+    pith_tensor *result;
+    pith_tensor *g;
+} ScaledDotProductAttentionWeightsBackward0_values;
+
+/* let g = mul(grad, result) */
+static pith_status ScaledDotProductAttentionWeightsBackward0_let_g(ag_node *node, pith_tensor *const *grads, ScaledDotProductAttentionWeightsBackward0_values *v)
+{
+    ScaledDotProductAttentionWeightsBackward0 *n = (ScaledDotProductAttentionWeightsBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    if (v->g)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, grad, v->result)) != PITH_OK)
+        goto done;
+    v->g = res_[0].u.t;
+done:
+    return status;
+}
+
+static pith_status ScaledDotProductAttentionWeightsBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ScaledDotProductAttentionWeightsBackward0 *n = (ScaledDotProductAttentionWeightsBackward0 *)node;
+    ScaledDotProductAttentionWeightsBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *number5 = NULL;
+    int64_t items6[1];
+    pith_tensor *tmp7 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* query: mul(matmul(g, key), scale) */
+        if ((status = ScaledDotProductAttentionWeightsBackward0_let_g(node, grads, v)) != PITH_OK)
+            goto done;
+        if (!v->key && (status = ag_unpack(&n->key_, node, &v->key)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_matmul(res_, v->g, v->key)) != PITH_OK)
+            goto done;
+        tmp1 = res_[0].u.t;
+        if ((status = ag_wrap(&number2, scalar_from_double(n->scale_))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, tmp1, number2)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp1);
+        ag_drop(&number2);
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* key: mul(matmul(transpose(g, -2, -1), query), scale) */
+        if ((status = ScaledDotProductAttentionWeightsBackward0_let_g(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_transpose(res_, v->g, -2, -1)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        if (!v->query && (status = ag_unpack(&n->query_, node, &v->query)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_matmul(res_, tmp3, v->query)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&tmp3);
+        if ((status = ag_wrap(&number5, scalar_from_double(n->scale_))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, tmp4, number5)) != PITH_OK)
+            goto done;
+        out[1] = res_[0].u.t;
+        ag_drop(&tmp4);
+        ag_drop(&number5);
+    }
+    if (ag_needs_grad(node, 2)) {
+        /* logsumexp: neg(sum(g, [-1])) */
+        if ((status = ScaledDotProductAttentionWeightsBackward0_let_g(node, grads, v)) != PITH_OK)
+            goto done;
+        items6[0] = -1;
+        if ((status = pith_call_sum(res_, v->g, (pith_opt_int_list){true, (pith_int_list){items6, 1}}, false, -1)) != PITH_OK)
+            goto done;
+        tmp7 = res_[0].u.t;
+        if ((status = pith_call_neg(res_, tmp7)) != PITH_OK)
+            goto done;
+        out[2] = res_[0].u.t;
+        ag_drop(&tmp7);
+    }
+    if (ag_needs_grad(node, 3)) {
+        /* attn_mask: g */
+        if ((status = ScaledDotProductAttentionWeightsBackward0_let_g(node, grads, v)) != PITH_OK)
+            goto done;
+        out[3] = ag_retain(v->g);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(number5);
+    pith_release(tmp7);
+    pith_release(v->query);
+    pith_release(v->key);
+    pith_release(v->result);
+    pith_release(v->g);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ScaledDotProductAttentionWeightsBackward0_release_saved(ag_node *node)
+{
+    ScaledDotProductAttentionWeightsBackward0 *n = (ScaledDotProductAttentionWeightsBackward0 *)node;
+    ag_saved_release(&n->query_);
+    ag_saved_release(&n->key_);
+    ag_saved_release(&n->result_);
+}
+
+static const ag_node_vtable ScaledDotProductAttentionWeightsBackward0_vtable = {
+    "ScaledDotProductAttentionWeightsBackward0", ScaledDotProductAttentionWeightsBackward0_apply, ScaledDotProductAttentionWeightsBackward0_release_saved, sizeof(ScaledDotProductAttentionWeightsBackward0)};
+
+/* _scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor */
+pith_status _scaled_dot_product_attention_weights_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_tensor *const inputs_[] = {query, key, logsumexp, attn_mask};
+    if (!ag_should_record(inputs_, 4))
+        return pith_redispatch__scaled_dot_product_attention_weights(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, query, key, logsumexp, attn_mask, is_causal, scale);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch__scaled_dot_product_attention_weights(ag_below_enter(ks, &below_), ret, query, key, logsumexp, attn_mask, is_causal, scale);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    ScaledDotProductAttentionWeightsBackward0 *n_ = (ScaledDotProductAttentionWeightsBackward0 *)ag_node_new(&ScaledDotProductAttentionWeightsBackward0_vtable, 4, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->scale_ = scale;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, query)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, key)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 2, logsumexp)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 3, attn_mask)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->query_, query, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->key_, key, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- uniform_ ---- */
+
+/* uniform_: uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
+typedef struct {
+    ag_node node;
+} UniformBackward0;
+
+static pith_status UniformBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: zeros_like(grad) */
+        if ((status = ag_zeros_like(&out[0], grad, grad->device)) != PITH_OK)
+            goto done;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable UniformBackward0_vtable = {
+    "UniformBackward0", UniformBackward0_apply, NULL, sizeof(UniformBackward0)};
+
+/* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
+pith_status uniform__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from, double to, pith_generator *generator)
+{
+    const pith_tensor *const inputs_[] = {self};
+    pith_status status_ = self->autograd ? ag_check_inplace(self, "uniform_")
+                                         : PITH_OK;
+    if (status_ != PITH_OK)
+        return status_;
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_uniform_(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, from, to, generator);
+    UniformBackward0 *n_ = (UniformBackward0 *)ag_node_new(&UniformBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK)
+        goto fail;
+    ag_below_guard below_;
+    status_ = pith_redispatch_uniform_(ag_below_enter(ks, &below_), ret, self, from, to, generator);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        goto fail;
+    if ((status_ = ag_rebase_history(&n_->node, (pith_tensor *)self)) != PITH_OK) {
+        value_clear(&ret[0]);
+        goto fail;
+    }
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    return status_;
+}
+
 /* ---- normal_ ---- */
 
 /* normal_: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */

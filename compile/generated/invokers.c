@@ -3145,6 +3145,54 @@ static pith_status invoke_layer_norm_out(const pith_op *op, void (*fn)(void), pi
     return ((pith_sig_layer_norm_out)fn)(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);
 }
 
+static pith_status invoke__scaled_dot_product_fused_attention(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *query;
+    if (unbox_TENSOR(op, 0, &args[0], &query) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *key;
+    if (unbox_TENSOR(op, 1, &args[1], &key) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *value;
+    if (unbox_TENSOR(op, 2, &args[2], &value) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *attn_mask;
+    if (unbox_OPT_TENSOR(op, 3, &args[3], &attn_mask) != PITH_OK)
+        return pith_last_status();
+    bool is_causal;
+    if (unbox_BOOL(op, 4, &args[4], &is_causal) != PITH_OK)
+        return pith_last_status();
+    double scale;
+    if (unbox_FLOAT(op, 5, &args[5], &scale) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__scaled_dot_product_fused_attention)fn)(ks, ret, query, key, value, attn_mask, is_causal, scale);
+}
+
+static pith_status invoke__scaled_dot_product_attention_weights(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *query;
+    if (unbox_TENSOR(op, 0, &args[0], &query) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *key;
+    if (unbox_TENSOR(op, 1, &args[1], &key) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *logsumexp;
+    if (unbox_TENSOR(op, 2, &args[2], &logsumexp) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *attn_mask;
+    if (unbox_OPT_TENSOR(op, 3, &args[3], &attn_mask) != PITH_OK)
+        return pith_last_status();
+    bool is_causal;
+    if (unbox_BOOL(op, 4, &args[4], &is_causal) != PITH_OK)
+        return pith_last_status();
+    double scale;
+    if (unbox_FLOAT(op, 5, &args[5], &scale) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__scaled_dot_product_attention_weights)fn)(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale);
+}
+
 static pith_status invoke_empty(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -4136,6 +4184,8 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_log_softmax_out,
     invoke_layer_norm,
     invoke_layer_norm_out,
+    invoke__scaled_dot_product_fused_attention,
+    invoke__scaled_dot_product_attention_weights,
     invoke_empty,
     invoke_empty_strided,
     invoke_zeros,

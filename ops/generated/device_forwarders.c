@@ -714,6 +714,24 @@ pith_status layer_norm_out_meta(pith_keyset ks, pith_value *ret, const pith_tens
     return layer_norm_out_kernel(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out, PITH_META);
 }
 
+pith_status _scaled_dot_product_fused_attention_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    return _scaled_dot_product_fused_attention_kernel(ks, ret, query, key, value, attn_mask, is_causal, scale, PITH_CPU);
+}
+pith_status _scaled_dot_product_fused_attention_meta(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    return _scaled_dot_product_fused_attention_kernel(ks, ret, query, key, value, attn_mask, is_causal, scale, PITH_META);
+}
+
+pith_status _scaled_dot_product_attention_weights_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    return _scaled_dot_product_attention_weights_kernel(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale, PITH_CPU);
+}
+pith_status _scaled_dot_product_attention_weights_meta(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    return _scaled_dot_product_attention_weights_kernel(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale, PITH_META);
+}
+
 pith_status empty_cpu(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype, pith_opt_device device)
 {
     return empty_kernel(ks, ret, size, dtype, device, PITH_CPU);

@@ -241,8 +241,8 @@ pith_status redispatch_general_leaky_relu(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_leaky_relu)kernel->unboxed)(ks, ret, self, negative_slope);
@@ -309,8 +309,8 @@ pith_status redispatch_general_leaky_relu_out(pith_keyset ks, pith_value *ret, c
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_leaky_relu_out)kernel->unboxed)(ks, ret, self, negative_slope, out);
@@ -385,8 +385,8 @@ pith_status redispatch_general_leaky_relu_(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_leaky_relu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_leaky_relu_)kernel->unboxed)(ks, ret, self, negative_slope);
@@ -453,8 +453,8 @@ pith_status redispatch_general_elu(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_elu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_elu)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
@@ -531,8 +531,8 @@ pith_status redispatch_general_elu_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_elu_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_elu_out)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale, out);
@@ -617,8 +617,8 @@ pith_status redispatch_general_elu_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_elu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_elu_)kernel->unboxed)(ks, ret, self, alpha, scale, input_scale);
@@ -695,8 +695,8 @@ pith_status redispatch_general_softplus(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_softplus];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_softplus)kernel->unboxed)(ks, ret, self, beta, threshold);
@@ -768,8 +768,8 @@ pith_status redispatch_general_softplus_out(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_softplus_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_softplus_out)kernel->unboxed)(ks, ret, self, beta, threshold, out);
@@ -849,8 +849,8 @@ pith_status redispatch_general_log_sigmoid(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_sigmoid];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_sigmoid)kernel->unboxed)(ks, ret, self);
@@ -912,8 +912,8 @@ pith_status redispatch_general_log_sigmoid_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_sigmoid_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_sigmoid_out)kernel->unboxed)(ks, ret, self, out);
@@ -983,8 +983,8 @@ pith_status redispatch_general_gelu(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gelu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gelu)kernel->unboxed)(ks, ret, self, approximate);
@@ -1053,8 +1053,8 @@ pith_status redispatch_general_gelu_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gelu_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gelu_out)kernel->unboxed)(ks, ret, self, approximate, out);
@@ -1131,8 +1131,8 @@ pith_status redispatch_general_gelu_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gelu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gelu_)kernel->unboxed)(ks, ret, self, approximate);
@@ -1201,8 +1201,8 @@ pith_status redispatch_general_clamp(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_clamp];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_clamp)kernel->unboxed)(ks, ret, self, min, max);
@@ -1274,8 +1274,8 @@ pith_status redispatch_general_clamp_(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_clamp_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_clamp_)kernel->unboxed)(ks, ret, self, min, max);
@@ -1347,8 +1347,8 @@ pith_status redispatch_general_isnan(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_isnan];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_isnan)kernel->unboxed)(ks, ret, self);
@@ -1410,8 +1410,8 @@ pith_status redispatch_general_isinf(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_isinf];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_isinf)kernel->unboxed)(ks, ret, self);
@@ -1473,8 +1473,8 @@ pith_status redispatch_general_isposinf(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_isposinf];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_isposinf)kernel->unboxed)(ks, ret, self);
@@ -1536,8 +1536,8 @@ pith_status redispatch_general_isneginf(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_isneginf];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_isneginf)kernel->unboxed)(ks, ret, self);
@@ -1599,8 +1599,8 @@ pith_status redispatch_general_isfinite(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_isfinite];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_isfinite)kernel->unboxed)(ks, ret, self);
@@ -1662,8 +1662,8 @@ pith_status redispatch_general_hardtanh(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_hardtanh)kernel->unboxed)(ks, ret, self, min_val, max_val);
@@ -1735,8 +1735,8 @@ pith_status redispatch_general_hardtanh_out(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_hardtanh_out)kernel->unboxed)(ks, ret, self, min_val, max_val, out);
@@ -1816,8 +1816,8 @@ pith_status redispatch_general_hardtanh_(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_hardtanh_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_hardtanh_)kernel->unboxed)(ks, ret, self, min_val, max_val);
@@ -1889,8 +1889,8 @@ pith_status redispatch_general_where(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_where];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_where)kernel->unboxed)(ks, ret, condition, self, other);
@@ -1968,8 +1968,8 @@ pith_status redispatch_general_copy_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_copy_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_copy_)kernel->unboxed)(ks, ret, self, src, non_blocking);
@@ -2044,8 +2044,8 @@ pith_status redispatch_general_to_dtype(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_to_dtype];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_to_dtype)kernel->unboxed)(ks, ret, self, dtype, non_blocking, copy);
@@ -2120,8 +2120,8 @@ pith_status redispatch_general_clone(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_clone];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_clone)kernel->unboxed)(ks, ret, self);
@@ -2181,8 +2181,8 @@ pith_status redispatch_general_contiguous(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_contiguous];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_contiguous)kernel->unboxed)(ks, ret, self);
@@ -2242,8 +2242,8 @@ pith_status redispatch_general_sum_all(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sum_all];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sum_all)kernel->unboxed)(ks, ret, self, dtype);
@@ -2310,8 +2310,8 @@ pith_status redispatch_general_sum_all_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sum_all_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sum_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
@@ -2386,8 +2386,8 @@ pith_status redispatch_general_sum(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sum];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sum)kernel->unboxed)(ks, ret, self, dim, keepdim, dtype);
@@ -2466,8 +2466,8 @@ pith_status redispatch_general_sum_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sum_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sum_out)kernel->unboxed)(ks, ret, self, dim, keepdim, dtype, out);
@@ -2554,8 +2554,8 @@ pith_status redispatch_general_mean_all(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mean_all];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mean_all)kernel->unboxed)(ks, ret, self, dtype);
@@ -2622,8 +2622,8 @@ pith_status redispatch_general_mean_all_out(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mean_all_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mean_all_out)kernel->unboxed)(ks, ret, self, dtype, out);
@@ -2698,8 +2698,8 @@ pith_status redispatch_general_mean(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mean];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mean)kernel->unboxed)(ks, ret, self, dim, keepdim, dtype);
@@ -2778,8 +2778,8 @@ pith_status redispatch_general_mean_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mean_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mean_out)kernel->unboxed)(ks, ret, self, dim, keepdim, dtype, out);
@@ -2866,8 +2866,8 @@ pith_status redispatch_general_prod_all(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_prod_all];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_prod_all)kernel->unboxed)(ks, ret, self, dtype);
@@ -2934,8 +2934,8 @@ pith_status redispatch_general_prod(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_prod];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_prod)kernel->unboxed)(ks, ret, self, dim, keepdim, dtype);
@@ -3014,8 +3014,8 @@ pith_status redispatch_general_amax(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_amax];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_amax)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3089,8 +3089,8 @@ pith_status redispatch_general_amax_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_amax_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_amax_out)kernel->unboxed)(ks, ret, self, dim, keepdim, out);
@@ -3172,8 +3172,8 @@ pith_status redispatch_general_amin(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_amin];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_amin)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3247,8 +3247,8 @@ pith_status redispatch_general_amin_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_amin_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_amin_out)kernel->unboxed)(ks, ret, self, dim, keepdim, out);
@@ -3330,8 +3330,8 @@ pith_status redispatch_general_max(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_max];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_max)kernel->unboxed)(ks, ret, self);
@@ -3393,8 +3393,8 @@ pith_status redispatch_general_max_other(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_max_other];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_max_other)kernel->unboxed)(ks, ret, self, other);
@@ -3462,8 +3462,8 @@ pith_status redispatch_general_max_dim(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_max_dim];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_max_dim)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3535,8 +3535,8 @@ pith_status redispatch_general_min(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_min];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_min)kernel->unboxed)(ks, ret, self);
@@ -3598,8 +3598,8 @@ pith_status redispatch_general_min_other(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_min_other];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_min_other)kernel->unboxed)(ks, ret, self, other);
@@ -3667,8 +3667,8 @@ pith_status redispatch_general_min_dim(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_min_dim];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_min_dim)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3740,8 +3740,8 @@ pith_status redispatch_general_argmax(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argmax];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argmax)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3813,8 +3813,8 @@ pith_status redispatch_general_argmax_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argmax_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argmax_out)kernel->unboxed)(ks, ret, self, dim, keepdim, out);
@@ -3894,8 +3894,8 @@ pith_status redispatch_general_argmin(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argmin];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argmin)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -3967,8 +3967,8 @@ pith_status redispatch_general_argmin_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argmin_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argmin_out)kernel->unboxed)(ks, ret, self, dim, keepdim, out);
@@ -4048,8 +4048,8 @@ pith_status redispatch_general_var_unbiased(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_var_unbiased];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_var_unbiased)kernel->unboxed)(ks, ret, self, unbiased);
@@ -4114,8 +4114,8 @@ pith_status redispatch_general_var_dim(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_var_dim];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_var_dim)kernel->unboxed)(ks, ret, self, dim, unbiased, keepdim);
@@ -4192,8 +4192,8 @@ pith_status redispatch_general_var(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_var];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_var)kernel->unboxed)(ks, ret, self, dim, keepdim, correction);
@@ -4272,8 +4272,8 @@ pith_status redispatch_general_std_unbiased(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_std_unbiased];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_std_unbiased)kernel->unboxed)(ks, ret, self, unbiased);
@@ -4338,8 +4338,8 @@ pith_status redispatch_general_std_dim(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_std_dim];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_std_dim)kernel->unboxed)(ks, ret, self, dim, unbiased, keepdim);
@@ -4416,8 +4416,8 @@ pith_status redispatch_general_std(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_std];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_std)kernel->unboxed)(ks, ret, self, dim, keepdim, correction);
@@ -4496,8 +4496,8 @@ pith_status redispatch_general_all(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_all];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_all)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -4571,8 +4571,8 @@ pith_status redispatch_general_any(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_any];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_any)kernel->unboxed)(ks, ret, self, dim, keepdim);
@@ -4646,8 +4646,8 @@ pith_status redispatch_general_matmul(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_matmul];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_matmul)kernel->unboxed)(ks, ret, self, other);
@@ -4717,8 +4717,8 @@ pith_status redispatch_general_matmul_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_matmul_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_matmul_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -4796,8 +4796,8 @@ pith_status redispatch_general_mm(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mm];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mm)kernel->unboxed)(ks, ret, self, mat2);
@@ -4867,8 +4867,8 @@ pith_status redispatch_general_mm_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mm_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mm_out)kernel->unboxed)(ks, ret, self, mat2, out);
@@ -4946,8 +4946,8 @@ pith_status redispatch_general_bmm(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bmm];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bmm)kernel->unboxed)(ks, ret, self, mat2);
@@ -5017,8 +5017,8 @@ pith_status redispatch_general_bmm_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bmm_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bmm_out)kernel->unboxed)(ks, ret, self, mat2, out);
@@ -5096,8 +5096,8 @@ pith_status redispatch_general_addmm(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_addmm];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_addmm)kernel->unboxed)(ks, ret, self, mat1, mat2, beta, alpha);
@@ -5185,8 +5185,8 @@ pith_status redispatch_general_addmm_out(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_addmm_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_addmm_out)kernel->unboxed)(ks, ret, self, mat1, mat2, beta, alpha, out);
@@ -5282,8 +5282,8 @@ pith_status redispatch_general_linear(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_linear];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_linear)kernel->unboxed)(ks, ret, input, weight, bias);
@@ -5359,8 +5359,8 @@ pith_status redispatch_general_linear_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_linear_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_linear_out)kernel->unboxed)(ks, ret, input, weight, bias, out);
@@ -5444,8 +5444,8 @@ pith_status redispatch_general_view(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_view];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_view)kernel->unboxed)(ks, ret, self, size);
@@ -5512,8 +5512,8 @@ pith_status redispatch_general_unsafe_view(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_unsafe_view];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_unsafe_view)kernel->unboxed)(ks, ret, self, size);
@@ -5580,8 +5580,8 @@ pith_status redispatch_general_reshape(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_reshape];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_reshape)kernel->unboxed)(ks, ret, self, shape);
@@ -5648,8 +5648,8 @@ pith_status redispatch_general_permute(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_permute];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_permute)kernel->unboxed)(ks, ret, self, dims);
@@ -5716,8 +5716,8 @@ pith_status redispatch_general_transpose(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_transpose];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_transpose)kernel->unboxed)(ks, ret, self, dim0, dim1);
@@ -5787,8 +5787,8 @@ pith_status redispatch_general_t(pith_keyset ks, pith_value *ret, const pith_ten
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_t];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_t)kernel->unboxed)(ks, ret, self);
@@ -5848,8 +5848,8 @@ pith_status redispatch_general_expand(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_expand];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_expand)kernel->unboxed)(ks, ret, self, size, implicit);
@@ -5921,8 +5921,8 @@ pith_status redispatch_general_broadcast_to(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_broadcast_to];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_broadcast_to)kernel->unboxed)(ks, ret, self, size);
@@ -5989,8 +5989,8 @@ pith_status redispatch_general_expand_as(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_expand_as];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_expand_as)kernel->unboxed)(ks, ret, self, other);
@@ -6058,8 +6058,8 @@ pith_status redispatch_general_broadcast_tensors(pith_keyset ks, pith_value *ret
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_broadcast_tensors];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_broadcast_tensors)kernel->unboxed)(ks, ret, tensors);
@@ -6122,8 +6122,8 @@ pith_status redispatch_general_as_strided(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_as_strided];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_as_strided)kernel->unboxed)(ks, ret, self, size, stride, storage_offset);
@@ -6202,8 +6202,8 @@ pith_status redispatch_general_squeeze(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_squeeze];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_squeeze)kernel->unboxed)(ks, ret, self);
@@ -6263,8 +6263,8 @@ pith_status redispatch_general_squeeze_dim(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_squeeze_dim];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_squeeze_dim)kernel->unboxed)(ks, ret, self, dim);
@@ -6329,8 +6329,8 @@ pith_status redispatch_general_unsqueeze(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_unsqueeze];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_unsqueeze)kernel->unboxed)(ks, ret, self, dim);
@@ -6395,8 +6395,8 @@ pith_status redispatch_general_flatten(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_flatten];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_flatten)kernel->unboxed)(ks, ret, self, start_dim, end_dim);
@@ -6466,8 +6466,8 @@ pith_status redispatch_general_slice(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_slice];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_slice)kernel->unboxed)(ks, ret, self, dim, start, end, step);
@@ -6547,8 +6547,8 @@ pith_status redispatch_general_select(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_select];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_select)kernel->unboxed)(ks, ret, self, dim, index);
@@ -6618,8 +6618,8 @@ pith_status redispatch_general_narrow(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_narrow];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_narrow)kernel->unboxed)(ks, ret, self, dim, start, length);
@@ -6694,8 +6694,8 @@ pith_status redispatch_general_split(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_split];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_split)kernel->unboxed)(ks, ret, self, split_size, dim);
@@ -6765,8 +6765,8 @@ pith_status redispatch_general_split_sizes(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_split_sizes];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_split_sizes)kernel->unboxed)(ks, ret, self, split_size, dim);
@@ -6838,8 +6838,8 @@ pith_status redispatch_general_split_with_sizes(pith_keyset ks, pith_value *ret,
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_split_with_sizes];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_split_with_sizes)kernel->unboxed)(ks, ret, self, split_sizes, dim);
@@ -6911,8 +6911,8 @@ pith_status redispatch_general_chunk(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_chunk];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_chunk)kernel->unboxed)(ks, ret, self, chunks, dim);
@@ -6982,8 +6982,8 @@ pith_status redispatch_general_unbind(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_unbind];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_unbind)kernel->unboxed)(ks, ret, self, dim);
@@ -7048,8 +7048,8 @@ pith_status redispatch_general_alias(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_alias];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_alias)kernel->unboxed)(ks, ret, self);
@@ -7109,8 +7109,8 @@ pith_status redispatch_general_detach(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_detach];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_detach)kernel->unboxed)(ks, ret, self);
@@ -7170,8 +7170,8 @@ pith_status redispatch_general_cat(pith_keyset ks, pith_value *ret, pith_tensor_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cat];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cat)kernel->unboxed)(ks, ret, tensors, dim);
@@ -7241,8 +7241,8 @@ pith_status redispatch_general_cat_out(pith_keyset ks, pith_value *ret, pith_ten
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cat_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cat_out)kernel->unboxed)(ks, ret, tensors, dim, out);
@@ -7320,8 +7320,8 @@ pith_status redispatch_general_stack(pith_keyset ks, pith_value *ret, pith_tenso
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_stack];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_stack)kernel->unboxed)(ks, ret, tensors, dim);
@@ -7389,8 +7389,8 @@ pith_status redispatch_general_stack_out(pith_keyset ks, pith_value *ret, pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_stack_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_stack_out)kernel->unboxed)(ks, ret, tensors, dim, out);
@@ -7466,8 +7466,8 @@ pith_status redispatch_general_index_select(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_index_select];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_index_select)kernel->unboxed)(ks, ret, self, dim, index);
@@ -7542,8 +7542,8 @@ pith_status redispatch_general_index_select_out(pith_keyset ks, pith_value *ret,
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_index_select_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_index_select_out)kernel->unboxed)(ks, ret, self, dim, index, out);
@@ -7626,8 +7626,8 @@ pith_status redispatch_general_gather(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gather];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gather)kernel->unboxed)(ks, ret, self, dim, index, sparse_grad);
@@ -7707,8 +7707,8 @@ pith_status redispatch_general_gather_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gather_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gather_out)kernel->unboxed)(ks, ret, self, dim, index, sparse_grad, out);
@@ -7796,8 +7796,8 @@ pith_status redispatch_general_masked_fill(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_masked_fill];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_masked_fill)kernel->unboxed)(ks, ret, self, mask, value);
@@ -7872,8 +7872,8 @@ pith_status redispatch_general_masked_fill_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_masked_fill_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_masked_fill_)kernel->unboxed)(ks, ret, self, mask, value);
@@ -7948,8 +7948,8 @@ pith_status redispatch_general_tril(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_tril];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_tril)kernel->unboxed)(ks, ret, self, diagonal);
@@ -8016,8 +8016,8 @@ pith_status redispatch_general_triu(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_triu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_triu)kernel->unboxed)(ks, ret, self, diagonal);
@@ -8084,8 +8084,8 @@ pith_status redispatch_general_tril_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_tril_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_tril_)kernel->unboxed)(ks, ret, self, diagonal);
@@ -8152,8 +8152,8 @@ pith_status redispatch_general_triu_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_triu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_triu_)kernel->unboxed)(ks, ret, self, diagonal);
@@ -8220,8 +8220,8 @@ pith_status redispatch_general_embedding(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_embedding];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_embedding)kernel->unboxed)(ks, ret, weight, indices, padding_idx, scale_grad_by_freq, sparse);
@@ -8306,8 +8306,8 @@ pith_status redispatch_general_embedding_out(pith_keyset ks, pith_value *ret, co
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_embedding_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_embedding_out)kernel->unboxed)(ks, ret, weight, indices, padding_idx, scale_grad_by_freq, sparse, out);
@@ -8400,8 +8400,8 @@ pith_status redispatch_general_nonzero(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_nonzero];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_nonzero)kernel->unboxed)(ks, ret, self);
@@ -8463,8 +8463,8 @@ pith_status redispatch_general_nonzero_numpy(pith_keyset ks, pith_value *ret, co
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_nonzero_numpy];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_nonzero_numpy)kernel->unboxed)(ks, ret, self);
@@ -8524,8 +8524,8 @@ pith_status redispatch_general_index(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_index];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_index)kernel->unboxed)(ks, ret, self, indices);
@@ -8595,8 +8595,8 @@ pith_status redispatch_general_index_put_(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_index_put_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_index_put_)kernel->unboxed)(ks, ret, self, indices, values, accumulate);
@@ -8679,8 +8679,8 @@ pith_status redispatch_general_index_put(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_index_put];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_index_put)kernel->unboxed)(ks, ret, self, indices, values, accumulate);
@@ -8761,8 +8761,8 @@ pith_status redispatch_general_masked_select(pith_keyset ks, pith_value *ret, co
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_masked_select];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_masked_select)kernel->unboxed)(ks, ret, self, mask);
@@ -8832,8 +8832,8 @@ pith_status redispatch_general_softmax(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_softmax];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_softmax)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -8905,8 +8905,8 @@ pith_status redispatch_general_softmax_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_softmax_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_softmax_out)kernel->unboxed)(ks, ret, self, dim, dtype, out);
@@ -8986,8 +8986,8 @@ pith_status redispatch_general_log_softmax(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_softmax];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_softmax)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -9059,8 +9059,8 @@ pith_status redispatch_general_log_softmax_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_softmax_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_softmax_out)kernel->unboxed)(ks, ret, self, dim, dtype, out);
@@ -9140,8 +9140,8 @@ pith_status redispatch_general_layer_norm(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_layer_norm];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_layer_norm)kernel->unboxed)(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable);
@@ -9232,8 +9232,8 @@ pith_status redispatch_general_layer_norm_out(pith_keyset ks, pith_value *ret, c
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_layer_norm_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_layer_norm_out)kernel->unboxed)(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);
@@ -9326,14 +9326,204 @@ static const pith_kernel_record record_cpu_layer_norm_out = {
 static const pith_kernel_record record_meta_layer_norm_out = {
     (void (*)(void))layer_norm_out_meta, boxed_adapter_layer_norm_out, (void *)&record_meta_layer_norm_out};
 
+/* ---- _scaled_dot_product_fused_attention: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__scaled_dot_product_fused_attention(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__scaled_dot_product_fused_attention];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__scaled_dot_product_fused_attention)kernel->unboxed)(ks, ret, query, key, value, attn_mask, is_causal, scale);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, query);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, key);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, value);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, attn_mask);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, is_causal);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, scale);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__scaled_dot_product_fused_attention(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__scaled_dot_product_fused_attention], ks);
+    if (kernel)
+        return ((pith_sig__scaled_dot_product_fused_attention)kernel->unboxed)(ks, ret, query, key, value, attn_mask, is_causal, scale);
+    return redispatch_general__scaled_dot_product_fused_attention(ks, ret, query, key, value, attn_mask, is_causal, scale);
+}
+pith_status pith_call__scaled_dot_product_fused_attention(pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    if (!query)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_fused_attention", "query");
+    if (!key)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_fused_attention", "key");
+    if (!value)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_fused_attention", "value");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(query);
+    ks |= tensor_keyset_of(key);
+    ks |= tensor_keyset_of(value);
+    ks |= tensor_keyset_of(attn_mask);
+    return pith_redispatch__scaled_dot_product_fused_attention(keyset_effective(ks), ret, query, key, value, attn_mask, is_causal, scale);
+}
+static pith_status boxed_adapter__scaled_dot_product_fused_attention(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 6)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)6, stack->size);
+    const size_t base_ = stack->size - 6;
+    (void)base_;
+    const pith_tensor *query;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &query) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *key;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &key) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *value;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &value) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *attn_mask;
+    if (unbox_OPT_TENSOR(op, 3, stack_at(stack, base_ + 3), &attn_mask) != PITH_OK)
+        return pith_last_status();
+    bool is_causal;
+    if (unbox_BOOL(op, 4, stack_at(stack, base_ + 4), &is_causal) != PITH_OK)
+        return pith_last_status();
+    double scale;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &scale) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 6));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__scaled_dot_product_fused_attention)record->unboxed)(ks, ret, query, key, value, attn_mask, is_causal, scale);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 6);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__scaled_dot_product_fused_attention = {
+    (void (*)(void))_scaled_dot_product_fused_attention_cpu, boxed_adapter__scaled_dot_product_fused_attention, (void *)&record_cpu__scaled_dot_product_fused_attention};
+static const pith_kernel_record record_meta__scaled_dot_product_fused_attention = {
+    (void (*)(void))_scaled_dot_product_fused_attention_meta, boxed_adapter__scaled_dot_product_fused_attention, (void *)&record_meta__scaled_dot_product_fused_attention};
+
+/* ---- _scaled_dot_product_attention_weights: _scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__scaled_dot_product_attention_weights(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__scaled_dot_product_attention_weights];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__scaled_dot_product_attention_weights)kernel->unboxed)(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, query);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, key);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, logsumexp);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, attn_mask);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, is_causal);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, scale);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__scaled_dot_product_attention_weights(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__scaled_dot_product_attention_weights], ks);
+    if (kernel)
+        return ((pith_sig__scaled_dot_product_attention_weights)kernel->unboxed)(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale);
+    return redispatch_general__scaled_dot_product_attention_weights(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale);
+}
+pith_status pith_call__scaled_dot_product_attention_weights(pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale)
+{
+    if (!query)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_attention_weights", "query");
+    if (!key)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_attention_weights", "key");
+    if (!logsumexp)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_scaled_dot_product_attention_weights", "logsumexp");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(query);
+    ks |= tensor_keyset_of(key);
+    ks |= tensor_keyset_of(logsumexp);
+    ks |= tensor_keyset_of(attn_mask);
+    return pith_redispatch__scaled_dot_product_attention_weights(keyset_effective(ks), ret, query, key, logsumexp, attn_mask, is_causal, scale);
+}
+static pith_status boxed_adapter__scaled_dot_product_attention_weights(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 6)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)6, stack->size);
+    const size_t base_ = stack->size - 6;
+    (void)base_;
+    const pith_tensor *query;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &query) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *key;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &key) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *logsumexp;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &logsumexp) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *attn_mask;
+    if (unbox_OPT_TENSOR(op, 3, stack_at(stack, base_ + 3), &attn_mask) != PITH_OK)
+        return pith_last_status();
+    bool is_causal;
+    if (unbox_BOOL(op, 4, stack_at(stack, base_ + 4), &is_causal) != PITH_OK)
+        return pith_last_status();
+    double scale;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &scale) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 6));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__scaled_dot_product_attention_weights)record->unboxed)(ks, ret, query, key, logsumexp, attn_mask, is_causal, scale);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 6);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__scaled_dot_product_attention_weights = {
+    (void (*)(void))_scaled_dot_product_attention_weights_cpu, boxed_adapter__scaled_dot_product_attention_weights, (void *)&record_cpu__scaled_dot_product_attention_weights};
+static const pith_kernel_record record_meta__scaled_dot_product_attention_weights = {
+    (void (*)(void))_scaled_dot_product_attention_weights_meta, boxed_adapter__scaled_dot_product_attention_weights, (void *)&record_meta__scaled_dot_product_attention_weights};
+
 /* ---- empty: empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_empty(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype, pith_opt_device device)
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_empty];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_empty)kernel->unboxed)(ks, ret, size, dtype, device);
@@ -9405,8 +9595,8 @@ pith_status redispatch_general_empty_strided(pith_keyset ks, pith_value *ret, pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_empty_strided];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_empty_strided)kernel->unboxed)(ks, ret, size, stride, dtype, device);
@@ -9485,8 +9675,8 @@ pith_status redispatch_general_zeros(pith_keyset ks, pith_value *ret, pith_int_l
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_zeros];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_zeros)kernel->unboxed)(ks, ret, size, dtype, device);
@@ -9558,8 +9748,8 @@ pith_status redispatch_general_ones(pith_keyset ks, pith_value *ret, pith_int_li
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ones];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ones)kernel->unboxed)(ks, ret, size, dtype, device);
@@ -9631,8 +9821,8 @@ pith_status redispatch_general_full(pith_keyset ks, pith_value *ret, pith_int_li
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_full];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_full)kernel->unboxed)(ks, ret, size, fill_value, dtype, device);
@@ -9709,8 +9899,8 @@ pith_status redispatch_general_arange_end(pith_keyset ks, pith_value *ret, pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_arange_end];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_arange_end)kernel->unboxed)(ks, ret, end, dtype, device);
@@ -9778,8 +9968,8 @@ pith_status redispatch_general_arange(pith_keyset ks, pith_value *ret, pith_scal
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_arange];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_arange)kernel->unboxed)(ks, ret, start, end, step, dtype, device);
@@ -9859,8 +10049,8 @@ pith_status redispatch_general_linspace(pith_keyset ks, pith_value *ret, pith_sc
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_linspace];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_linspace)kernel->unboxed)(ks, ret, start, end, steps, dtype, device);
@@ -9940,8 +10130,8 @@ pith_status redispatch_general_eye(pith_keyset ks, pith_value *ret, int64_t n, p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_eye];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_eye)kernel->unboxed)(ks, ret, n, m, dtype, device);
@@ -10016,8 +10206,8 @@ pith_status redispatch_general_rand(pith_keyset ks, pith_value *ret, pith_int_li
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_rand];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_rand)kernel->unboxed)(ks, ret, size, generator, dtype, device);
@@ -10094,8 +10284,8 @@ pith_status redispatch_general_randn(pith_keyset ks, pith_value *ret, pith_int_l
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_randn];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_randn)kernel->unboxed)(ks, ret, size, generator, dtype, device);
@@ -10172,8 +10362,8 @@ pith_status redispatch_general_randint_high(pith_keyset ks, pith_value *ret, int
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_randint_high];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_randint_high)kernel->unboxed)(ks, ret, high, size, generator, dtype, device);
@@ -10255,8 +10445,8 @@ pith_status redispatch_general_randint(pith_keyset ks, pith_value *ret, int64_t 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_randint];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_randint)kernel->unboxed)(ks, ret, low, high, size, generator, dtype, device);
@@ -10343,8 +10533,8 @@ pith_status redispatch_general_randperm(pith_keyset ks, pith_value *ret, int64_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_randperm];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_randperm)kernel->unboxed)(ks, ret, n, generator, dtype, device);
@@ -10419,8 +10609,8 @@ pith_status redispatch_general_uniform_(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_uniform_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_uniform_)kernel->unboxed)(ks, ret, self, from, to, generator);
@@ -10497,8 +10687,8 @@ pith_status redispatch_general_normal_(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_normal_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_normal_)kernel->unboxed)(ks, ret, self, mean, std, generator);
@@ -10575,8 +10765,8 @@ pith_status redispatch_general_sort(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sort];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sort)kernel->unboxed)(ks, ret, self, dim, descending);
@@ -10648,8 +10838,8 @@ pith_status redispatch_general_sort_stable(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sort_stable];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sort_stable)kernel->unboxed)(ks, ret, self, stable, dim, descending);
@@ -10726,8 +10916,8 @@ pith_status redispatch_general_sort_values(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sort_values];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sort_values)kernel->unboxed)(ks, ret, self, dim, descending, values, indices);
@@ -10815,8 +11005,8 @@ pith_status redispatch_general_sort_values_stable(pith_keyset ks, pith_value *re
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sort_values_stable];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sort_values_stable)kernel->unboxed)(ks, ret, self, stable, dim, descending, values, indices);
@@ -10909,8 +11099,8 @@ pith_status redispatch_general_argsort(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argsort];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argsort)kernel->unboxed)(ks, ret, self, dim, descending);
@@ -10982,8 +11172,8 @@ pith_status redispatch_general_argsort_stable(pith_keyset ks, pith_value *ret, c
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argsort_stable];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argsort_stable)kernel->unboxed)(ks, ret, self, stable, dim, descending);
@@ -11060,8 +11250,8 @@ pith_status redispatch_general_argsort_stable_out(pith_keyset ks, pith_value *re
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_argsort_stable_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_argsort_stable_out)kernel->unboxed)(ks, ret, self, stable, dim, descending, out);
@@ -11146,8 +11336,8 @@ pith_status redispatch_general_topk(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_topk];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_topk)kernel->unboxed)(ks, ret, self, k, dim, largest, sorted);
@@ -11229,8 +11419,8 @@ pith_status redispatch_general_topk_values(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_topk_values];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_topk_values)kernel->unboxed)(ks, ret, self, k, dim, largest, sorted, values, indices);
@@ -11328,8 +11518,8 @@ pith_status redispatch_general_cumsum(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumsum];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumsum)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -11401,8 +11591,8 @@ pith_status redispatch_general_cumsum_out(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumsum_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumsum_out)kernel->unboxed)(ks, ret, self, dim, dtype, out);
@@ -11482,8 +11672,8 @@ pith_status redispatch_general_cumsum_(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumsum_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumsum_)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -11555,8 +11745,8 @@ pith_status redispatch_general_cumprod(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumprod];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumprod)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -11628,8 +11818,8 @@ pith_status redispatch_general_cumprod_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumprod_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumprod_out)kernel->unboxed)(ks, ret, self, dim, dtype, out);
@@ -11709,8 +11899,8 @@ pith_status redispatch_general_cumprod_(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cumprod_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cumprod_)kernel->unboxed)(ks, ret, self, dim, dtype);
@@ -11782,8 +11972,8 @@ pith_status redispatch_general_multinomial(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_multinomial];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_multinomial)kernel->unboxed)(ks, ret, self, num_samples, replacement, generator);
@@ -11860,8 +12050,8 @@ pith_status redispatch_general_multinomial_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_multinomial_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_multinomial_out)kernel->unboxed)(ks, ret, self, num_samples, replacement, generator, out);
@@ -11946,8 +12136,8 @@ pith_status redispatch_general_roll(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_roll];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_roll)kernel->unboxed)(ks, ret, self, shifts, dims);
@@ -12023,8 +12213,8 @@ pith_status redispatch_general_flip(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_flip];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_flip)kernel->unboxed)(ks, ret, self, dims);
@@ -12093,8 +12283,8 @@ pith_status redispatch_general_repeat(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_repeat];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_repeat)kernel->unboxed)(ks, ret, self, repeats);
@@ -12163,8 +12353,8 @@ pith_status redispatch_general_repeat_interleave_Tensor(pith_keyset ks, pith_val
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_repeat_interleave_Tensor];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_repeat_interleave_Tensor)kernel->unboxed)(ks, ret, repeats, output_size);
@@ -12231,8 +12421,8 @@ pith_status redispatch_general_repeat_interleave_self_Tensor(pith_keyset ks, pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_repeat_interleave_self_Tensor];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_repeat_interleave_self_Tensor)kernel->unboxed)(ks, ret, self, repeats, dim, output_size);
@@ -12310,8 +12500,8 @@ pith_status redispatch_general_repeat_interleave_self_int(pith_keyset ks, pith_v
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_repeat_interleave_self_int];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_repeat_interleave_self_int)kernel->unboxed)(ks, ret, self, repeats, dim, output_size);
@@ -12388,8 +12578,8 @@ pith_status redispatch_general_outer(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_outer];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_outer)kernel->unboxed)(ks, ret, self, vec2);
@@ -12457,8 +12647,8 @@ pith_status redispatch_general_ger(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ger];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ger)kernel->unboxed)(ks, ret, self, vec2);
@@ -12526,8 +12716,8 @@ pith_status redispatch_general_meshgrid(pith_keyset ks, pith_value *ret, pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_meshgrid];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_meshgrid)kernel->unboxed)(ks, ret, tensors);
@@ -12590,8 +12780,8 @@ pith_status redispatch_general_meshgrid_indexing(pith_keyset ks, pith_value *ret
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_meshgrid_indexing];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_meshgrid_indexing)kernel->unboxed)(ks, ret, tensors, indexing);
@@ -12661,8 +12851,8 @@ pith_status redispatch_general_einsum(pith_keyset ks, pith_value *ret, const cha
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_einsum];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_einsum)kernel->unboxed)(ks, ret, equation, tensors, path);
@@ -13209,6 +13399,10 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_FLOAT, PITH_TYPE_BOOL}, 6, &record_cpu_layer_norm, &record_meta_layer_norm},
     {"layer_norm_out", "layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True, *, Tensor(a!) out) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_TENSOR}, 7, &record_cpu_layer_norm_out, &record_meta_layer_norm_out},
+    {"_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_BOOL, PITH_TYPE_FLOAT}, 6, &record_cpu__scaled_dot_product_fused_attention, &record_meta__scaled_dot_product_fused_attention},
+    {"_scaled_dot_product_attention_weights", "_scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_BOOL, PITH_TYPE_FLOAT}, 6, &record_cpu__scaled_dot_product_attention_weights, &record_meta__scaled_dot_product_attention_weights},
     {"empty", "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_INT_LIST, PITH_TYPE_OPT_DTYPE, PITH_TYPE_OPT_DEVICE}, 3, &record_cpu_empty, &record_meta_empty},
     {"empty_strided", "empty_strided(int[] size, int[] stride, *, ScalarType? dtype=None, Device? device=None) -> Tensor",

@@ -10,8 +10,8 @@ pith_status redispatch_general_add(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_add];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_add)kernel->unboxed)(ks, ret, self, other, alpha);
@@ -86,8 +86,8 @@ pith_status redispatch_general_add_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_add_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_add_out)kernel->unboxed)(ks, ret, self, other, alpha, out);
@@ -170,8 +170,8 @@ pith_status redispatch_general_add_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_add_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_add_)kernel->unboxed)(ks, ret, self, other, alpha);
@@ -246,8 +246,8 @@ pith_status redispatch_general_sub(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sub];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sub)kernel->unboxed)(ks, ret, self, other, alpha);
@@ -322,8 +322,8 @@ pith_status redispatch_general_sub_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sub_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sub_out)kernel->unboxed)(ks, ret, self, other, alpha, out);
@@ -406,8 +406,8 @@ pith_status redispatch_general_sub_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sub_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sub_)kernel->unboxed)(ks, ret, self, other, alpha);
@@ -482,8 +482,8 @@ pith_status redispatch_general_mul(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mul];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mul)kernel->unboxed)(ks, ret, self, other);
@@ -553,8 +553,8 @@ pith_status redispatch_general_mul_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mul_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mul_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -632,8 +632,8 @@ pith_status redispatch_general_mul_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_mul_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_mul_)kernel->unboxed)(ks, ret, self, other);
@@ -703,8 +703,8 @@ pith_status redispatch_general_div(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_div];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_div)kernel->unboxed)(ks, ret, self, other);
@@ -774,8 +774,8 @@ pith_status redispatch_general_div_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_div_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_div_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -853,8 +853,8 @@ pith_status redispatch_general_div_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_div_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_div_)kernel->unboxed)(ks, ret, self, other);
@@ -924,8 +924,8 @@ pith_status redispatch_general_floor_divide(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_floor_divide];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_floor_divide)kernel->unboxed)(ks, ret, self, other);
@@ -995,8 +995,8 @@ pith_status redispatch_general_floor_divide_out(pith_keyset ks, pith_value *ret,
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_floor_divide_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_floor_divide_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -1074,8 +1074,8 @@ pith_status redispatch_general_floor_divide_(pith_keyset ks, pith_value *ret, co
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_floor_divide_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_floor_divide_)kernel->unboxed)(ks, ret, self, other);
@@ -1145,8 +1145,8 @@ pith_status redispatch_general_remainder(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_remainder];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_remainder)kernel->unboxed)(ks, ret, self, other);
@@ -1216,8 +1216,8 @@ pith_status redispatch_general_remainder_out(pith_keyset ks, pith_value *ret, co
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_remainder_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_remainder_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -1295,8 +1295,8 @@ pith_status redispatch_general_remainder_(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_remainder_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_remainder_)kernel->unboxed)(ks, ret, self, other);
@@ -1366,8 +1366,8 @@ pith_status redispatch_general_pow(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_pow];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_pow)kernel->unboxed)(ks, ret, self, other);
@@ -1437,8 +1437,8 @@ pith_status redispatch_general_pow_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_pow_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_pow_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -1516,8 +1516,8 @@ pith_status redispatch_general_pow_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_pow_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_pow_)kernel->unboxed)(ks, ret, self, other);
@@ -1587,8 +1587,8 @@ pith_status redispatch_general_maximum(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_maximum];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_maximum)kernel->unboxed)(ks, ret, self, other);
@@ -1658,8 +1658,8 @@ pith_status redispatch_general_maximum_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_maximum_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_maximum_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -1737,8 +1737,8 @@ pith_status redispatch_general_maximum_(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_maximum_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_maximum_)kernel->unboxed)(ks, ret, self, other);
@@ -1808,8 +1808,8 @@ pith_status redispatch_general_minimum(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_minimum];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_minimum)kernel->unboxed)(ks, ret, self, other);
@@ -1879,8 +1879,8 @@ pith_status redispatch_general_minimum_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_minimum_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_minimum_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -1958,8 +1958,8 @@ pith_status redispatch_general_minimum_(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_minimum_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_minimum_)kernel->unboxed)(ks, ret, self, other);
@@ -2029,8 +2029,8 @@ pith_status redispatch_general_eq(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_eq];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_eq)kernel->unboxed)(ks, ret, self, other);
@@ -2100,8 +2100,8 @@ pith_status redispatch_general_eq_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_eq_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_eq_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -2179,8 +2179,8 @@ pith_status redispatch_general_eq_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_eq_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_eq_)kernel->unboxed)(ks, ret, self, other);
@@ -2250,8 +2250,8 @@ pith_status redispatch_general_ne(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ne];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ne)kernel->unboxed)(ks, ret, self, other);
@@ -2321,8 +2321,8 @@ pith_status redispatch_general_ne_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ne_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ne_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -2400,8 +2400,8 @@ pith_status redispatch_general_ne_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ne_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ne_)kernel->unboxed)(ks, ret, self, other);
@@ -2471,8 +2471,8 @@ pith_status redispatch_general_lt(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_lt];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_lt)kernel->unboxed)(ks, ret, self, other);
@@ -2542,8 +2542,8 @@ pith_status redispatch_general_lt_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_lt_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_lt_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -2621,8 +2621,8 @@ pith_status redispatch_general_lt_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_lt_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_lt_)kernel->unboxed)(ks, ret, self, other);
@@ -2692,8 +2692,8 @@ pith_status redispatch_general_le(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_le];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_le)kernel->unboxed)(ks, ret, self, other);
@@ -2763,8 +2763,8 @@ pith_status redispatch_general_le_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_le_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_le_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -2842,8 +2842,8 @@ pith_status redispatch_general_le_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_le_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_le_)kernel->unboxed)(ks, ret, self, other);
@@ -2913,8 +2913,8 @@ pith_status redispatch_general_gt(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gt];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gt)kernel->unboxed)(ks, ret, self, other);
@@ -2984,8 +2984,8 @@ pith_status redispatch_general_gt_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gt_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gt_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -3063,8 +3063,8 @@ pith_status redispatch_general_gt_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_gt_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_gt_)kernel->unboxed)(ks, ret, self, other);
@@ -3134,8 +3134,8 @@ pith_status redispatch_general_ge(pith_keyset ks, pith_value *ret, const pith_te
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ge];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ge)kernel->unboxed)(ks, ret, self, other);
@@ -3205,8 +3205,8 @@ pith_status redispatch_general_ge_out(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ge_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ge_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -3284,8 +3284,8 @@ pith_status redispatch_general_ge_(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_ge_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_ge_)kernel->unboxed)(ks, ret, self, other);
@@ -3355,8 +3355,8 @@ pith_status redispatch_general_logical_and(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_and];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_and)kernel->unboxed)(ks, ret, self, other);
@@ -3426,8 +3426,8 @@ pith_status redispatch_general_logical_and_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_and_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_and_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -3505,8 +3505,8 @@ pith_status redispatch_general_logical_and_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_and_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_and_)kernel->unboxed)(ks, ret, self, other);
@@ -3576,8 +3576,8 @@ pith_status redispatch_general_logical_or(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_or];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_or)kernel->unboxed)(ks, ret, self, other);
@@ -3647,8 +3647,8 @@ pith_status redispatch_general_logical_or_out(pith_keyset ks, pith_value *ret, c
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_or_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_or_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -3726,8 +3726,8 @@ pith_status redispatch_general_logical_or_(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_or_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_or_)kernel->unboxed)(ks, ret, self, other);
@@ -3797,8 +3797,8 @@ pith_status redispatch_general_bitwise_and(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_and];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_and)kernel->unboxed)(ks, ret, self, other);
@@ -3868,8 +3868,8 @@ pith_status redispatch_general_bitwise_and_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_and_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_and_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -3947,8 +3947,8 @@ pith_status redispatch_general_bitwise_and_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_and_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_and_)kernel->unboxed)(ks, ret, self, other);
@@ -4018,8 +4018,8 @@ pith_status redispatch_general_bitwise_or(pith_keyset ks, pith_value *ret, const
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_or];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_or)kernel->unboxed)(ks, ret, self, other);
@@ -4089,8 +4089,8 @@ pith_status redispatch_general_bitwise_or_out(pith_keyset ks, pith_value *ret, c
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_or_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_or_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -4168,8 +4168,8 @@ pith_status redispatch_general_bitwise_or_(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_or_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_or_)kernel->unboxed)(ks, ret, self, other);
@@ -4239,8 +4239,8 @@ pith_status redispatch_general_bitwise_xor(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_xor];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_xor)kernel->unboxed)(ks, ret, self, other);
@@ -4310,8 +4310,8 @@ pith_status redispatch_general_bitwise_xor_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_xor_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_xor_out)kernel->unboxed)(ks, ret, self, other, out);
@@ -4389,8 +4389,8 @@ pith_status redispatch_general_bitwise_xor_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_xor_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_xor_)kernel->unboxed)(ks, ret, self, other);

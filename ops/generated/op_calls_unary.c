@@ -10,8 +10,8 @@ pith_status redispatch_general_neg(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_neg];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_neg)kernel->unboxed)(ks, ret, self);
@@ -73,8 +73,8 @@ pith_status redispatch_general_neg_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_neg_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_neg_out)kernel->unboxed)(ks, ret, self, out);
@@ -144,8 +144,8 @@ pith_status redispatch_general_neg_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_neg_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_neg_)kernel->unboxed)(ks, ret, self);
@@ -207,8 +207,8 @@ pith_status redispatch_general_abs(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_abs];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_abs)kernel->unboxed)(ks, ret, self);
@@ -270,8 +270,8 @@ pith_status redispatch_general_abs_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_abs_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_abs_out)kernel->unboxed)(ks, ret, self, out);
@@ -341,8 +341,8 @@ pith_status redispatch_general_abs_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_abs_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_abs_)kernel->unboxed)(ks, ret, self);
@@ -404,8 +404,8 @@ pith_status redispatch_general_sign(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sign];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sign)kernel->unboxed)(ks, ret, self);
@@ -467,8 +467,8 @@ pith_status redispatch_general_sign_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sign_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sign_out)kernel->unboxed)(ks, ret, self, out);
@@ -538,8 +538,8 @@ pith_status redispatch_general_sign_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sign_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sign_)kernel->unboxed)(ks, ret, self);
@@ -601,8 +601,8 @@ pith_status redispatch_general_exp(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_exp];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_exp)kernel->unboxed)(ks, ret, self);
@@ -664,8 +664,8 @@ pith_status redispatch_general_exp_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_exp_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_exp_out)kernel->unboxed)(ks, ret, self, out);
@@ -735,8 +735,8 @@ pith_status redispatch_general_exp_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_exp_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_exp_)kernel->unboxed)(ks, ret, self);
@@ -798,8 +798,8 @@ pith_status redispatch_general_log(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log)kernel->unboxed)(ks, ret, self);
@@ -861,8 +861,8 @@ pith_status redispatch_general_log_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_out)kernel->unboxed)(ks, ret, self, out);
@@ -932,8 +932,8 @@ pith_status redispatch_general_log_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log_)kernel->unboxed)(ks, ret, self);
@@ -995,8 +995,8 @@ pith_status redispatch_general_log1p(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log1p];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log1p)kernel->unboxed)(ks, ret, self);
@@ -1058,8 +1058,8 @@ pith_status redispatch_general_log1p_out(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log1p_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log1p_out)kernel->unboxed)(ks, ret, self, out);
@@ -1129,8 +1129,8 @@ pith_status redispatch_general_log1p_(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_log1p_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_log1p_)kernel->unboxed)(ks, ret, self);
@@ -1192,8 +1192,8 @@ pith_status redispatch_general_expm1(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_expm1];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_expm1)kernel->unboxed)(ks, ret, self);
@@ -1255,8 +1255,8 @@ pith_status redispatch_general_expm1_out(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_expm1_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_expm1_out)kernel->unboxed)(ks, ret, self, out);
@@ -1326,8 +1326,8 @@ pith_status redispatch_general_expm1_(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_expm1_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_expm1_)kernel->unboxed)(ks, ret, self);
@@ -1389,8 +1389,8 @@ pith_status redispatch_general_sqrt(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sqrt];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sqrt)kernel->unboxed)(ks, ret, self);
@@ -1452,8 +1452,8 @@ pith_status redispatch_general_sqrt_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sqrt_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sqrt_out)kernel->unboxed)(ks, ret, self, out);
@@ -1523,8 +1523,8 @@ pith_status redispatch_general_sqrt_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sqrt_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sqrt_)kernel->unboxed)(ks, ret, self);
@@ -1586,8 +1586,8 @@ pith_status redispatch_general_rsqrt(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_rsqrt];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_rsqrt)kernel->unboxed)(ks, ret, self);
@@ -1649,8 +1649,8 @@ pith_status redispatch_general_rsqrt_out(pith_keyset ks, pith_value *ret, const 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_rsqrt_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_rsqrt_out)kernel->unboxed)(ks, ret, self, out);
@@ -1720,8 +1720,8 @@ pith_status redispatch_general_rsqrt_(pith_keyset ks, pith_value *ret, const pit
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_rsqrt_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_rsqrt_)kernel->unboxed)(ks, ret, self);
@@ -1783,8 +1783,8 @@ pith_status redispatch_general_sin(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sin];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sin)kernel->unboxed)(ks, ret, self);
@@ -1846,8 +1846,8 @@ pith_status redispatch_general_sin_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sin_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sin_out)kernel->unboxed)(ks, ret, self, out);
@@ -1917,8 +1917,8 @@ pith_status redispatch_general_sin_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sin_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sin_)kernel->unboxed)(ks, ret, self);
@@ -1980,8 +1980,8 @@ pith_status redispatch_general_cos(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cos];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cos)kernel->unboxed)(ks, ret, self);
@@ -2043,8 +2043,8 @@ pith_status redispatch_general_cos_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cos_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cos_out)kernel->unboxed)(ks, ret, self, out);
@@ -2114,8 +2114,8 @@ pith_status redispatch_general_cos_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_cos_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_cos_)kernel->unboxed)(ks, ret, self);
@@ -2177,8 +2177,8 @@ pith_status redispatch_general_tanh(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_tanh];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_tanh)kernel->unboxed)(ks, ret, self);
@@ -2240,8 +2240,8 @@ pith_status redispatch_general_tanh_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_tanh_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_tanh_out)kernel->unboxed)(ks, ret, self, out);
@@ -2311,8 +2311,8 @@ pith_status redispatch_general_tanh_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_tanh_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_tanh_)kernel->unboxed)(ks, ret, self);
@@ -2374,8 +2374,8 @@ pith_status redispatch_general_sigmoid(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sigmoid];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sigmoid)kernel->unboxed)(ks, ret, self);
@@ -2437,8 +2437,8 @@ pith_status redispatch_general_sigmoid_out(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sigmoid_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sigmoid_out)kernel->unboxed)(ks, ret, self, out);
@@ -2508,8 +2508,8 @@ pith_status redispatch_general_sigmoid_(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_sigmoid_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_sigmoid_)kernel->unboxed)(ks, ret, self);
@@ -2571,8 +2571,8 @@ pith_status redispatch_general_relu(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_relu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_relu)kernel->unboxed)(ks, ret, self);
@@ -2634,8 +2634,8 @@ pith_status redispatch_general_relu_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_relu_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_relu_out)kernel->unboxed)(ks, ret, self, out);
@@ -2705,8 +2705,8 @@ pith_status redispatch_general_relu_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_relu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_relu_)kernel->unboxed)(ks, ret, self);
@@ -2768,8 +2768,8 @@ pith_status redispatch_general_silu(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_silu];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_silu)kernel->unboxed)(ks, ret, self);
@@ -2831,8 +2831,8 @@ pith_status redispatch_general_silu_out(pith_keyset ks, pith_value *ret, const p
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_silu_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_silu_out)kernel->unboxed)(ks, ret, self, out);
@@ -2902,8 +2902,8 @@ pith_status redispatch_general_silu_(pith_keyset ks, pith_value *ret, const pith
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_silu_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_silu_)kernel->unboxed)(ks, ret, self);
@@ -2965,8 +2965,8 @@ pith_status redispatch_general_erf(pith_keyset ks, pith_value *ret, const pith_t
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_erf];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_erf)kernel->unboxed)(ks, ret, self);
@@ -3028,8 +3028,8 @@ pith_status redispatch_general_erf_out(pith_keyset ks, pith_value *ret, const pi
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_erf_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_erf_out)kernel->unboxed)(ks, ret, self, out);
@@ -3099,8 +3099,8 @@ pith_status redispatch_general_erf_(pith_keyset ks, pith_value *ret, const pith_
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_erf_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_erf_)kernel->unboxed)(ks, ret, self);
@@ -3162,8 +3162,8 @@ pith_status redispatch_general_logical_not(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_not];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_not)kernel->unboxed)(ks, ret, self);
@@ -3225,8 +3225,8 @@ pith_status redispatch_general_logical_not_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_not_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_not_out)kernel->unboxed)(ks, ret, self, out);
@@ -3296,8 +3296,8 @@ pith_status redispatch_general_logical_not_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_logical_not_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_logical_not_)kernel->unboxed)(ks, ret, self);
@@ -3359,8 +3359,8 @@ pith_status redispatch_general_bitwise_not(pith_keyset ks, pith_value *ret, cons
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_not];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_not)kernel->unboxed)(ks, ret, self);
@@ -3422,8 +3422,8 @@ pith_status redispatch_general_bitwise_not_out(pith_keyset ks, pith_value *ret, 
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_not_out];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_not_out)kernel->unboxed)(ks, ret, self, out);
@@ -3493,8 +3493,8 @@ pith_status redispatch_general_bitwise_not_(pith_keyset ks, pith_value *ret, con
 {
     const pith_op *op = pith_builtin_ops[PITH_OPID_bitwise_not_];
     const pith_kernel_record *kernel;
-    int key;
-    if (dispatch_pick(op, ks, &kernel, &key) != PITH_OK)
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
         return pith_last_status();
     if (kernel->unboxed)
         return ((pith_sig_bitwise_not_)kernel->unboxed)(ks, ret, self);

@@ -244,6 +244,8 @@ typedef enum {
     PITH_OPID_log_softmax_out,
     PITH_OPID_layer_norm,
     PITH_OPID_layer_norm_out,
+    PITH_OPID__scaled_dot_product_fused_attention,
+    PITH_OPID__scaled_dot_product_attention_weights,
     PITH_OPID_empty,
     PITH_OPID_empty_strided,
     PITH_OPID_zeros,
@@ -1759,6 +1761,20 @@ pith_status pith_redispatch_layer_norm_out(pith_keyset ks, pith_value *ret, cons
 pith_status layer_norm_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out);
 pith_status layer_norm_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out);
 pith_status layer_norm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out, pith_device kernel_device);
+/* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) */
+typedef pith_status (*pith_sig__scaled_dot_product_fused_attention)(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status pith_call__scaled_dot_product_fused_attention(pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status pith_redispatch__scaled_dot_product_fused_attention(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_fused_attention_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_fused_attention_meta(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_fused_attention_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale, pith_device kernel_device);
+/* _scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor */
+typedef pith_status (*pith_sig__scaled_dot_product_attention_weights)(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status pith_call__scaled_dot_product_attention_weights(pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status pith_redispatch__scaled_dot_product_attention_weights(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_attention_weights_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_attention_weights_meta(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
+pith_status _scaled_dot_product_attention_weights_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale, pith_device kernel_device);
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 typedef pith_status (*pith_sig_empty)(pith_keyset ks, pith_value *ret, pith_int_list size, pith_opt_dtype dtype, pith_opt_device device);
 pith_status pith_call_empty(pith_value *ret, pith_int_list size, pith_opt_dtype dtype, pith_opt_device device);

@@ -381,6 +381,13 @@ KNOWN[("name", "repeat_interleave.self_int")] = DECOMPOSED.format(
     "repeat_interleave.self_int", "ViewBackward0", "RepeatInterleaveBackward0")
 KNOWN[("name", "stack")] = ("stack is composite implicit in the op file (unsqueeze, then cat), "
                             "so its node is CatBackward0; torch's is StackBackward0")
+KNOWN[("name", "_scaled_dot_product_fused_attention")] = (
+    "pith's own op (Note [Fused attention]): torch has none of its name, and the formula "
+    "test's adapter composes it of torch ops; its node is named as that of torch's fused CPU "
+    "kernel, ScaledDotProductFlashAttentionForCpuBackward0 (test_nn_attention_fused.py)")
+KNOWN[("name", "_scaled_dot_product_attention_weights")] = (
+    "pith's own op (Note [Fused attention]): torch has none of its name, and the formula "
+    "test's adapter composes it of torch ops, the last an exp")
 KNOWN[("out", "stack.out")] = ("stack.out refuses through its part: the message names cat(), "
                                "torch's names stack()")
 

@@ -64,7 +64,32 @@ def prod_dims(self, dim=None, keepdim=False, dtype=None):
                                             if i not in {d % self.dim() for d in dims}])
 
 
+def attention_scores(query, key, attn_mask, is_causal, scale):
+    """What pith's fused attention ops softmax over, in torch ops."""
+    scores = query @ key.transpose(-2, -1) * scale
+    if is_causal:
+        causal = torch.ones(scores.shape[-2:], dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(causal, float("-inf"))
+    if attn_mask is not None:
+        scores = (scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+                  if attn_mask.dtype == torch.bool else scores + attn_mask)
+    return scores
+
+
+def fused_attention(query, key, value, attn_mask, is_causal, scale):
+    scores = attention_scores(query, key, attn_mask, is_causal, scale)
+    return scores.softmax(-1) @ value, scores.logsumexp(-1)
+
+
+def attention_weights(query, key, logsumexp, attn_mask, is_causal, scale):
+    return (attention_scores(query, key, attn_mask, is_causal, scale) -
+            logsumexp.unsqueeze(-1)).exp()
+
+
 ADAPTERS = {
+    # pith's own ops (See Note [Fused attention], kernels/attention.c), in torch ops
+    "_scaled_dot_product_fused_attention": fused_attention,
+    "_scaled_dot_product_attention_weights": attention_weights,
     # pith's schemas put keepdim before the keyword-only correction; aten's after
     "var.correction": lambda self, dim, keepdim, correction:
         torch.ops.aten.var.correction(self, dim, correction=correction, keepdim=keepdim),
@@ -430,6 +455,15 @@ SAMPLES = {
     "layer_norm": [{"input": r(2, 3, 4), "normalized_shape": [4], "weight": r(4), "bias": r(4)},
                    {"input": r(2, 3, 4), "normalized_shape": [3, 4]},
                    {"input": r(3, 4), "normalized_shape": [4], "weight": r(4), "eps": 0.1}],
+    "_scaled_dot_product_fused_attention": [
+        {"query": r(2, 3, 4), "key": r(2, 5, 4), "value": r(2, 5, 3), "scale": 0.7},
+        {"query": r(2, 2, 4, 3), "key": r(2, 2, 4, 3), "value": r(2, 2, 4, 2),
+         "is_causal": True, "scale": 0.5},
+        {"query": r(2, 3, 4), "key": r(2, 5, 4), "value": r(2, 5, 3), "attn_mask": r(3, 5)}],
+    "_scaled_dot_product_attention_weights": [
+        {"query": r(2, 3, 4), "key": r(2, 5, 4), "logsumexp": r(2, 3), "scale": 0.7},
+        {"query": r(2, 4, 3), "key": r(2, 4, 3), "logsumexp": r(2, 4), "is_causal": True},
+        {"query": r(2, 3, 4), "key": r(2, 5, 4), "logsumexp": r(2, 3), "attn_mask": r(3, 5)}],
     "uniform_": [{"self": r(3, 4)}],
     "normal_": [{"self": r(3)}],
     "sort": [{"self": r(3, 4)}, {"self": r(3, 4), "dim": 0, "descending": True},

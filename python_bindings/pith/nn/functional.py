@@ -2,8 +2,9 @@
 keyword names, defaults, exception types), written over pith's operators.
 
 linear, gelu, leaky_relu, elu, hardtanh (and relu6), softplus, logsigmoid, layer_norm,
-embedding, softmax and log_softmax are single pith ops; dropout, the losses and
-scaled_dot_product_attention are compositions of them.
+embedding, softmax and log_softmax are single pith ops; dropout and the losses are
+compositions of them; scaled_dot_product_attention is one fused op where it applies (See
+Note [Fused attention], kernels/attention.c), else a composition.
 """
 import math
 import numbers
@@ -341,6 +342,27 @@ def _group_query_heads(query, key, value):
     return _repeat_heads(key, q_heads // k_heads), _repeat_heads(value, q_heads // v_heads)
 
 
+def _fused_attention_applies(query, key, value, attn_mask):
+    """Whether the fused op takes the call (See Note [Fused attention], kernels/attention.c):
+    float32 or float64 CPU tensors of one batch shape, no empty dim, and a mask that
+    broadcasts to the scores without growing them. Else the composition below, which
+    broadcasts the batch dims and raises the composed ops' errors."""
+    if query.dtype not in (_C.float32, _C.float64) or query.device.type != "cpu":
+        return False
+    if not (query.dim() == key.dim() == value.dim()) or \
+            query.shape[:-2] != key.shape[:-2] or key.shape[:-1] != value.shape[:-1]:
+        return False
+    if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
+        return False
+    if attn_mask is not None:
+        scores = tuple(query.shape[:-1]) + (key.size(-2),)
+        mask = tuple(attn_mask.shape)
+        if len(mask) > len(scores) or any(m not in (1, s) for m, s in
+                                          zip(reversed(mask), reversed(scores))):
+            return False
+    return True
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, *, scale=None, enable_gqa=False):
     """softmax(query @ key.T * scale + bias) @ value over the last two dims, with batch
@@ -362,6 +384,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if scale is None:
         scale = 1 / math.sqrt(embed) if embed else math.inf
     scale = float(scale)
+    if dropout_p <= 0.0 and _fused_attention_applies(query, key, value, attn_mask):
+        if attn_mask is not None and attn_mask.dtype not in (_C.bool, query.dtype):
+            attn_mask = attn_mask.to(query.dtype)
+        out = _pith.ops.pith._scaled_dot_product_fused_attention(
+            query, key, value, attn_mask, is_causal, scale)[0]
+        return out if out.dtype == dtype else out.to(dtype)
     scores = query.matmul(key.transpose(-2, -1))
     if embed:  # with E == 0 the scores are 0 whatever the scale, as in PyTorch
         scores.mul_(scale)
