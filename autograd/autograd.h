@@ -214,6 +214,15 @@ static inline void ag_below_exit(const ag_below_guard *g)
 /* In-place: checks that `self` may be written with grad mode on: not a leaf that requires
  * grad, not an inference tensor outside inference mode. PyTorch's errors. */
 pith_status ag_check_inplace(const pith_tensor *self, const char *op);
+/* PyTorch's refusal to write an inference tensor outside inference mode (in place or as an
+ * out= target); See Note [Inference tensors reach the autograd kernels]. */
+pith_status ag_check_inference_write(const pith_tensor *t);
+/* Whether an in-place form checks self (ag_check_inplace) even when nothing records: it has
+ * autograd state, or it is an inference tensor. */
+static inline bool ag_inplace_checked(const pith_tensor *self)
+{
+    return self->autograd || (self->flags & PITH_TENSOR_INFERENCE);
+}
 /* After an in-place op recorded `n` for `self`: self's history becomes output 0 of n; for a
  * view, its base's history is rewritten (Note [Views and in-place], views.c). */
 pith_status ag_rebase_history(ag_node *n, pith_tensor *self);

@@ -21,6 +21,17 @@
  * (dispatch/registry.c), and their outputs have no history. Composite-implicit ops have
  * their composite registered at the Autograd key too, so that their parts record. */
 
+pith_status ag_check_inference_write(const pith_tensor *t)
+{
+    if ((t->flags & PITH_TENSOR_INFERENCE) && !grad_mode_inference())
+        return pith_set_error(PITH_ERR_RUNTIME,
+                              "Inplace update to inference tensor outside InferenceMode is not "
+                              "allowed.You can make a clone to get a normal tensor before doing "
+                              "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                              "more details.");
+    return PITH_OK;
+}
+
 pith_status ag_check_inplace(const pith_tensor *self, const char *op)
 {
     const ag_meta *m = self->autograd;
@@ -28,12 +39,9 @@ pith_status ag_check_inplace(const pith_tensor *self, const char *op)
         return pith_set_error(PITH_ERR_RUNTIME,
                               "a leaf Variable that requires grad is being used in an in-place "
                               "operation.");
-    if ((self->flags & PITH_TENSOR_INFERENCE) && !grad_mode_inference())
-        return pith_set_error(PITH_ERR_RUNTIME,
-                              "Inplace update to inference tensor outside InferenceMode is not "
-                              "allowed.You can make a clone to get a normal tensor before doing "
-                              "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
-                              "more details.");
+    pith_status st = ag_check_inference_write(self);
+    if (st != PITH_OK)
+        return st;
     (void)op;
     return m && m->is_view ? ag_check_inplace_view(self) : PITH_OK;
 }

@@ -22,9 +22,19 @@
  *    a normal tensor stays normal inside inference mode and a view of an inference tensor
  *    is one outside it, as in PyTorch. The autograd layer reads the flag: an inference
  *    tensor cannot be saved for backward (ag_save), require grad outside inference mode, or
- *    be written in place outside it by an autograd kernel (ag_check_inplace). A tensor with
- *    no autograd state never reaches those kernels, so PyTorch's refusal of its in-place
- *    updates outside inference mode is not enforced (docs/autograd.md). */
+ *    be written in place (or as an out= target) outside it (ag_check_inplace).
+ *
+ * Note [Inference tensors reach the autograd kernels]
+ * The in-place and out= checks live in the autograd kernels, which only tensors with the
+ * Autograd key reach. So an inference tensor carries the key from birth (tensor_alloc_inline;
+ * a view copies its base's keys), as every PyTorch tensor carries its Autograd keys: its
+ * in-place forms check it outside inference mode. Inside it, the dispatcher leaves Autograd
+ * out of every effective key set (keyset_effective, dispatch/keys.h), as PyTorch's
+ * InferenceMode excludes the autograd keys, so inference-mode code never pays the hop
+ * through the autograd kernels and nothing records there. Outside it, an inference tensor's
+ * functional ops pass through the autograd kernel, which finds nothing to record (no
+ * inference tensor requires grad) and redispatches. A normal tensor made in inference mode
+ * does not carry the key. */
 _Thread_local __attribute__((tls_model("initial-exec"))) grad_mode_state grad_mode_tls;
 
 bool pith_grad_enabled(void)

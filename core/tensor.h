@@ -59,11 +59,13 @@ enum {
 #define PITH_PYOBJ_OWNS ((uintptr_t)1)
 
 /* Key bits that core/ sets itself. core/ must not include dispatch/ headers, so the bit
- * values are repeated here; they must equal PITH_KEYSET(PITH_KEY_CPU / _META / _PYTHON) of
- * dispatch/keys.h (dispatch/ static-asserts this). */
+ * values are repeated here; they must equal PITH_KEYSET(PITH_KEY_CPU / _META / _PYTHON /
+ * _AUTOGRAD) of dispatch/keys.h (dispatch/ static-asserts this). An inference tensor carries
+ * Autograd from birth: See Note [Inference tensors reach the autograd kernels]. */
 #define TENSOR_KEY_CPU ((pith_keyset)1 << 0)
 #define TENSOR_KEY_META ((pith_keyset)1 << 1)
 #define TENSOR_KEY_PYTHON ((pith_keyset)1 << 2)
+#define TENSOR_KEY_AUTOGRAD ((pith_keyset)1 << 4)
 
 struct pith_tensor {
     atomic_int_fast64_t refcount;

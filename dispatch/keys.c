@@ -10,6 +10,7 @@
 _Static_assert(TENSOR_KEY_CPU == PITH_KEYSET(PITH_KEY_CPU), "CPU key bit");
 _Static_assert(TENSOR_KEY_META == PITH_KEYSET(PITH_KEY_META), "Meta key bit");
 _Static_assert(TENSOR_KEY_PYTHON == PITH_KEYSET(PITH_KEY_PYTHON), "Python key bit");
+_Static_assert(TENSOR_KEY_AUTOGRAD == PITH_KEYSET(PITH_KEY_AUTOGRAD), "Autograd key bit");
 
 static const char *const key_names[PITH_NUM_KEYS] = {
     [PITH_KEY_CPU] = "CPU",

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/grad_mode.h"
 #include "core/tensor.h"
 
 typedef enum {
@@ -85,7 +86,10 @@ static inline pith_keyset keyset_effective(pith_keyset from_args)
     pith_tls_keys *tls = tls_keys();
     if (!(from_args & PITH_KEYSET_BACKENDS))
         from_args |= PITH_KEYSET(PITH_KEY_CPU);
-    return (from_args | tls->included) & ~tls->excluded;
+    /* Inference mode leaves Autograd out, as PyTorch's InferenceMode excludes the autograd
+     * keys: See Note [Inference tensors reach the autograd kernels] (core/grad_mode.c). */
+    pith_keyset inference = (pith_keyset)grad_mode_tls.inference << PITH_KEY_AUTOGRAD;
+    return (from_args | tls->included) & ~(tls->excluded | inference);
 }
 
 #endif /* PITH_DISPATCH_KEYS_H */

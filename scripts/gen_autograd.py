@@ -885,10 +885,11 @@ def inplace_prologue(row, test, below):
     """The start of an in-place form's autograd kernel: self's checks, then the op below
     Autograd when nothing records."""
     # A tensor with autograd state is checked even when nothing records: a view made in
-    # no_grad may not be written with grad mode on (Note [Views and in-place]).
+    # no_grad may not be written with grad mode on (Note [Views and in-place]); so is an
+    # inference tensor (Note [Inference tensors reach the autograd kernels]).
     check = f'ag_check_inplace(self, "{row.schema.base}")'
-    return [f"    pith_status status_ = self->autograd ? {check}",
-            "                                         : PITH_OK;",
+    return [f"    pith_status status_ = ag_inplace_checked(self) ? {check}",
+            "                                                  : PITH_OK;",
             "    if (status_ != PITH_OK)", "        return status_;",
             f"    if (!{test})", f"        return {below};"]
 
@@ -1062,8 +1063,17 @@ class KernelGen:
             raise GenError(f"{row.schema.full_name}: more than one Tensor[] argument")
         decl, test = record_test(singles, lists[0] if lists else None)
         base = row.schema.base
-        return self.head() + decl + [f"    if ({test})", f"        return ag_out_error(\"{base}\");",
-                                     f"    return {self.below};", "}", ""]
+        # the targets (Tensor(a!) arguments): an inference tensor is written only in
+        # inference mode (Note [Inference tensors reach the autograd kernels])
+        targets = [name for _, name in row.schema.args
+                   if re.search(rf"Tensor\([a-z]!\)\?? {re.escape(name)}\b", row.schema.text)]
+        checks = [line for name in targets for line in (
+            f"    if ({name} && (status_ = ag_check_inference_write({name})) != PITH_OK)",
+            "        return status_;")]
+        status = ["    pith_status status_;"] if checks else []
+        return self.head() + decl + status + checks + [
+            f"    if ({test})", f"        return ag_out_error(\"{base}\");",
+            f"    return {self.below};", "}", ""]
 
     def text(self):
         return {"functional": self.functional, "inplace": self.inplace,

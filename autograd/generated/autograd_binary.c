@@ -79,6 +79,9 @@ fail:
 pith_status add_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("add");
     return pith_redispatch_add_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha, out);
@@ -88,8 +91,8 @@ pith_status add_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status add__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "add_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "add_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -199,6 +202,9 @@ fail:
 pith_status sub_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("sub");
     return pith_redispatch_sub_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, alpha, out);
@@ -208,8 +214,8 @@ pith_status sub_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status sub__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, pith_scalar alpha)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "sub_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "sub_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -332,6 +338,9 @@ fail:
 pith_status mul_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("mul");
     return pith_redispatch_mul_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -341,8 +350,8 @@ pith_status mul_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status mul__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "mul_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "mul_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -487,6 +496,9 @@ fail:
 pith_status div_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("div");
     return pith_redispatch_div_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -496,8 +508,8 @@ pith_status div_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status div__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "div_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "div_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -635,6 +647,9 @@ fail:
 pith_status remainder_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("remainder");
     return pith_redispatch_remainder_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -644,8 +659,8 @@ pith_status remainder_out_autograd(pith_keyset ks, pith_value *ret, const pith_t
 pith_status remainder__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "remainder_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "remainder_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -873,6 +888,9 @@ fail:
 pith_status pow_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("pow");
     return pith_redispatch_pow_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -882,8 +900,8 @@ pith_status pow_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status pow__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "pow_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "pow_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1081,6 +1099,9 @@ fail:
 pith_status maximum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("maximum");
     return pith_redispatch_maximum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -1090,8 +1111,8 @@ pith_status maximum_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status maximum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "maximum_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "maximum_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1284,6 +1305,9 @@ fail:
 pith_status minimum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("minimum");
     return pith_redispatch_minimum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -1293,8 +1317,8 @@ pith_status minimum_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status minimum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "minimum_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "minimum_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1366,8 +1390,8 @@ static const ag_node_vtable EqBackward1_vtable = {
 pith_status eq__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "eq_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "eq_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1432,8 +1456,8 @@ static const ag_node_vtable NeBackward1_vtable = {
 pith_status ne__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "ne_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "ne_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1498,8 +1522,8 @@ static const ag_node_vtable LtBackward1_vtable = {
 pith_status lt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "lt_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "lt_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1564,8 +1588,8 @@ static const ag_node_vtable LeBackward1_vtable = {
 pith_status le__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "le_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "le_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1630,8 +1654,8 @@ static const ag_node_vtable GtBackward1_vtable = {
 pith_status gt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "gt_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "gt_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1696,8 +1720,8 @@ static const ag_node_vtable GeBackward1_vtable = {
 pith_status ge__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "ge_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "ge_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1745,8 +1769,8 @@ static const ag_node_vtable floor_divide__not_implemented_vtable = {
 pith_status floor_divide__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "floor_divide_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "floor_divide_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1791,8 +1815,8 @@ static const ag_node_vtable logical_and__not_implemented_vtable = {
 pith_status logical_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_and_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "logical_and_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1837,8 +1861,8 @@ static const ag_node_vtable logical_or__not_implemented_vtable = {
 pith_status logical_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_or_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "logical_or_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1883,8 +1907,8 @@ static const ag_node_vtable bitwise_and__not_implemented_vtable = {
 pith_status bitwise_and__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_and_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "bitwise_and_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1929,8 +1953,8 @@ static const ag_node_vtable bitwise_or__not_implemented_vtable = {
 pith_status bitwise_or__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_or_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "bitwise_or_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1975,8 +1999,8 @@ static const ag_node_vtable bitwise_xor__not_implemented_vtable = {
 pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other)
 {
     const pith_tensor *const inputs_[] = {self, other};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_xor_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "bitwise_xor_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))

@@ -106,6 +106,9 @@ fail:
 pith_status leaky_relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("leaky_relu");
     return pith_redispatch_leaky_relu_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, negative_slope, out);
@@ -115,8 +118,8 @@ pith_status leaky_relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_
 pith_status leaky_relu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar negative_slope)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "leaky_relu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "leaky_relu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -312,6 +315,9 @@ fail:
 pith_status elu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("elu");
     return pith_redispatch_elu_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, alpha, scale, input_scale, out);
@@ -321,8 +327,8 @@ pith_status elu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status elu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar alpha, pith_scalar scale, pith_scalar input_scale)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "elu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "elu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -482,6 +488,9 @@ fail:
 pith_status softplus_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar beta, pith_scalar threshold, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("softplus");
     return pith_redispatch_softplus_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, beta, threshold, out);
@@ -572,6 +581,9 @@ fail:
 pith_status log_sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("log_sigmoid");
     return pith_redispatch_log_sigmoid_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -947,6 +959,9 @@ fail:
 pith_status gelu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("gelu");
     return pith_redispatch_gelu_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, approximate, out);
@@ -956,8 +971,8 @@ pith_status gelu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status gelu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "gelu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "gelu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1126,8 +1141,8 @@ fail:
 pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "clamp_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "clamp_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1269,6 +1284,9 @@ fail:
 pith_status hardtanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("hardtanh");
     return pith_redispatch_hardtanh_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, min_val, max_val, out);
@@ -1278,8 +1296,8 @@ pith_status hardtanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_te
 pith_status hardtanh__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "hardtanh_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "hardtanh_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1438,8 +1456,8 @@ static const ag_node_vtable CopyBackwards_vtable = {
 pith_status copy__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *src, bool non_blocking)
 {
     const pith_tensor *const inputs_[] = {self, src};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "copy_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "copy_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -1709,6 +1727,9 @@ fail:
 pith_status sum_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sum");
     return pith_redispatch_sum_all_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype, out);
@@ -1748,6 +1769,9 @@ fail:
 pith_status sum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sum");
     return pith_redispatch_sum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, dtype, out);
@@ -1922,6 +1946,9 @@ fail:
 pith_status mean_all_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("mean");
     return pith_redispatch_mean_all_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype, out);
@@ -1961,6 +1988,9 @@ fail:
 pith_status mean_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("mean");
     return pith_redispatch_mean_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, dtype, out);

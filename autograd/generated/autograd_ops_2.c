@@ -151,6 +151,9 @@ fail:
 pith_status amax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("amax");
     return pith_redispatch_amax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
@@ -301,6 +304,9 @@ fail:
 pith_status amin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dim, bool keepdim, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("amin");
     return pith_redispatch_amin_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, out);
@@ -1426,6 +1432,9 @@ fail:
 pith_status matmul_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, other, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("matmul");
     return pith_redispatch_matmul_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, other, out);
@@ -1535,6 +1544,9 @@ fail:
 pith_status mm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *mat2, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, mat2, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("mm");
     return pith_redispatch_mm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mat2, out);
@@ -1644,6 +1656,9 @@ fail:
 pith_status bmm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *mat2, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, mat2, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("bmm");
     return pith_redispatch_bmm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mat2, out);
@@ -1791,6 +1806,9 @@ fail:
 pith_status addmm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *mat1, const pith_tensor *mat2, pith_scalar beta, pith_scalar alpha, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, mat1, mat2, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 4))
         return ag_out_error("addmm");
     return pith_redispatch_addmm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, mat1, mat2, beta, alpha, out);
@@ -1983,6 +2001,9 @@ fail:
 pith_status linear_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, const pith_tensor *weight, const pith_tensor *bias, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {input, weight, bias, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 4))
         return ag_out_error("linear");
     return pith_redispatch_linear_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, weight, bias, out);

@@ -937,6 +937,9 @@ fail:
 pith_status cat_out_autograd(pith_keyset ks, pith_value *ret, pith_tensor_list tensors, int64_t dim, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record_list(inputs_, 1, tensors))
         return ag_out_error("cat");
     return pith_redispatch_cat_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, tensors, dim, out);
@@ -1046,6 +1049,9 @@ fail:
 pith_status index_select_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, const pith_tensor *index, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, index, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("index_select");
     return pith_redispatch_index_select_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, index, out);
@@ -1155,6 +1161,9 @@ fail:
 pith_status gather_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, const pith_tensor *index, bool sparse_grad, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, index, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("gather");
     return pith_redispatch_gather_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, index, sparse_grad, out);
@@ -1233,8 +1242,8 @@ fail:
 pith_status masked_fill__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *mask, pith_scalar value)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "masked_fill_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "masked_fill_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1327,8 +1336,8 @@ fail:
 pith_status tril__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "tril_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "tril_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1421,8 +1430,8 @@ fail:
 pith_status triu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t diagonal)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "triu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "triu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1628,6 +1637,9 @@ fail:
 pith_status embedding_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *weight, const pith_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {weight, indices, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("embedding");
     return pith_redispatch_embedding_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, weight, indices, padding_idx, scale_grad_by_freq, sparse, out);
@@ -1786,8 +1798,8 @@ static const ag_node_vtable IndexPutBackward0_vtable = {
 pith_status index_put__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_tensor_list indices, const pith_tensor *values, bool accumulate)
 {
     const pith_tensor *const inputs_[] = {self, values};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "index_put_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "index_put_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 2))
@@ -2037,6 +2049,9 @@ fail:
 pith_status softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("softmax");
     return pith_redispatch_softmax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
@@ -2137,6 +2152,9 @@ fail:
 pith_status log_softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("log_softmax");
     return pith_redispatch_log_softmax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
@@ -2437,6 +2455,9 @@ fail:
 pith_status layer_norm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {input, weight, bias, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 4))
         return ag_out_error("layer_norm");
     return pith_redispatch_layer_norm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);

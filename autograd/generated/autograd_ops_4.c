@@ -481,8 +481,8 @@ static const ag_node_vtable UniformBackward0_vtable = {
 pith_status uniform__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from, double to, pith_generator *generator)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "uniform_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "uniform_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -541,8 +541,8 @@ static const ag_node_vtable NormalBackward0_vtable = {
 pith_status normal__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double mean, double std, pith_generator *generator)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "normal_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "normal_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -775,6 +775,11 @@ fail:
 pith_status sort_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
 {
     const pith_tensor *const inputs_[] = {self, values, indices};
+    pith_status status_;
+    if (values && (status_ = ag_check_inference_write(values)) != PITH_OK)
+        return status_;
+    if (indices && (status_ = ag_check_inference_write(indices)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("sort");
     return pith_redispatch_sort_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, descending, values, indices);
@@ -784,6 +789,11 @@ pith_status sort_values_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status sort_values_stable_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_bool stable, int64_t dim, bool descending, const pith_tensor *values, const pith_tensor *indices)
 {
     const pith_tensor *const inputs_[] = {self, values, indices};
+    pith_status status_;
+    if (values && (status_ = ag_check_inference_write(values)) != PITH_OK)
+        return status_;
+    if (indices && (status_ = ag_check_inference_write(indices)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("sort");
     return pith_redispatch_sort_values_stable(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, stable, dim, descending, values, indices);
@@ -894,6 +904,11 @@ fail:
 pith_status topk_values_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, const pith_tensor *values, const pith_tensor *indices)
 {
     const pith_tensor *const inputs_[] = {self, values, indices};
+    pith_status status_;
+    if (values && (status_ = ag_check_inference_write(values)) != PITH_OK)
+        return status_;
+    if (indices && (status_ = ag_check_inference_write(indices)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 3))
         return ag_out_error("topk");
     return pith_redispatch_topk_values(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, k, dim, largest, sorted, values, indices);
@@ -978,6 +993,9 @@ fail:
 pith_status cumsum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("cumsum");
     return pith_redispatch_cumsum_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
@@ -987,8 +1005,8 @@ pith_status cumsum_out_autograd(pith_keyset ks, pith_value *ret, const pith_tens
 pith_status cumsum__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "cumsum_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "cumsum_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1338,6 +1356,9 @@ fail:
 pith_status cumprod_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("cumprod");
     return pith_redispatch_cumprod_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
@@ -1347,8 +1368,8 @@ pith_status cumprod_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status cumprod__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "cumprod_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "cumprod_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))

@@ -66,6 +66,9 @@ fail:
 pith_status neg_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("neg");
     return pith_redispatch_neg_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -75,8 +78,8 @@ pith_status neg_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status neg__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "neg_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "neg_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -184,6 +187,9 @@ fail:
 pith_status abs_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("abs");
     return pith_redispatch_abs_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -193,8 +199,8 @@ pith_status abs_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status abs__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "abs_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "abs_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -287,6 +293,9 @@ fail:
 pith_status sign_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sign");
     return pith_redispatch_sign_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -296,8 +305,8 @@ pith_status sign_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status sign__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "sign_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "sign_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -399,6 +408,9 @@ fail:
 pith_status exp_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("exp");
     return pith_redispatch_exp_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -408,8 +420,8 @@ pith_status exp_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status exp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "exp_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "exp_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -512,6 +524,9 @@ fail:
 pith_status log_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("log");
     return pith_redispatch_log_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -521,8 +536,8 @@ pith_status log_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status log__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "log_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "log_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -641,6 +656,9 @@ fail:
 pith_status log1p_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("log1p");
     return pith_redispatch_log1p_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -650,8 +668,8 @@ pith_status log1p_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status log1p__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "log1p_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "log1p_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -770,6 +788,9 @@ fail:
 pith_status expm1_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("expm1");
     return pith_redispatch_expm1_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -779,8 +800,8 @@ pith_status expm1_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status expm1__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "expm1_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "expm1_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -894,6 +915,9 @@ fail:
 pith_status sqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sqrt");
     return pith_redispatch_sqrt_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -903,8 +927,8 @@ pith_status sqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status sqrt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "sqrt_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "sqrt_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1029,6 +1053,9 @@ fail:
 pith_status rsqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("rsqrt");
     return pith_redispatch_rsqrt_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1038,8 +1065,8 @@ pith_status rsqrt_out_autograd(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status rsqrt__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "rsqrt_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "rsqrt_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1148,6 +1175,9 @@ fail:
 pith_status sin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sin");
     return pith_redispatch_sin_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1157,8 +1187,8 @@ pith_status sin_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status sin__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "sin_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "sin_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1278,6 +1308,9 @@ fail:
 pith_status cos_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("cos");
     return pith_redispatch_cos_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1287,8 +1320,8 @@ pith_status cos_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status cos__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "cos_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "cos_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1413,6 +1446,9 @@ fail:
 pith_status tanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("tanh");
     return pith_redispatch_tanh_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1422,8 +1458,8 @@ pith_status tanh_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status tanh__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "tanh_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "tanh_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1543,6 +1579,9 @@ fail:
 pith_status sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("sigmoid");
     return pith_redispatch_sigmoid_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1552,8 +1591,8 @@ pith_status sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status sigmoid__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "sigmoid_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "sigmoid_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1667,6 +1706,9 @@ fail:
 pith_status relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("relu");
     return pith_redispatch_relu_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1676,8 +1718,8 @@ pith_status relu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status relu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "relu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "relu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1840,6 +1882,9 @@ fail:
 pith_status silu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("silu");
     return pith_redispatch_silu_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1849,8 +1894,8 @@ pith_status silu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
 pith_status silu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "silu_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "silu_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -1987,6 +2032,9 @@ fail:
 pith_status erf_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *out)
 {
     const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
     if (ag_should_record(inputs_, 2))
         return ag_out_error("erf");
     return pith_redispatch_erf_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, out);
@@ -1996,8 +2044,8 @@ pith_status erf_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor 
 pith_status erf__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "erf_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "erf_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -2050,8 +2098,8 @@ static const ag_node_vtable logical_not__not_implemented_vtable = {
 pith_status logical_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "logical_not_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "logical_not_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))
@@ -2095,8 +2143,8 @@ static const ag_node_vtable bitwise_not__not_implemented_vtable = {
 pith_status bitwise_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
 {
     const pith_tensor *const inputs_[] = {self};
-    pith_status status_ = self->autograd ? ag_check_inplace(self, "bitwise_not_")
-                                         : PITH_OK;
+    pith_status status_ = ag_inplace_checked(self) ? ag_check_inplace(self, "bitwise_not_")
+                                                  : PITH_OK;
     if (status_ != PITH_OK)
         return status_;
     if (!ag_should_record(inputs_, 1))

@@ -250,6 +250,23 @@ TEST_F(Engine, GraphTaskIsSeenFromInsideABackwardOnly)
     pith_node_release(node);
 }
 
+TEST_F(Engine, InferenceTensorsAreWrittenOnlyInInferenceMode)
+{
+    // See Note [Inference tensors reach the autograd kernels]
+    pith_set_inference_mode_enabled(true);
+    Tensor t = Ones({2});
+    Tensor other = Ones({2});
+    EXPECT_EQ(pith_add_(t.get(), other.get()), PITH_OK) << pith_last_error();
+    pith_set_inference_mode_enabled(false);
+    EXPECT_TRUE(pith_is_inference(t.get()));
+    EXPECT_EQ(pith_add_(t.get(), other.get()), PITH_ERR_RUNTIME);
+    EXPECT_TRUE(HasError(PITH_ERR_RUNTIME, "Inplace update to inference tensor outside"));
+    EXPECT_EQ(Values(t.get()), (std::vector<double>{2.0, 2.0}));  // nothing was written
+    Tensor sum(pith_add(t.get(), other.get()));  // a functional op reads it as usual
+    EXPECT_EQ(Values(sum.get()), (std::vector<double>{3.0, 3.0}));
+    EXPECT_FALSE(pith_is_inference(sum.get()));
+}
+
 TEST_F(Engine, GradModeOffRecordsNothing)
 {
     Tensor x = Leaf({}, 1.0);

@@ -294,6 +294,60 @@ def test_inference_tensors_cannot_be_saved_for_backward():
     assert kind == "RuntimeError" and "Inference tensors cannot be saved" in message
 
 
+INFERENCE_WRITES = {
+    "add_": lambda lib, t: t.add_(1), "mul_": lambda lib, t: t.mul_(2),
+    "zero_": lambda lib, t: t.zero_(), "fill_": lambda lib, t: t.fill_(3),
+    "copy_": lambda lib, t: t.copy_(lib.zeros(4)), "setitem": lambda lib, t: t.__setitem__(0, 5.0),
+    "clamp_": lambda lib, t: t.clamp_(0, 1), "uniform_": lambda lib, t: t.uniform_(),
+    "lt_": lambda lib, t: t.lt_(2),
+    "masked_fill_": lambda lib, t: t.masked_fill_(lib.ones(4, dtype=lib.bool), 1.0),
+    "a_view": lambda lib, t: t[1:].add_(1),
+    "out=": lambda lib, t: lib.add(lib.ones(4), lib.ones(4), out=t),
+}
+
+
+@pytest.mark.parametrize("write", sorted(INFERENCE_WRITES))
+def test_an_inference_tensor_is_written_only_in_inference_mode(write):
+    def program(lib, inside):
+        with lib.inference_mode():
+            t = lib.ones(4)
+        if inside:
+            with lib.inference_mode():
+                INFERENCE_WRITES[write](lib, t)
+            return t.is_inference()
+        INFERENCE_WRITES[write](lib, t)
+    assert same(lambda lib: program(lib, True)) == ("ok", True)
+    kind, message = same(lambda lib: program(lib, False))
+    assert kind == "RuntimeError" and message.startswith("Inplace update to inference tensor")
+
+
+def test_inference_mode_leaves_autograd_out():
+    def program(lib):
+        w = leaf(lib, [1.0, 2.0])
+        with lib.inference_mode():
+            w.add_(1)  # a leaf that requires grad: no autograd kernel, no refusal
+            w[0:1].mul_(2)
+            y = w * 2
+            with lib.enable_grad():  # grad mode on, autograd still left out
+                z = w * 3
+        return [w, y.requires_grad, y.is_inference(), y.grad_fn is None, z.requires_grad]
+    assert same(program)[0] == "ok"
+
+
+def test_inference_tensors_take_functional_ops_outside_inference_mode():
+    def program(lib):
+        with lib.inference_mode():
+            t = lib.arange(4.0)
+        w = leaf(lib, [1.0, 2.0, 3.0, 4.0])
+        with lib.inference_mode():
+            w.detach().mul_(1)  # a normal tensor may be written inside: allowed
+            view = w.detach()[1:]  # a view of a normal tensor made inside is normal
+        view.add_(0)
+        return [t + 1, t.sum(), t.reshape(2, 2), t.exp(), t[1:], (w + t).sum(),
+                view.is_inference(), (t + 1).is_inference()]
+    assert same(program)[0] == "ok"
+
+
 def test_nelement_is_numel():
     assert same(lambda lib: [lib.ones(2, 3).nelement(), lib.ones(()).nelement(),
                              lib.ones(0, 4).nelement()]) == ("ok", [6, 1, 0])
