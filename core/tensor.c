@@ -403,11 +403,12 @@ tensor_alloc_inline(pith_storage *storage, size_t nbytes, pith_dtype dtype, pith
     t->ndim = 0;
     t->dtype = dtype;
     t->device = device;
-    bool inference = grad_mode_inference();
-    t->flags = inference ? PITH_TENSOR_INFERENCE : 0;
-    /* See Note [Inference tensors reach the autograd kernels] (core/grad_mode.c) */
+    /* See Note [Inference tensors reach the autograd kernels] (core/grad_mode.c); without
+     * branches: this runs for every tensor made */
+    unsigned inference = grad_mode_inference();
+    t->flags = inference * PITH_TENSOR_INFERENCE;
     t->keys = (device == PITH_META ? TENSOR_KEY_META : TENSOR_KEY_CPU) |
-              (inference ? TENSOR_KEY_AUTOGRAD : 0);
+              (pith_keyset)inference * TENSOR_KEY_AUTOGRAD;
     t->contiguous = true;
     t->numel = 1;
     atomic_init(&t->pyobj, (uintptr_t)0);
