@@ -2,7 +2,6 @@
 public name of the live package, are what scripts/gen_stubs.py writes, and (when mypy is
 installed) type-check typed code that uses pith and reject wrong code."""
 import ast
-import importlib.util
 import inspect
 import os
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 
 import pith
 import pith.nn
+from _scripts import load_script
 
 PACKAGE = os.path.dirname(os.path.realpath(pith.__file__))
 # The checkout these tests belong to (tests/python/ -> the repository), which holds the
@@ -179,16 +179,8 @@ def test_every_public_method_of_data_classes_is_declared(name):
     assert not missing, f"add to class {name} in pith/utils/data/__init__.pyi: {sorted(missing)}"
 
 
-def load_generator():
-    path = os.path.join(REPO, "scripts", "gen_stubs.py")
-    spec = importlib.util.spec_from_file_location("gen_stubs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_generated_stubs_are_up_to_date():
-    generated = load_generator().generate(pith)
+    generated = load_script("gen_stubs").generate(pith)
     for name, text in generated.items():
         for package in {PACKAGE, SOURCE_PACKAGE}:  # the source, and what was installed
             with open(os.path.join(package, name)) as f:
