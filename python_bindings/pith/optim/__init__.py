@@ -1,0 +1,8 @@
+"""pith.optim: PyTorch's torch.optim. The optimizers update every parameter of a param group
+in one call of a multi-tensor C kernel (pith._fused_<name>_) by default; foreach=False or
+differentiable=True runs torch's per-parameter formula with pith ops. See docs/training.md,
+"pith.optim"."""
+from . import optimizer  # noqa: F401
+from .optimizer import Optimizer
+
+__all__ = ["Optimizer"]
