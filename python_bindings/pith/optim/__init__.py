@@ -4,5 +4,8 @@ differentiable=True runs torch's per-parameter formula with pith ops. See docs/t
 "pith.optim"."""
 from . import optimizer  # noqa: F401
 from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
