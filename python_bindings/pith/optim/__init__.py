@@ -7,5 +7,12 @@ from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam
 from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam"]
