@@ -13,6 +13,7 @@ from .adadelta import Adadelta
 from .adamax import Adamax
 from .nadam import NAdam
 from .radam import RAdam
+from .lbfgs import LBFGS
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam"]
+           "NAdam", "RAdam", "LBFGS"]
