@@ -5,5 +5,16 @@ differentiable=True runs torch's per-parameter formula with pith ops. See docs/t
 from . import lr_scheduler as lr_scheduler  # noqa: F401
 from . import optimizer  # noqa: F401
 from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .lbfgs import LBFGS
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "LBFGS"]

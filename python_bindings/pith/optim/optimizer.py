@@ -75,6 +75,58 @@ def _to_scalar(x):
     return x
 
 
+def _default_to_fused(name, differentiable, foreach, fused):
+    """Whether a group's update runs in the multi-tensor kernel pith._fused_<name>_: by
+    default (foreach and fused None), with foreach=True or with fused=True; never when
+    differentiable. foreach=False (fused not True) runs torch's per-parameter formula. A
+    build without the kernel runs the formula. See docs/training.md, "pith.optim"."""
+    if differentiable or not hasattr(pith, f"_fused_{name}_"):
+        return False
+    return bool(fused) or bool(foreach) or (foreach is None and fused is None)
+
+
+def _float(x, name="lr"):
+    """A hyperparameter as a Python float for the kernels and the formulas: a 1-element
+    Tensor is read once per step. A Tensor that requires grad (torch differentiates through
+    it with differentiable=True) is refused."""
+    if isinstance(x, pith.Tensor):
+        if x.requires_grad:
+            raise ValueError(f"pith.optim: a Tensor {name} that requires grad is not supported; "
+                             "pass a float or a Tensor that does not require grad")
+        return x.item()
+    return x
+
+
+def _check_param(p, optimizer_name, sparse=True):
+    """Refuses what pith cannot update: complex parameters (torch views them as real) and
+    sparse gradients (torch's message)."""
+    if p.dtype.is_complex:
+        raise RuntimeError(f"{optimizer_name}: complex parameters are not supported by pith.optim "
+                           f"(got {p.dtype})")
+    if sparse and getattr(p.grad, "is_sparse", False):
+        raise RuntimeError(f"{optimizer_name} does not support sparse gradients")
+
+
+# torch's addcmul_, addcdiv_ and lerp_ with a scalar, composed from pith ops in the order of
+# torch's CPU kernels: self + (value * t1) * t2, self + (value * t1) / t2, and lerp's two
+# branches on the weight. The kernels pith._fused_<name>_ follow the same formulas.
+def _addcmul_(self, t1, t2, value=1.0):
+    term = t1.mul(value) if value != 1 else t1.clone()
+    return self.add_(term.mul_(t2))
+
+
+def _addcdiv_(self, t1, t2, value=1.0):
+    term = t1.mul(value) if value != 1 else t1.clone()
+    return self.add_(term.div_(t2))
+
+
+def _lerp_(self, end, weight):
+    if abs(weight) < 0.5:
+        return self.add_(end.sub(self).mul_(weight))
+    diff = end.sub(self).mul_(1 - weight)
+    return self.copy_(end.sub(diff))
+
+
 def register_optimizer_step_pre_hook(hook):
     """Registers hook(optimizer, args, kwargs) -> None or (args, kwargs), run before the step
     of every optimizer (before each optimizer's own pre hooks)."""
