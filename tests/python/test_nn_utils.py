@@ -568,3 +568,34 @@ def test_old_weight_norm_errors_as_torch():
         messages.append(str(info.value).split(" not found")[0])
     assert messages[:2] == messages[2:]
     assert messages[0] == "Cannot register two weight_norm hooks on the same parameter weight"
+
+
+def test_training_with_optim_sgd_clipping_and_weight_norm_matches_torch():
+    """pith.optim.SGD (momentum) with clip_grad_norm_ and a StepLR on a weight-normed
+    Linear, 10 steps, as torch's."""
+    p, t = linears(5, 3, dtype="float64")
+    nn.utils.parametrizations.weight_norm(p)
+    torch.nn.utils.parametrizations.weight_norm(t)
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((8, 5)), rng.standard_normal((8, 3))
+    runs = []
+    for lib, module in ((pith, p), (torch, t)):
+        opt = lib.optim.SGD(module.parameters(), lr=0.2, momentum=0.9)
+        sched = lib.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+        xs, ys = lib.tensor(x), lib.tensor(y)
+        losses, norms = [], []
+        for _ in range(10):
+            opt.zero_grad()
+            loss = ((module(xs) - ys) ** 2).mean()
+            loss.backward()
+            norms.append(lib.nn.utils.clip_grad_norm_(module.parameters(), 0.5).item())
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+        runs.append((losses, norms))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-10)
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-10)
+    assert runs[0][0][-1] < runs[0][0][0]
+    for (pn, pv), (tn, tv) in zip(p.named_parameters(), t.named_parameters()):
+        assert pn == tn
+        close(pv, tv, 1e-10, 1e-12)
