@@ -24,6 +24,7 @@ def __getattr__(name):
     # pith.nn.utils is imported on first use: its parametrizations need contextlib and
     # copy, which `import pith.nn` does not load (tests/python/test_import_cost.py).
     if name == "utils":
-        from . import utils
-        return utils
+        import sys
+        __import__("pith.nn.utils")  # as pith.__getattr__ (`from . import` would recurse)
+        return sys.modules["pith.nn.utils"]
     raise AttributeError(f"module 'pith.nn' has no attribute '{name}'")
