@@ -616,3 +616,14 @@ def test_total_norm_of_large_gradients_is_accurate():
     tn = torch.nn.utils.clip_grad_norm_(tp, 1.0).item()
     assert abs(pn - exact) <= 1e-6 * exact
     assert abs(pn - tn) <= 2e-5 * exact
+
+
+def test_nn_utils_is_imported_on_first_use():
+    import subprocess
+    import sys
+    code = ("import sys, pith.nn as nn; print('pith.nn.utils' in sys.modules); "
+            "nn.utils.clip_grad_norm_; print('pith.nn.utils' in sys.modules, "
+            "nn.utils is sys.modules['pith.nn.utils'], hasattr(nn, 'no_such_name'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "True", "False"]
