@@ -627,3 +627,22 @@ def test_nn_utils_is_imported_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True", "True", "False"]
+
+
+@pytest.mark.parametrize("norm_type", [math.inf, -math.inf, -1.0, -0.5, 2.0, 1.0, 0.0, 3.0])
+@pytest.mark.parametrize("foreach", [None, False])
+@pytest.mark.parametrize("shape", [(0,), (2, 0), ()])
+def test_total_norm_with_empty_and_0_dim_gradients_as_torch(norm_type, foreach, shape):
+    """Empty gradients: torch's values, or its error where the norm has no identity."""
+    results = []
+    for lib in (pith, torch):
+        tensors = [lib.zeros(shape) if shape else lib.tensor(-2.5), lib.ones(2)]
+        try:
+            results.append(lib.nn.utils.get_total_norm(tensors, norm_type,
+                                                       foreach=foreach).item())
+        except RuntimeError as e:
+            results.append(str(e))
+    if isinstance(results[1], float):
+        assert results[0] == pytest.approx(results[1], rel=1e-6)
+    else:
+        assert results[0] == results[1]
