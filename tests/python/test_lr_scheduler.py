@@ -10,7 +10,6 @@ The optimizer under the schedulers is the same small Optimizer subclass written 
 each library's Optimizer (its step does nothing: a scheduler reads and writes only
 param_groups), and, in test_schedule_on_pith_sgd_or_adam_matches_torch, pith's SGD or Adam
 (float64 parameters, compared within 1e-10 at the end)."""
-import math
 import pickle
 import warnings
 
