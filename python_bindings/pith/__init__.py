@@ -69,7 +69,8 @@ _LAZY = {"nn": None, "autograd": None, "cuda": None, "backends": None, "accelera
          "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
          "set_anomaly_enabled": "autograd.anomaly_mode",
          "set_printoptions": "_tensor_str", "finfo": "_dtype_info", "iinfo": "_dtype_info",
-         "overrides": None}
+         "overrides": None,
+         "optim": None}
 
 
 def __getattr__(name):
