@@ -10,6 +10,7 @@ from .modules import (
 )
 from .parallel import DataParallel
 from .parameter import Parameter
+from . import utils  # noqa: E402  (after modules and Parameter, which it uses)
 
 __all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", "Linear",
            "ReLU", "ReLU6", "LeakyReLU", "ELU", "Hardtanh", "Softplus", "LogSigmoid", "GELU",
@@ -17,3 +18,4 @@ __all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", 
            "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
            "DataParallel"]
+__all__ += ["utils"]
