@@ -340,6 +340,24 @@ def _check_losses(losses):
             raise AssertionError(f"loss at step {step}: {loss!r} is not a finite float")
 
 
+def train_both(program, candidate="pith"):
+    """Trains the program on torch and on `candidate` from torch's initial weights (steps
+    1 and 2 of Note [Comparing training runs]); returns the candidate's losses, torch's,
+    and the two final state_dicts."""
+    import torch
+    cand = __import__(candidate)
+    torch.manual_seed(0)
+    torch_model, torch_train = _training_copy(program, "torch", torch)
+    cand.manual_seed(0)
+    model, train = _training_copy(program, candidate, cand)
+    copy_state(model, torch_model, cand)
+    want = torch_train(torch_model)
+    _check_losses(want)
+    got = train(model)
+    _check_losses(got)
+    return got, want, model.state_dict(), torch_model.state_dict()
+
+
 def run_training(program, with_torch=None, candidate="pith"):
     """Trains the program (Note [Comparing training runs]); returns a Result, never raises
     for the program's own failures. candidate is the framework compared with torch: pith,
@@ -351,19 +369,10 @@ def run_training(program, with_torch=None, candidate="pith"):
     try:
         cand = pith if candidate == "pith" else __import__(candidate)
         if with_torch:
-            import torch
-            torch.manual_seed(0)
-            torch_model, torch_train = _training_copy(program, "torch", torch)
-            cand.manual_seed(0)
-            model, train = _training_copy(program, candidate, cand)
-            copy_state(model, torch_model, cand)
-            want = torch_train(torch_model)
-            _check_losses(want)
-            got = train(model)
-            _check_losses(got)
+            got, want, state, torch_state = train_both(program, candidate)
             worst_loss, worst_weight = compare_training(
-                got, want, model.state_dict(), torch_model.state_dict(),
-                program.train_rtol, program.train_atol, program.train_key_tolerances)
+                got, want, state, torch_state, program.train_rtol, program.train_atol,
+                program.train_key_tolerances)
             detail = (f"{len(got)} steps match torch (loss {want[0]:.4g} -> {want[-1]:.4g}; "
                       f"max rel diff of the losses {worst_loss:.1e}, max abs diff of the "
                       f"weights {worst_weight:.1e})")
