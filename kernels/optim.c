@@ -68,6 +68,18 @@ typedef struct {
     bool scaled, maximize, decoupled;
 } optim_common;
 
+/* Note [Specialised loops]
+ * A loop whose options are tested per element does not vectorise: GCC unswitches one or two
+ * loop-invariant tests, not six. So the loops of the hot optimizers (SGD, Adam, AdamW) are
+ * always-inline bodies that take their options as arguments, and the loop function calls
+ * them with constants for the common cases (a plain call: no grad_scale, no maximize), each
+ * call a branch-free copy; every other case runs the same body with the options as
+ * variables. Both copies do the same operations, so they give the same bits. */
+static inline bool optim_common_plain(const optim_common *c)
+{
+    return !c->scaled && !c->maximize;
+}
+
 /* One lerp_(end, w) of the formula: See Note [lerp as pith's ops]. */
 typedef struct {
     bool small;
@@ -182,7 +194,7 @@ static pith_status param_check(const char *op, size_t i, const pith_tensor *p)
 {
     if (p->dtype != PITH_FLOAT32 && p->dtype != PITH_FLOAT64)
         return pith_set_error(
-            dtype_is_floating(p->dtype) ? PITH_ERR_NOT_IMPLEMENTED : PITH_ERR_TYPE,
+            PITH_ERR_NOT_IMPLEMENTED,
             "%s: self[%zu] has dtype %s; the optimizer kernels update float32 and float64 "
             "parameters only", op, i, pith_dtype_name(p->dtype));
     if (p->device != PITH_CPU && p->device != PITH_META)

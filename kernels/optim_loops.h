@@ -45,19 +45,20 @@ static inline T OPTIM_LOOP(sqrt)(T x)
     return _Generic(x, float: sqrtf, default: sqrt)(x);
 }
 
-static void OPTIM_LOOP(sgd_loop)(const void *scalars, int64_t n, char *const *ptr)
+/* The loop bodies of SGD and Adam take their options as arguments: the loop function
+ * calls them with constants for the common options (See Note [Specialised loops],
+ * optim.c), so that the compiler makes a branch-free, vectorised copy for each. */
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(sgd_body)(const sgd_scalars *s, int64_t n, char *const *ptr, optim_common c,
+                     bool has_momentum, bool first, bool nesterov)
 {
-    const sgd_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict buf = (T *)ptr[2];
-    const T momentum = (T)s->momentum, keep = (T)(1.0 - s->dampening), neg_lr = (T)(-c->lr);
-    const bool has_momentum = s->momentum != 0, first = s->is_first_step;
-    const bool nesterov = s->nesterov;
+    const T momentum = (T)s->momentum, keep = (T)(1.0 - s->dampening), neg_lr = (T)(-c.lr);
     for (int64_t i = 0; i < n; i++) {
         T p = param[i];
-        T g = OPTIM_LOOP(grad_prepare)(c, grad[i], p);
+        T g = OPTIM_LOOP(grad_prepare)(&c, grad[i], p);
         if (has_momentum) {
             T b = first ? g : buf[i] * momentum + keep * g;
             buf[i] = b;
@@ -67,18 +68,46 @@ static void OPTIM_LOOP(sgd_loop)(const void *scalars, int64_t n, char *const *pt
     }
 }
 
-/* Adam and AdamW (decoupled weight decay). */
-static void OPTIM_LOOP(adam_loop)(const void *scalars, int64_t n, char *const *ptr)
+/* A plain call (no grad_scale, no maximize) with momentum in {0, some} and weight decay
+ * in {0, some}: each combination a constant copy of the body. */
+#define OPTIM_SGD_PLAIN(c, has_momentum, first)                                             \
+    do {                                                                                    \
+        if (!(has_momentum))                                                                \
+            OPTIM_LOOP(sgd_body)(s, n, ptr, c, false, false, false);                        \
+        else if (first)                                                                     \
+            OPTIM_LOOP(sgd_body)(s, n, ptr, c, true, true, false);                          \
+        else                                                                                \
+            OPTIM_LOOP(sgd_body)(s, n, ptr, c, true, false, false);                         \
+    } while (0)
+
+static void OPTIM_LOOP(sgd_loop)(const void *scalars, int64_t n, char *const *ptr)
 {
-    const adam_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
+    const sgd_scalars *s = scalars;
+    const optim_common c = s->common;
+    const bool has_momentum = s->momentum != 0;
+    if (!optim_common_plain(&c) || s->nesterov) {
+        OPTIM_LOOP(sgd_body)(s, n, ptr, c, has_momentum, s->is_first_step, s->nesterov);
+    } else if (c.weight_decay == 0) {
+        const optim_common plain = {.lr = c.lr, .weight_decay = 0};
+        OPTIM_SGD_PLAIN(plain, has_momentum, s->is_first_step);
+    } else {
+        const optim_common plain = {.lr = c.lr, .weight_decay = c.weight_decay};
+        OPTIM_SGD_PLAIN(plain, has_momentum, s->is_first_step);
+    }
+}
+#undef OPTIM_SGD_PLAIN
+
+/* Adam and AdamW (decoupled weight decay). */
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(adam_body)(const adam_scalars *s, int64_t n, char *const *ptr, optim_common c,
+                      bool small, bool amsgrad)
+{
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict exp_avg = (T *)ptr[2];
     T *restrict exp_avg_sq = (T *)ptr[3];
     T *restrict max_exp_avg_sq = (T *)ptr[4];
-    const bool decay = c->decoupled && c->weight_decay != 0, small = s->lerp.small;
-    const bool amsgrad = s->amsgrad;
+    const bool decay = c.decoupled && c.weight_decay != 0;
     const T decay_factor = (T)s->decay_factor, weight = (T)s->lerp.weight;
     const T beta2 = (T)s->beta2, one_minus_beta2 = (T)(1.0 - s->beta2);
     const T bias_correction2_sqrt = (T)s->bias_correction2_sqrt, eps = (T)s->eps;
@@ -87,7 +116,7 @@ static void OPTIM_LOOP(adam_loop)(const void *scalars, int64_t n, char *const *p
         T p = param[i];
         if (decay)
             p = p * decay_factor;
-        T g = OPTIM_LOOP(grad_prepare)(c, grad[i], p);
+        T g = OPTIM_LOOP(grad_prepare)(&c, grad[i], p);
         T m = OPTIM_LOOP(lerp)(exp_avg[i], g, small, weight);
         exp_avg[i] = m;
         T v = exp_avg_sq[i] * beta2;
@@ -101,6 +130,35 @@ static void OPTIM_LOOP(adam_loop)(const void *scalars, int64_t n, char *const *p
         param[i] = p + neg_step_size * m / denom;
     }
 }
+
+#define OPTIM_ADAM_PLAIN(c)                                                                 \
+    do {                                                                                    \
+        if (s->amsgrad)                                                                     \
+            OPTIM_LOOP(adam_body)(s, n, ptr, c, true, true);                                \
+        else                                                                                \
+            OPTIM_LOOP(adam_body)(s, n, ptr, c, true, false);                               \
+    } while (0)
+
+/* A plain call (no grad_scale, no maximize, a small lerp weight) with weight decay none,
+ * coupled or decoupled: each a constant copy of the body. */
+static void OPTIM_LOOP(adam_loop)(const void *scalars, int64_t n, char *const *ptr)
+{
+    const adam_scalars *s = scalars;
+    const optim_common c = s->common;
+    if (!optim_common_plain(&c) || !s->lerp.small) {
+        OPTIM_LOOP(adam_body)(s, n, ptr, c, s->lerp.small, s->amsgrad);
+    } else if (c.weight_decay == 0) {
+        const optim_common plain = {.lr = c.lr, .weight_decay = 0};
+        OPTIM_ADAM_PLAIN(plain);
+    } else if (c.decoupled) {
+        const optim_common plain = {.lr = c.lr, .weight_decay = c.weight_decay, .decoupled = true};
+        OPTIM_ADAM_PLAIN(plain);
+    } else {
+        const optim_common plain = {.lr = c.lr, .weight_decay = c.weight_decay};
+        OPTIM_ADAM_PLAIN(plain);
+    }
+}
+#undef OPTIM_ADAM_PLAIN
 
 static void OPTIM_LOOP(adagrad_loop)(const void *scalars, int64_t n, char *const *ptr)
 {
