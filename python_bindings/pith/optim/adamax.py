@@ -106,7 +106,7 @@ def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps
             pith.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         else:
             norm_buf = pith.cat([exp_inf.mul_(beta2).unsqueeze(0),
-                                 grad.abs().add_(eps).unsqueeze_(0)], 0)
+                                 grad.abs().add_(eps).unsqueeze(0)], 0)
             exp_inf.copy_(pith.amax(norm_buf, 0, keepdim=False))
         bias_correction = 1 - beta1 ** _get_value(step_t)
         clr = lr / bias_correction

@@ -120,6 +120,12 @@ def _addcdiv_(self, t1, t2, value=1.0):
     return self.add_(term.div_(t2))
 
 
+def _rdiv(number, tensor):
+    """number / tensor as torch computes it: Tensor.__rtruediv__ is tensor.reciprocal() *
+    number, two roundings in the tensor's dtype (pith's number / tensor rounds once)."""
+    return (1 / tensor) * number
+
+
 def _lerp_(self, end, weight):
     if abs(weight) < 0.5:
         return self.add_(end.sub(self).mul_(weight))
