@@ -312,3 +312,39 @@ def test_mypy_rejects_wrong_uses_of_pith(tmp_path):
                if line.startswith("usage.py:") and ": error:" in line}
     # Lines 5 to 9 of BAD each misuse the API; nothing else is an error.
     assert flagged == {5, 6, 7, 8, 9}, output
+
+
+# ---- pith.nn.utils and pith.optim.lr_scheduler -------------------------------------------
+
+@pytest.mark.parametrize("module", ["", ".parametrize", ".parametrizations"])
+def test_every_public_name_of_pith_nn_utils_is_declared(module):
+    import importlib
+    runtime = importlib.import_module("pith.nn.utils" + module)
+    relative = os.path.join("nn", "utils", (module[1:] or "__init__") + ".pyi")
+    missing = set(runtime.__all__) - top_level_names(stub_tree(relative))
+    assert not missing, f"add to pith/{relative}: {sorted(missing)}"
+
+
+# Listed rather than read from the package at collection: importing pith.optim then would
+# change dir(pith) for the tests above.
+LR_SCHEDULERS = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR",
+                 "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
+                 "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
+                 "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]
+
+
+def test_the_lr_scheduler_list_is_complete():
+    import pith.optim.lr_scheduler as lr_scheduler
+    assert sorted(LR_SCHEDULERS) == sorted([*lr_scheduler.__all__, "_LRScheduler"])
+
+
+@pytest.mark.parametrize("name", LR_SCHEDULERS)
+def test_every_public_method_of_lr_schedulers_is_declared(name):
+    import pith.optim.lr_scheduler as lr_scheduler
+    stub = stub_tree(os.path.join("optim", "lr_scheduler.pyi"))
+    assert name in top_level_names(stub)
+    cls = getattr(lr_scheduler, name)
+    runtime = {n for c in cls.__mro__ if c is not object for n, v in vars(c).items()
+               if not n.startswith("_") and callable(v)}
+    missing = runtime - class_members(stub, name)
+    assert not missing, f"add to class {name} in pith/optim/lr_scheduler.pyi: {sorted(missing)}"

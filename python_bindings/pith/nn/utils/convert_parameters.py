@@ -1,10 +1,4 @@
-"""parameters_to_vector and vector_to_parameters, as torch.nn.utils.convert_parameters.
-
-Note [vector_to_parameters copies]: PyTorch's vector_to_parameters rebinds each parameter's
-.data to a view of vec; pith's Tensor.data cannot be assigned, so the slice is copied into
-the parameter (under no_grad) instead. The parameters keep their identity, values and
-dtype (a vec of another dtype is converted); they do not share memory with vec afterwards.
-"""
+"""parameters_to_vector and vector_to_parameters, as torch.nn.utils.convert_parameters."""
 from ... import _C
 from ..._grad_mode import no_grad
 from ..._ops import ops
@@ -24,6 +18,11 @@ def parameters_to_vector(parameters):
     return _C.cat(vec)
 
 
+# Note [vector_to_parameters copies]
+# PyTorch's vector_to_parameters rebinds each parameter's .data to a view of vec; pith's
+# Tensor.data cannot be assigned, so the slice is copied into the parameter (under no_grad)
+# instead. The parameters keep their identity, values and dtype (a vec of another dtype is
+# converted); unlike PyTorch's, they do not share memory with vec afterwards.
 def vector_to_parameters(vec, parameters):
     """Copies consecutive slices of vec into the parameters, in order.
     See Note [vector_to_parameters copies]."""

@@ -3,18 +3,6 @@ parameter or buffer `name` of a module by a property that computes
 parametrization(original) on each access, the originals living in
 module.parametrizations[name].original (or original0, original1, ... when right_inverse
 returns several tensors), which is also their state_dict layout.
-
-Note [Parametrized modules get a subclass]: as PyTorch's, the first parametrization swaps
-the module's class for a generated subclass `Parametrized<Class>` that carries one property
-per parametrized name (properties live on classes, and each module needs its own set);
-removing the last parametrization restores the class. Such a module pickles only through
-its state_dict.
-
-Note [Parametrizations write originals in place]: PyTorch moves a new value into an
-original with Tensor.set_, keeping the original's identity (an optimizer holds it). pith has
-no set_, so the value is copied into the original under no_grad; this needs the same shape
-(and dtype, which PyTorch checks too), and a right_inverse that changes the shape of a
-single original raises NotImplementedError.
 """
 import collections
 import copyreg
@@ -59,6 +47,12 @@ def _register_parameter_or_buffer(module, name, X):
         module.register_buffer(name, X)
 
 
+# Note [Parametrizations write originals in place]
+# PyTorch moves a new value into an original with Tensor.set_, keeping the original's
+# identity (an optimizer holds it). pith has no set_, so the value is copied into the
+# original under no_grad; this needs the same shape (and dtype, which PyTorch checks too),
+# and a right_inverse that changes the shape of a single original raises
+# NotImplementedError.
 def _maybe_set(dest, src):
     """dest takes src's value, keeping its identity. See Note [Parametrizations write
     originals in place]."""
@@ -204,6 +198,11 @@ class ParametrizationList(ModuleList):
         return x
 
 
+# Note [Parametrized modules get a subclass]
+# As PyTorch's, the first parametrization swaps the module's class for a generated subclass
+# `Parametrized<Class>` that carries one property per parametrized name (properties live on
+# classes, and each module needs its own set); removing the last parametrization restores
+# the class. Such a module pickles only through its state_dict.
 def _inject_new_class(module):
     """See Note [Parametrized modules get a subclass]."""
     cls = module.__class__
@@ -364,6 +363,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     _register_parameter_or_buffer(module, tensor_name, original)
     if not is_parametrized(module):
         delattr(module, "parametrizations")
+        # See Note [Parametrized modules get a subclass]
         module.__class__ = module.__class__.__bases__[0]
     return module
 
