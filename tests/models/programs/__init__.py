@@ -5,7 +5,9 @@ after torch (scripts/test.sh), so that none of them pulls another torch. Each re
 builds the model from the package's own module and makes its inputs with NumPy; the model
 code itself is the package's, unmodified (Note [Loading torch programs on pith]).
 The scripts here (one file each) are ours, written against torch in the style of the
-common tutorials; each defines build() -> model and run(model) -> outputs.
+common tutorials; each defines build() -> model and run(model) -> outputs, and one that
+trains defines fit(model) -> the loss of every optimizer step (Note [Comparing training
+runs]). A recipe that trains has `train`, made by _trains.
 """
 import os
 

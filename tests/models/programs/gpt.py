@@ -5,7 +5,8 @@ top-k under @torch.no_grad(). fit(model) trains it as the "Let's build GPT" lect
 gpt.py does (karpathy/ng-video-lecture: get_batch, estimate_loss every eval_interval,
 AdamW on model.parameters(), zero_grad(set_to_none=True)), with a CosineAnnealingLR added
 and get_batch's offsets drawn with NumPy (not torch.randint) so that both frameworks see
-the same batches, on a seeded token stream made here."""
+the same batches, on a seeded token stream made here. Its dropout is 0.0 (GPTConfig), so
+that training draws nothing from the framework's generator."""
 import math
 from dataclasses import dataclass
 

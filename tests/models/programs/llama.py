@@ -4,7 +4,9 @@ feed-forward, and greedy and top-p sampling under @torch.inference_mode(). fit(m
 trains it as llama2.c's train.py does (the loss from model.last_loss, gradient
 accumulation, clip_grad_norm_, AdamW with betas (0.9, 0.95) and weight decay), with its
 hand-written warmup and cosine decay expressed as torch's schedulers (SequentialLR of
-LinearLR and CosineAnnealingLR), on a seeded token stream made here with NumPy."""
+LinearLR and CosineAnnealingLR), on a seeded token stream made here with NumPy. Its
+dropout is 0.0 (ModelArgs), so that training draws nothing from the framework's
+generator."""
 import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
