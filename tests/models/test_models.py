@@ -104,7 +104,7 @@ def test_programs_that_train():
     """The programs of issue 32 train, and every script that can train does."""
     files = {p.file for p in TRAINING if p.file}
     assert {"mnist.py", "nanogpt.py", "vae.py", "lbfgs_regression.py", "quickstart.py",
-            "gpt.py", "llama.py"} <= files
+            "gpt.py", "llama.py", "data_pipeline.py"} <= files
     assert any(p.train is not None for p in TRAINING), "no package recipe trains"
 
 

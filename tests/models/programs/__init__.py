@@ -198,7 +198,7 @@ SCRIPTS = [
             trains=True),
     Program("tutorial: variational autoencoder (pytorch/examples style)", file="vae.py",
             trains=True),
-    Program("tutorial: datasets and samplers", file="data_pipeline.py"),
+    Program("tutorial: datasets and samplers", file="data_pipeline.py", trains=True),
     Program("pytorch/examples MNIST (Adadelta, StepLR; convolutions as linear layers)",
             file="mnist.py", trains=True,
             train_key_tolerances={"conv1.weight": (1e-4, 5e-5), "conv1.bias": (1e-4, 5e-5),
