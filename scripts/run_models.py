@@ -37,10 +37,11 @@ def main():
             result = harness.run_training(program, with_torch=with_torch)
         else:
             result = harness.run(program, with_torch=with_torch)
-        status = "FAIL" if not result.ok else "BLOCKED" if program.blocked else "PASS"
+        is_blocked = program.blocked or (args.train and program.train_blocked and with_torch)
+        status = "FAIL" if not result.ok else "BLOCKED" if is_blocked else "PASS"
         print(f"{status}  {result.program}: {result.detail} ({result.seconds:.2f} s)",
               flush=True)
-        if program.blocked and result.ok:
+        if is_blocked and result.ok:
             blocked += 1
         else:
             passed += result.ok
