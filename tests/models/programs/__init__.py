@@ -133,7 +133,8 @@ PACKAGES = [
         # NAdam with a linear warmup written as a LambdaLR
         train=_trains(
             lambda fw, m: fw.optim.NAdam(m.parameters(), lr=2e-3),
-            lambda fw, opt: fw.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 4)),
+            lambda fw, opt: fw.optim.lr_scheduler.LambdaLR(
+                opt, lambda step: min(1.0, (step + 1) / 4)),
             lambda fw, rng: ((_randn(fw, rng, 4, 8, 8, 3),), _tokens(fw, rng, 7, 4)),
             lambda fw, out, target: fw.nn.functional.cross_entropy(out, target)),
         train_atol=1e-4,

@@ -308,7 +308,8 @@ def fit(model):
         # forward backward update, with optional gradient accumulation
         for micro_step in range(gradient_accumulation_steps):
             logits, loss = model(X, Y)
-            loss = loss / gradient_accumulation_steps  # scale the loss to account for gradient accumulation
+            # scale the loss to account for gradient accumulation
+            loss = loss / gradient_accumulation_steps
             # immediately async prefetch next batch while model is doing the forward pass
             X, Y = get_batch('train', rng)
             loss.backward()
