@@ -286,8 +286,10 @@ def run_compiled(program):
 #    and copies torch's state_dict into the pith model with strict=True, before either
 #    trains: the two start from the same weights under the same keys;
 # 2. trains torch's, then pith's;
-# 3. compares the losses step by step and then every entry of the final state_dicts,
-#    with the program's train_rtol and train_atol (compare_training).
+# 3. checks that torch's loss falls (the last below the first: the program trains), then
+#    compares the losses step by step and every entry of the final state_dicts, with the
+#    program's train_rtol and train_atol, or train_key_tolerances for the keys it names
+#    (compare_training).
 # What would make the two runs differ by design is kept out of the programs: nothing in a
 # training run draws random numbers from the framework (dropout is off, p=0.0, or in eval
 # mode for the run; sampling noise comes from NumPy), and data loaders do not shuffle.
@@ -318,6 +320,9 @@ def compare_training(got_losses, want_losses, got_state, want_state, rtol, atol,
     if sorted(got_state) != sorted(want_state):
         raise AssertionError(f"state_dict keys {sorted(got_state)} != torch's "
                              f"{sorted(want_state)}")
+    for suffix in key_tolerances or {}:
+        if not any(key.endswith(suffix) for key in want_state):
+            raise AssertionError(f"a tolerance is given for {suffix!r}, which ends no key")
     for key in want_state:
         tolerances = [t for suffix, t in (key_tolerances or {}).items() if key.endswith(suffix)]
         key_rtol, key_atol = tolerances[0] if tolerances else (rtol, atol)
@@ -335,6 +340,12 @@ def _training_copy(program, framework, fw):
                                  "fit(model)")
         return module.build(), module.fit
     return program.build(module, fw), lambda model: program.train(model, fw)
+
+
+def _check_falls(losses, who):
+    if not losses[-1] < losses[0]:
+        raise AssertionError(f"the loss does not fall on {who}: {losses[0]!r} -> "
+                             f"{losses[-1]!r}")
 
 
 def _check_losses(losses):
@@ -391,6 +402,7 @@ def _run_training(program, with_torch, candidate):
         cand = pith if candidate == "pith" else __import__(candidate)
         if with_torch:
             got, want, state, torch_state = train_both(program, candidate)
+            _check_falls(want, "torch")
             worst_loss, worst_weight = compare_training(
                 got, want, state, torch_state, program.train_rtol, program.train_atol,
                 program.train_key_tolerances)
@@ -403,8 +415,7 @@ def _run_training(program, with_torch, candidate):
             got = train(model)
             _check_losses(got)
             _check_finite("state_dict", dict(model.state_dict()))
-            if not got[-1] < got[0]:
-                raise AssertionError(f"the loss does not fall: {got[0]!r} -> {got[-1]!r}")
+            _check_falls(got, candidate)
             detail = (f"{len(got)} steps, loss {got[0]:.4g} -> {got[-1]:.4g} (torch not "
                       "installed: not compared)")
         return Result(program.name, True, detail, time.perf_counter() - start)

@@ -152,6 +152,9 @@ def test_training_comparison_is_real(lbfgs_runs):
     missing.pop(next(iter(missing)))
     with pytest.raises(AssertionError, match="keys"):
         harness.compare_training(got, want, missing, torch_state, 1e-4, 1e-6)
+    with pytest.raises(AssertionError, match="ends no key"):
+        harness.compare_training(got, want, state, torch_state, 1e-4, 1e-6,
+                                 {"no_such.weight": (1e-2, 1e-2)})
 
 
 def test_key_tolerance_applies_to_its_key_only(lbfgs_runs):
