@@ -149,6 +149,31 @@ def test_50_steps_match_torch(case, dtype, path):
     pair.compare()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_the_kernel_and_the_formula_give_the_same_bits(case, dtype):
+    # The default path (one pith._fused_<name>_ call per group) against foreach=False
+    # (torch's per-parameter formula with pith ops): equal, not close.
+    if not hasattr(pith, "_fused_sgd_"):
+        pytest.skip("this build has no optimizer kernels")
+    kernel = Pair(*case, dtype=dtype)
+    formula = Pair(*case, dtype=dtype, path={"foreach": False})
+    for _ in range(20):
+        kernel.set_grads()
+        formula.set_grads()
+        kernel.popt.step()
+        formula.popt.step()
+    def same(a, b):
+        return torch.equal(to_torch(a), to_torch(b))
+
+    for a, b in zip(kernel.pparams, formula.pparams):
+        assert same(a, b)
+        state = formula.popt.state.get(b, {})
+        assert sorted(kernel.popt.state.get(a, {})) == sorted(state)
+        for key, value in state.items():
+            assert same(kernel.popt.state[a][key], value), key
+
+
 @pytest.mark.parametrize("name, options", [
     ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1}),
     ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
