@@ -238,3 +238,25 @@ def test_10000_adam_steps_leak_nothing(foreach):
     assert pith._C._live_tensors() == before
     grown = rss_bytes() - rss
     assert grown <= 256 << 10, f"RSS grew by {grown / 2**20:.2f} MiB over 10,000 steps"
+
+
+# ---- the stubs ----
+
+def test_the_stubs_declare_every_public_name_and_method():
+    import ast
+    import inspect
+    import os
+    path = os.path.join(os.path.dirname(pith.optim.__file__), "__init__.pyi")
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    classes = {node.name: {item.name for item in node.body
+                           if isinstance(item, ast.FunctionDef)}
+               for node in tree.body if isinstance(node, ast.ClassDef)}
+    assert set(pith.optim.__all__) <= set(classes)
+    for name in pith.optim.__all__:
+        cls = getattr(pith.optim, name)
+        declared = set().union(*(classes.get(c.__name__, set()) for c in cls.__mro__))
+        public = {n for n, v in vars(cls).items()
+                  if not n.startswith("_") and (inspect.isfunction(v) or
+                                                isinstance(v, staticmethod))}
+        assert public <= declared, f"add to class {name} in pith/optim/__init__.pyi"
