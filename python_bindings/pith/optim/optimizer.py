@@ -87,10 +87,17 @@ def _to_scalar(x):
 # The kernel path is the default (foreach and fused None) and what foreach=True and
 # fused=True ask for; torch's default on CPU is its for-loop. foreach=False (fused not True)
 # and differentiable=True run the formula, which autograd can record.
-def _default_to_fused(name, differentiable, foreach, fused):
+_KERNEL_DTYPES = (pith.float32, pith.float64)
+
+
+def _default_to_fused(name, params, differentiable, foreach, fused):
     """Whether a group's update runs in the kernel pith._fused_<name>_ (See Note [The
-    optimizer's two paths]). A build without the kernel runs the formula."""
+    optimizer's two paths]). The kernels update float32 and float64 parameters: a group
+    with another dtype (float16, bfloat16) runs the formula, as does a build without the
+    kernel."""
     if differentiable or not hasattr(pith, f"_fused_{name}_"):
+        return False
+    if any(p.dtype not in _KERNEL_DTYPES for p in params):
         return False
     return bool(fused) or bool(foreach) or (foreach is None and fused is None)
 
