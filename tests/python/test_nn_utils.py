@@ -627,3 +627,48 @@ def test_nn_utils_is_imported_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True", "True", "False"]
+
+
+@pytest.mark.parametrize("norm_type", [math.inf, -math.inf, -1.0, -0.5, 2.0, 1.0, 0.0, 3.0])
+@pytest.mark.parametrize("foreach", [None, False])
+@pytest.mark.parametrize("shape", [(0,), (2, 0), ()])
+def test_total_norm_with_empty_and_0_dim_gradients_as_torch(norm_type, foreach, shape):
+    """Empty gradients: torch's values, or its error where the norm has no identity."""
+    results = []
+    for lib in (pith, torch):
+        tensors = [lib.zeros(shape) if shape else lib.tensor(-2.5), lib.ones(2)]
+        try:
+            results.append(lib.nn.utils.get_total_norm(tensors, norm_type,
+                                                       foreach=foreach).item())
+        except RuntimeError as e:
+            results.append(str(e))
+    if isinstance(results[1], float):
+        assert results[0] == pytest.approx(results[1], rel=1e-6)
+    else:
+        assert results[0] == results[1]
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from conftest import examples  # noqa: E402
+
+
+@examples(30)
+@given(shapes=st.lists(st.lists(st.integers(1, 6), min_size=0, max_size=3), min_size=1,
+                       max_size=4),
+       norm_type=st.sampled_from([2.0, 1.0, 0.5, 3.0, math.inf, -math.inf, 0.0]),
+       max_norm=st.floats(0.01, 10.0), seed=st.integers(0, 2**31 - 1),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_clip_grad_norm_property_against_torch(shapes, norm_type, max_norm, seed, dtype):
+    rng = np.random.default_rng(seed)
+    grads = [rng.standard_normal(tuple(s)).astype(dtype) for s in shapes]
+    pp = [nn.Parameter(pith.zeros(tuple(s), dtype=getattr(pith, dtype))) for s in shapes]
+    tp = [torch.zeros(tuple(s), dtype=getattr(torch, dtype), requires_grad=True)
+          for s in shapes]
+    for p, t, g in zip(pp, tp, grads):
+        p.grad, t.grad = pith.tensor(g), torch.tensor(g)
+    tol = (1e-5, 1e-6) if dtype == "float32" else (1e-12, 1e-12)
+    close(nn.utils.clip_grad_norm_(pp, max_norm, norm_type),
+          torch.nn.utils.clip_grad_norm_(tp, max_norm, norm_type), *tol)
+    assert_grads_match(pp, tp, *tol)

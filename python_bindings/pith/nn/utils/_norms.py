@@ -39,6 +39,9 @@ def _norm_over(t, p, dims, keepdim):
 def vector_norm(t, p=2.0):
     """The p-norm of all of t's elements, a 0-dim tensor (torch.linalg.vector_norm(t, p))."""
     p = float(p)
+    if (p < 0 or p == math.inf) and t.numel() == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty "
+                           "tensor because the operation does not have an identity")
     if p == 2.0 and t.dtype in (_C.float32, _C.float64):
         # The sum of squares as a dot product: one pass, no temporary (15x faster than
         # (t * t).sum() on a million floats).

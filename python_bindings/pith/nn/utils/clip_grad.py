@@ -7,6 +7,7 @@ stacked norms. foreach=True and foreach=None take that path; foreach=False compu
 norms one gradient at a time (the arithmetic is the same in pith).
 """
 import functools
+import math
 import types
 import warnings
 
@@ -49,6 +50,11 @@ def _get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=No
         return _C.tensor(0.0)
     norms = []
     for device_tensors in _group_by_device_and_dtype(tensors).values():
+        if norm_type == math.inf and foreach is not False and any(
+                g.numel() == 0 for g in device_tensors):
+            # The message of PyTorch's foreach path, which the others take.
+            raise RuntimeError("_foreach_norm cannot compute the infinity norm on an empty "
+                               "tensor because the operation does not have an identity")
         norms.extend(vector_norm(g, norm_type) for g in device_tensors)
     total_norm = vector_norm(_C.stack(norms), norm_type)
     if error_if_nonfinite and bool(_C.logical_or(total_norm.isnan(), total_norm.isinf())):
