@@ -72,7 +72,7 @@ def _compiled_cases():
             yield p
 
 
-@pytest.mark.parametrize("program", _compiled_cases(), ids=lambda p: p.name)
+@pytest.mark.parametrize("program", list(_compiled_cases()), ids=lambda p: p.name)
 def test_program_compiled(program):
     """The same programs with their model passed through pith.compile: the results are
     eager pith's bit for bit, whatever part of the model is captured."""
