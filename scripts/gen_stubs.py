@@ -54,6 +54,7 @@ from . import autograd as autograd
 from . import library as library, nn as nn, overrides as overrides, utils as utils
 from . import safetensors as safetensors, serialization as serialization
 from . import compiler as compiler
+from . import optim as optim
 from .compiler import compile as compile
 
 _int = builtins.int

@@ -3946,6 +3946,399 @@ static pith_status invoke_einsum(const pith_op *op, void (*fn)(void), pith_keyse
     return ((pith_sig_einsum)fn)(ks, ret, equation, tensors, path);
 }
 
+static pith_status invoke__fused_sgd_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list momentum_buffer_list;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &momentum_buffer_list) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 3, &args[3], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double momentum;
+    if (unbox_FLOAT(op, 4, &args[4], &momentum) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, &args[5], &lr) != PITH_OK)
+        return pith_last_status();
+    double dampening;
+    if (unbox_FLOAT(op, 6, &args[6], &dampening) != PITH_OK)
+        return pith_last_status();
+    bool nesterov;
+    if (unbox_BOOL(op, 7, &args[7], &nesterov) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 8, &args[8], &maximize) != PITH_OK)
+        return pith_last_status();
+    bool is_first_step;
+    if (unbox_BOOL(op, 9, &args[9], &is_first_step) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 10, &args[10], &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 11, &args[11], &found_inf) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_sgd_)fn)(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+
+static pith_status invoke__fused_adam_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list max_exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &max_exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, &args[5], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, &args[6], &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, &args[7], &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, &args[8], &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, &args[9], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, &args[10], &eps) != PITH_OK)
+        return pith_last_status();
+    bool amsgrad;
+    if (unbox_BOOL(op, 11, &args[11], &amsgrad) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, &args[12], &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 13, &args[13], &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 14, &args[14], &found_inf) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_adam_)fn)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+static pith_status invoke__fused_adamw_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list max_exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &max_exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, &args[5], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, &args[6], &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, &args[7], &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, &args[8], &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, &args[9], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, &args[10], &eps) != PITH_OK)
+        return pith_last_status();
+    bool amsgrad;
+    if (unbox_BOOL(op, 11, &args[11], &amsgrad) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, &args[12], &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 13, &args[13], &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 14, &args[14], &found_inf) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_adamw_)fn)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+static pith_status invoke__fused_adagrad_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_sums;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &state_sums) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 4, &args[4], &lr) != PITH_OK)
+        return pith_last_status();
+    double lr_decay;
+    if (unbox_FLOAT(op, 5, &args[5], &lr_decay) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 6, &args[6], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 7, &args[7], &eps) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 8, &args[8], &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 9, &args[9], &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 10, &args[10], &found_inf) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_adagrad_)fn)(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+}
+
+static pith_status invoke__fused_rmsprop_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list square_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &square_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grad_avgs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &grad_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list momentum_buffer_list;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &momentum_buffer_list) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, &args[5], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, &args[6], &lr) != PITH_OK)
+        return pith_last_status();
+    double alpha;
+    if (unbox_FLOAT(op, 7, &args[7], &alpha) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 8, &args[8], &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, &args[9], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double momentum;
+    if (unbox_FLOAT(op, 10, &args[10], &momentum) != PITH_OK)
+        return pith_last_status();
+    bool centered;
+    if (unbox_BOOL(op, 11, &args[11], &centered) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, &args[12], &maximize) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_rmsprop_)fn)(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+}
+
+static pith_status invoke__fused_adamax_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_infs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &exp_infs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, &args[5], &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 6, &args[6], &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 7, &args[7], &beta2) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 8, &args[8], &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, &args[9], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 10, &args[10], &maximize) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_adamax_)fn)(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+}
+
+static pith_status invoke__fused_nadam_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list mu_products;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &mu_products) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, &args[5], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, &args[6], &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, &args[7], &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, &args[8], &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, &args[9], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, &args[10], &eps) != PITH_OK)
+        return pith_last_status();
+    double momentum_decay;
+    if (unbox_FLOAT(op, 11, &args[11], &momentum_decay) != PITH_OK)
+        return pith_last_status();
+    bool decoupled_weight_decay;
+    if (unbox_BOOL(op, 12, &args[12], &decoupled_weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 13, &args[13], &maximize) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_nadam_)fn)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+}
+
+static pith_status invoke__fused_adadelta_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list square_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &square_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list acc_deltas;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &acc_deltas) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, &args[5], &lr) != PITH_OK)
+        return pith_last_status();
+    double rho;
+    if (unbox_FLOAT(op, 6, &args[6], &rho) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 7, &args[7], &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 8, &args[8], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 9, &args[9], &maximize) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_adadelta_)fn)(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+}
+
+static pith_status invoke__fused_radam_(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, &args[0], &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, &args[1], &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, &args[2], &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, &args[3], &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, &args[4], &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, &args[5], &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 6, &args[6], &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 7, &args[7], &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 8, &args[8], &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 9, &args[9], &eps) != PITH_OK)
+        return pith_last_status();
+    bool decoupled_weight_decay;
+    if (unbox_BOOL(op, 10, &args[10], &decoupled_weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 11, &args[11], &maximize) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__fused_radam_)fn)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+}
+
 const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_neg,
     invoke_neg_out,
@@ -4230,4 +4623,13 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_meshgrid,
     invoke_meshgrid_indexing,
     invoke_einsum,
+    invoke__fused_sgd_,
+    invoke__fused_adam_,
+    invoke__fused_adamw_,
+    invoke__fused_adagrad_,
+    invoke__fused_rmsprop_,
+    invoke__fused_adamax_,
+    invoke__fused_nadam_,
+    invoke__fused_adadelta_,
+    invoke__fused_radam_,
 };

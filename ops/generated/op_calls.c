@@ -12923,6 +12923,1350 @@ static pith_status boxed_adapter_einsum(const pith_op *op, pith_stack *stack, vo
 static const pith_kernel_record record_cpu_einsum = {
     (void (*)(void))einsum_composite, boxed_adapter_einsum, (void *)&record_cpu_einsum};
 
+/* ---- _fused_sgd_: _fused_sgd_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] momentum_buffer_list, *, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_sgd_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_sgd_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_sgd_)kernel->unboxed)(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, momentum_buffer_list);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, momentum);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, dampening);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, nesterov);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, is_first_step);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, grad_scale);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, found_inf);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_sgd_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_sgd_], ks);
+    if (kernel)
+        return ((pith_sig__fused_sgd_)kernel->unboxed)(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+    return redispatch_general__fused_sgd_(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+pith_status pith_call__fused_sgd_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_sgd_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_sgd_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_sgd_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_sgd_", "grads", i_);
+    if (momentum_buffer_list.n && !momentum_buffer_list.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_sgd_", "momentum_buffer_list");
+    for (size_t i_ = 0; i_ < momentum_buffer_list.n; i_++)
+        if (!momentum_buffer_list.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_sgd_", "momentum_buffer_list", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(momentum_buffer_list);
+    ks |= tensor_keyset_of(grad_scale);
+    ks |= tensor_keyset_of(found_inf);
+    return pith_redispatch__fused_sgd_(keyset_effective(ks), ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+static pith_status boxed_adapter__fused_sgd_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 12)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)12, stack->size);
+    const size_t base_ = stack->size - 12;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list momentum_buffer_list;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &momentum_buffer_list) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 3, stack_at(stack, base_ + 3), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double momentum;
+    if (unbox_FLOAT(op, 4, stack_at(stack, base_ + 4), &momentum) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &lr) != PITH_OK)
+        return pith_last_status();
+    double dampening;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &dampening) != PITH_OK)
+        return pith_last_status();
+    bool nesterov;
+    if (unbox_BOOL(op, 7, stack_at(stack, base_ + 7), &nesterov) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 8, stack_at(stack, base_ + 8), &maximize) != PITH_OK)
+        return pith_last_status();
+    bool is_first_step;
+    if (unbox_BOOL(op, 9, stack_at(stack, base_ + 9), &is_first_step) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 10, stack_at(stack, base_ + 10), &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 11, stack_at(stack, base_ + 11), &found_inf) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 12));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_sgd_)record->unboxed)(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 12);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_sgd_ = {
+    (void (*)(void))_fused_sgd__cpu, boxed_adapter__fused_sgd_, (void *)&record_cpu__fused_sgd_};
+static const pith_kernel_record record_meta__fused_sgd_ = {
+    (void (*)(void))_fused_sgd__meta, boxed_adapter__fused_sgd_, (void *)&record_meta__fused_sgd_};
+
+/* ---- _fused_adam_: _fused_adam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] max_exp_avg_sqs, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_adam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_adam_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_adam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, max_exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta1);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta2);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, amsgrad);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, grad_scale);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, found_inf);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_adam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_adam_], ks);
+    if (kernel)
+        return ((pith_sig__fused_adam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    return redispatch_general__fused_adam_(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+pith_status pith_call__fused_adam_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "grads", i_);
+    if (exp_avgs.n && !exp_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "exp_avgs");
+    for (size_t i_ = 0; i_ < exp_avgs.n; i_++)
+        if (!exp_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "exp_avgs", i_);
+    if (exp_avg_sqs.n && !exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "exp_avg_sqs");
+    for (size_t i_ = 0; i_ < exp_avg_sqs.n; i_++)
+        if (!exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "exp_avg_sqs", i_);
+    if (max_exp_avg_sqs.n && !max_exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "max_exp_avg_sqs");
+    for (size_t i_ = 0; i_ < max_exp_avg_sqs.n; i_++)
+        if (!max_exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "max_exp_avg_sqs", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adam_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adam_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(exp_avgs);
+    ks |= tensor_list_keyset(exp_avg_sqs);
+    ks |= tensor_list_keyset(max_exp_avg_sqs);
+    ks |= tensor_list_keyset(state_steps);
+    ks |= tensor_keyset_of(grad_scale);
+    ks |= tensor_keyset_of(found_inf);
+    return pith_redispatch__fused_adam_(keyset_effective(ks), ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+static pith_status boxed_adapter__fused_adam_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 15)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)15, stack->size);
+    const size_t base_ = stack->size - 15;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list max_exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &max_exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, stack_at(stack, base_ + 5), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, stack_at(stack, base_ + 10), &eps) != PITH_OK)
+        return pith_last_status();
+    bool amsgrad;
+    if (unbox_BOOL(op, 11, stack_at(stack, base_ + 11), &amsgrad) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, stack_at(stack, base_ + 12), &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 13, stack_at(stack, base_ + 13), &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 14, stack_at(stack, base_ + 14), &found_inf) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 15));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_adam_)record->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 15);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_adam_ = {
+    (void (*)(void))_fused_adam__cpu, boxed_adapter__fused_adam_, (void *)&record_cpu__fused_adam_};
+static const pith_kernel_record record_meta__fused_adam_ = {
+    (void (*)(void))_fused_adam__meta, boxed_adapter__fused_adam_, (void *)&record_meta__fused_adam_};
+
+/* ---- _fused_adamw_: _fused_adamw_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] max_exp_avg_sqs, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_adamw_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_adamw_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_adamw_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, max_exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta1);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta2);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, amsgrad);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, grad_scale);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, found_inf);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_adamw_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_adamw_], ks);
+    if (kernel)
+        return ((pith_sig__fused_adamw_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    return redispatch_general__fused_adamw_(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+pith_status pith_call__fused_adamw_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "grads", i_);
+    if (exp_avgs.n && !exp_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "exp_avgs");
+    for (size_t i_ = 0; i_ < exp_avgs.n; i_++)
+        if (!exp_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "exp_avgs", i_);
+    if (exp_avg_sqs.n && !exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "exp_avg_sqs");
+    for (size_t i_ = 0; i_ < exp_avg_sqs.n; i_++)
+        if (!exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "exp_avg_sqs", i_);
+    if (max_exp_avg_sqs.n && !max_exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "max_exp_avg_sqs");
+    for (size_t i_ = 0; i_ < max_exp_avg_sqs.n; i_++)
+        if (!max_exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "max_exp_avg_sqs", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamw_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamw_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(exp_avgs);
+    ks |= tensor_list_keyset(exp_avg_sqs);
+    ks |= tensor_list_keyset(max_exp_avg_sqs);
+    ks |= tensor_list_keyset(state_steps);
+    ks |= tensor_keyset_of(grad_scale);
+    ks |= tensor_keyset_of(found_inf);
+    return pith_redispatch__fused_adamw_(keyset_effective(ks), ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+static pith_status boxed_adapter__fused_adamw_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 15)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)15, stack->size);
+    const size_t base_ = stack->size - 15;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list max_exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &max_exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, stack_at(stack, base_ + 5), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, stack_at(stack, base_ + 10), &eps) != PITH_OK)
+        return pith_last_status();
+    bool amsgrad;
+    if (unbox_BOOL(op, 11, stack_at(stack, base_ + 11), &amsgrad) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, stack_at(stack, base_ + 12), &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 13, stack_at(stack, base_ + 13), &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 14, stack_at(stack, base_ + 14), &found_inf) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 15));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_adamw_)record->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 15);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_adamw_ = {
+    (void (*)(void))_fused_adamw__cpu, boxed_adapter__fused_adamw_, (void *)&record_cpu__fused_adamw_};
+static const pith_kernel_record record_meta__fused_adamw_ = {
+    (void (*)(void))_fused_adamw__meta, boxed_adapter__fused_adamw_, (void *)&record_meta__fused_adamw_};
+
+/* ---- _fused_adagrad_: _fused_adagrad_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] state_sums, Tensor(c!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_adagrad_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list state_sums, pith_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_adagrad_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_adagrad_)kernel->unboxed)(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_sums);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, grad_scale);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, found_inf);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_adagrad_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list state_sums, pith_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_adagrad_], ks);
+    if (kernel)
+        return ((pith_sig__fused_adagrad_)kernel->unboxed)(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+    return redispatch_general__fused_adagrad_(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+}
+pith_status pith_call__fused_adagrad_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list state_sums, pith_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adagrad_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adagrad_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adagrad_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adagrad_", "grads", i_);
+    if (state_sums.n && !state_sums.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adagrad_", "state_sums");
+    for (size_t i_ = 0; i_ < state_sums.n; i_++)
+        if (!state_sums.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adagrad_", "state_sums", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adagrad_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adagrad_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(state_sums);
+    ks |= tensor_list_keyset(state_steps);
+    ks |= tensor_keyset_of(grad_scale);
+    ks |= tensor_keyset_of(found_inf);
+    return pith_redispatch__fused_adagrad_(keyset_effective(ks), ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+}
+static pith_status boxed_adapter__fused_adagrad_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 11)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)11, stack->size);
+    const size_t base_ = stack->size - 11;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_sums;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &state_sums) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 4, stack_at(stack, base_ + 4), &lr) != PITH_OK)
+        return pith_last_status();
+    double lr_decay;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &lr_decay) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &eps) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 8, stack_at(stack, base_ + 8), &maximize) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *grad_scale;
+    if (unbox_OPT_TENSOR(op, 9, stack_at(stack, base_ + 9), &grad_scale) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *found_inf;
+    if (unbox_OPT_TENSOR(op, 10, stack_at(stack, base_ + 10), &found_inf) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 11));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_adagrad_)record->unboxed)(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 11);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_adagrad_ = {
+    (void (*)(void))_fused_adagrad__cpu, boxed_adapter__fused_adagrad_, (void *)&record_cpu__fused_adagrad_};
+static const pith_kernel_record record_meta__fused_adagrad_ = {
+    (void (*)(void))_fused_adagrad__meta, boxed_adapter__fused_adagrad_, (void *)&record_meta__fused_adagrad_};
+
+/* ---- _fused_rmsprop_: _fused_rmsprop_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] grad_avgs, Tensor(d!)[] momentum_buffer_list, Tensor(e!)[] state_steps, *, float lr, float alpha, float eps, float weight_decay, float momentum, bool centered, bool maximize) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_rmsprop_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list grad_avgs, pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr, double alpha, double eps, double weight_decay, double momentum, bool centered, bool maximize)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_rmsprop_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_rmsprop_)kernel->unboxed)(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, square_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grad_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, momentum_buffer_list);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, alpha);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, momentum);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, centered);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_rmsprop_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list grad_avgs, pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr, double alpha, double eps, double weight_decay, double momentum, bool centered, bool maximize)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_rmsprop_], ks);
+    if (kernel)
+        return ((pith_sig__fused_rmsprop_)kernel->unboxed)(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+    return redispatch_general__fused_rmsprop_(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+}
+pith_status pith_call__fused_rmsprop_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list grad_avgs, pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr, double alpha, double eps, double weight_decay, double momentum, bool centered, bool maximize)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "grads", i_);
+    if (square_avgs.n && !square_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "square_avgs");
+    for (size_t i_ = 0; i_ < square_avgs.n; i_++)
+        if (!square_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "square_avgs", i_);
+    if (grad_avgs.n && !grad_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "grad_avgs");
+    for (size_t i_ = 0; i_ < grad_avgs.n; i_++)
+        if (!grad_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "grad_avgs", i_);
+    if (momentum_buffer_list.n && !momentum_buffer_list.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "momentum_buffer_list");
+    for (size_t i_ = 0; i_ < momentum_buffer_list.n; i_++)
+        if (!momentum_buffer_list.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "momentum_buffer_list", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_rmsprop_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_rmsprop_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(square_avgs);
+    ks |= tensor_list_keyset(grad_avgs);
+    ks |= tensor_list_keyset(momentum_buffer_list);
+    ks |= tensor_list_keyset(state_steps);
+    return pith_redispatch__fused_rmsprop_(keyset_effective(ks), ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+}
+static pith_status boxed_adapter__fused_rmsprop_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 13)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)13, stack->size);
+    const size_t base_ = stack->size - 13;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list square_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &square_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grad_avgs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &grad_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list momentum_buffer_list;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &momentum_buffer_list) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, stack_at(stack, base_ + 5), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &lr) != PITH_OK)
+        return pith_last_status();
+    double alpha;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &alpha) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double momentum;
+    if (unbox_FLOAT(op, 10, stack_at(stack, base_ + 10), &momentum) != PITH_OK)
+        return pith_last_status();
+    bool centered;
+    if (unbox_BOOL(op, 11, stack_at(stack, base_ + 11), &centered) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 12, stack_at(stack, base_ + 12), &maximize) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 13));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_rmsprop_)record->unboxed)(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 13);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_rmsprop_ = {
+    (void (*)(void))_fused_rmsprop__cpu, boxed_adapter__fused_rmsprop_, (void *)&record_cpu__fused_rmsprop_};
+static const pith_kernel_record record_meta__fused_rmsprop_ = {
+    (void (*)(void))_fused_rmsprop__meta, boxed_adapter__fused_rmsprop_, (void *)&record_meta__fused_rmsprop_};
+
+/* ---- _fused_adamax_: _fused_adamax_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_infs, Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float eps, float weight_decay, bool maximize) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_adamax_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double eps, double weight_decay, bool maximize)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_adamax_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_adamax_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_infs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta1);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta2);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_adamax_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double eps, double weight_decay, bool maximize)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_adamax_], ks);
+    if (kernel)
+        return ((pith_sig__fused_adamax_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+    return redispatch_general__fused_adamax_(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+}
+pith_status pith_call__fused_adamax_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double eps, double weight_decay, bool maximize)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamax_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamax_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamax_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamax_", "grads", i_);
+    if (exp_avgs.n && !exp_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamax_", "exp_avgs");
+    for (size_t i_ = 0; i_ < exp_avgs.n; i_++)
+        if (!exp_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamax_", "exp_avgs", i_);
+    if (exp_infs.n && !exp_infs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamax_", "exp_infs");
+    for (size_t i_ = 0; i_ < exp_infs.n; i_++)
+        if (!exp_infs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamax_", "exp_infs", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adamax_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adamax_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(exp_avgs);
+    ks |= tensor_list_keyset(exp_infs);
+    ks |= tensor_list_keyset(state_steps);
+    return pith_redispatch__fused_adamax_(keyset_effective(ks), ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+}
+static pith_status boxed_adapter__fused_adamax_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 11)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)11, stack->size);
+    const size_t base_ = stack->size - 11;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_infs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &exp_infs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &beta2) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 10, stack_at(stack, base_ + 10), &maximize) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 11));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_adamax_)record->unboxed)(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 11);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_adamax_ = {
+    (void (*)(void))_fused_adamax__cpu, boxed_adapter__fused_adamax_, (void *)&record_cpu__fused_adamax_};
+static const pith_kernel_record record_meta__fused_adamax_ = {
+    (void (*)(void))_fused_adamax__meta, boxed_adapter__fused_adamax_, (void *)&record_meta__fused_adamax_};
+
+/* ---- _fused_nadam_: _fused_nadam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] mu_products, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, float momentum_decay, bool decoupled_weight_decay, bool maximize) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_nadam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, double momentum_decay, bool decoupled_weight_decay, bool maximize)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_nadam_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_nadam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, mu_products);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta1);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta2);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, momentum_decay);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, decoupled_weight_decay);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_nadam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, double momentum_decay, bool decoupled_weight_decay, bool maximize)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_nadam_], ks);
+    if (kernel)
+        return ((pith_sig__fused_nadam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+    return redispatch_general__fused_nadam_(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+}
+pith_status pith_call__fused_nadam_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, double momentum_decay, bool decoupled_weight_decay, bool maximize)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "grads", i_);
+    if (exp_avgs.n && !exp_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "exp_avgs");
+    for (size_t i_ = 0; i_ < exp_avgs.n; i_++)
+        if (!exp_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "exp_avgs", i_);
+    if (exp_avg_sqs.n && !exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "exp_avg_sqs");
+    for (size_t i_ = 0; i_ < exp_avg_sqs.n; i_++)
+        if (!exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "exp_avg_sqs", i_);
+    if (mu_products.n && !mu_products.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "mu_products");
+    for (size_t i_ = 0; i_ < mu_products.n; i_++)
+        if (!mu_products.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "mu_products", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_nadam_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_nadam_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(exp_avgs);
+    ks |= tensor_list_keyset(exp_avg_sqs);
+    ks |= tensor_list_keyset(mu_products);
+    ks |= tensor_list_keyset(state_steps);
+    return pith_redispatch__fused_nadam_(keyset_effective(ks), ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+}
+static pith_status boxed_adapter__fused_nadam_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 14)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)14, stack->size);
+    const size_t base_ = stack->size - 14;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list mu_products;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &mu_products) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 5, stack_at(stack, base_ + 5), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 10, stack_at(stack, base_ + 10), &eps) != PITH_OK)
+        return pith_last_status();
+    double momentum_decay;
+    if (unbox_FLOAT(op, 11, stack_at(stack, base_ + 11), &momentum_decay) != PITH_OK)
+        return pith_last_status();
+    bool decoupled_weight_decay;
+    if (unbox_BOOL(op, 12, stack_at(stack, base_ + 12), &decoupled_weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 13, stack_at(stack, base_ + 13), &maximize) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 14));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_nadam_)record->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 14);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_nadam_ = {
+    (void (*)(void))_fused_nadam__cpu, boxed_adapter__fused_nadam_, (void *)&record_cpu__fused_nadam_};
+static const pith_kernel_record record_meta__fused_nadam_ = {
+    (void (*)(void))_fused_nadam__meta, boxed_adapter__fused_nadam_, (void *)&record_meta__fused_nadam_};
+
+/* ---- _fused_adadelta_: _fused_adadelta_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] acc_deltas, Tensor(d!)[] state_steps, *, float lr, float rho, float eps, float weight_decay, bool maximize) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_adadelta_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list acc_deltas, pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, bool maximize)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_adadelta_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_adadelta_)kernel->unboxed)(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, square_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, acc_deltas);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, rho);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_adadelta_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list acc_deltas, pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, bool maximize)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_adadelta_], ks);
+    if (kernel)
+        return ((pith_sig__fused_adadelta_)kernel->unboxed)(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+    return redispatch_general__fused_adadelta_(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+}
+pith_status pith_call__fused_adadelta_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list acc_deltas, pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, bool maximize)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adadelta_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adadelta_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adadelta_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adadelta_", "grads", i_);
+    if (square_avgs.n && !square_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adadelta_", "square_avgs");
+    for (size_t i_ = 0; i_ < square_avgs.n; i_++)
+        if (!square_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adadelta_", "square_avgs", i_);
+    if (acc_deltas.n && !acc_deltas.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adadelta_", "acc_deltas");
+    for (size_t i_ = 0; i_ < acc_deltas.n; i_++)
+        if (!acc_deltas.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adadelta_", "acc_deltas", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_adadelta_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_adadelta_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(square_avgs);
+    ks |= tensor_list_keyset(acc_deltas);
+    ks |= tensor_list_keyset(state_steps);
+    return pith_redispatch__fused_adadelta_(keyset_effective(ks), ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+}
+static pith_status boxed_adapter__fused_adadelta_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 10)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)10, stack->size);
+    const size_t base_ = stack->size - 10;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list square_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &square_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list acc_deltas;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &acc_deltas) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &lr) != PITH_OK)
+        return pith_last_status();
+    double rho;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &rho) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &eps) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 9, stack_at(stack, base_ + 9), &maximize) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 10));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_adadelta_)record->unboxed)(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 10);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_adadelta_ = {
+    (void (*)(void))_fused_adadelta__cpu, boxed_adapter__fused_adadelta_, (void *)&record_cpu__fused_adadelta_};
+static const pith_kernel_record record_meta__fused_adadelta_ = {
+    (void (*)(void))_fused_adadelta__meta, boxed_adapter__fused_adadelta_, (void *)&record_meta__fused_adadelta_};
+
+/* ---- _fused_radam_: _fused_radam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool decoupled_weight_decay, bool maximize) -> () ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__fused_radam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__fused_radam_];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__fused_radam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, self);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, grads);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avgs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, exp_avg_sqs);
+    if (status == PITH_OK)
+        status = box_TENSOR_LIST(stack, state_steps);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, lr);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta1);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, beta2);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, weight_decay);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, decoupled_weight_decay);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, maximize);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__fused_radam_(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__fused_radam_], ks);
+    if (kernel)
+        return ((pith_sig__fused_radam_)kernel->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+    return redispatch_general__fused_radam_(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+}
+pith_status pith_call__fused_radam_(pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize)
+{
+    if (self.n && !self.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_radam_", "self");
+    for (size_t i_ = 0; i_ < self.n; i_++)
+        if (!self.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_radam_", "self", i_);
+    if (grads.n && !grads.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_radam_", "grads");
+    for (size_t i_ = 0; i_ < grads.n; i_++)
+        if (!grads.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_radam_", "grads", i_);
+    if (exp_avgs.n && !exp_avgs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_radam_", "exp_avgs");
+    for (size_t i_ = 0; i_ < exp_avgs.n; i_++)
+        if (!exp_avgs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_radam_", "exp_avgs", i_);
+    if (exp_avg_sqs.n && !exp_avg_sqs.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_radam_", "exp_avg_sqs");
+    for (size_t i_ = 0; i_ < exp_avg_sqs.n; i_++)
+        if (!exp_avg_sqs.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_radam_", "exp_avg_sqs", i_);
+    if (state_steps.n && !state_steps.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_fused_radam_", "state_steps");
+    for (size_t i_ = 0; i_ < state_steps.n; i_++)
+        if (!state_steps.data[i_])
+            return pith_set_error(PITH_ERR_VALUE, "%s: %s[%zu] is NULL", "_fused_radam_", "state_steps", i_);
+    pith_keyset ks = 0;
+    ks |= tensor_list_keyset(self);
+    ks |= tensor_list_keyset(grads);
+    ks |= tensor_list_keyset(exp_avgs);
+    ks |= tensor_list_keyset(exp_avg_sqs);
+    ks |= tensor_list_keyset(state_steps);
+    return pith_redispatch__fused_radam_(keyset_effective(ks), ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+}
+static pith_status boxed_adapter__fused_radam_(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 12)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)12, stack->size);
+    const size_t base_ = stack->size - 12;
+    (void)base_;
+    pith_tensor_list self;
+    if (unbox_TENSOR_LIST(op, 0, stack_at(stack, base_ + 0), &self) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list grads;
+    if (unbox_TENSOR_LIST(op, 1, stack_at(stack, base_ + 1), &grads) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avgs;
+    if (unbox_TENSOR_LIST(op, 2, stack_at(stack, base_ + 2), &exp_avgs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list exp_avg_sqs;
+    if (unbox_TENSOR_LIST(op, 3, stack_at(stack, base_ + 3), &exp_avg_sqs) != PITH_OK)
+        return pith_last_status();
+    pith_tensor_list state_steps;
+    if (unbox_TENSOR_LIST(op, 4, stack_at(stack, base_ + 4), &state_steps) != PITH_OK)
+        return pith_last_status();
+    double lr;
+    if (unbox_FLOAT(op, 5, stack_at(stack, base_ + 5), &lr) != PITH_OK)
+        return pith_last_status();
+    double beta1;
+    if (unbox_FLOAT(op, 6, stack_at(stack, base_ + 6), &beta1) != PITH_OK)
+        return pith_last_status();
+    double beta2;
+    if (unbox_FLOAT(op, 7, stack_at(stack, base_ + 7), &beta2) != PITH_OK)
+        return pith_last_status();
+    double weight_decay;
+    if (unbox_FLOAT(op, 8, stack_at(stack, base_ + 8), &weight_decay) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 9, stack_at(stack, base_ + 9), &eps) != PITH_OK)
+        return pith_last_status();
+    bool decoupled_weight_decay;
+    if (unbox_BOOL(op, 10, stack_at(stack, base_ + 10), &decoupled_weight_decay) != PITH_OK)
+        return pith_last_status();
+    bool maximize;
+    if (unbox_BOOL(op, 11, stack_at(stack, base_ + 11), &maximize) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 12));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__fused_radam_)record->unboxed)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 12);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__fused_radam_ = {
+    (void (*)(void))_fused_radam__cpu, boxed_adapter__fused_radam_, (void *)&record_cpu__fused_radam_};
+static const pith_kernel_record record_meta__fused_radam_ = {
+    (void (*)(void))_fused_radam__meta, boxed_adapter__fused_radam_, (void *)&record_meta__fused_radam_};
+
 /* Every row, in the op file's order, for ops/register.c. */
 const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
     {"neg", "neg(Tensor self) -> Tensor",
@@ -13491,4 +14835,22 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_STR}, 2, &record_cpu_meshgrid_indexing, &record_cpu_meshgrid_indexing},
     {"einsum", "einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_STR, PITH_TYPE_TENSOR_LIST, PITH_TYPE_OPT_INT_LIST}, 3, &record_cpu_einsum, &record_cpu_einsum},
+    {"_fused_sgd_", "_fused_sgd_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] momentum_buffer_list, *, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL, PITH_TYPE_BOOL, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR}, 12, &record_cpu__fused_sgd_, &record_meta__fused_sgd_},
+    {"_fused_adam_", "_fused_adam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] max_exp_avg_sqs, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR}, 15, &record_cpu__fused_adam_, &record_meta__fused_adam_},
+    {"_fused_adamw_", "_fused_adamw_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] max_exp_avg_sqs, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR}, 15, &record_cpu__fused_adamw_, &record_meta__fused_adamw_},
+    {"_fused_adagrad_", "_fused_adagrad_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] state_sums, Tensor(c!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR}, 11, &record_cpu__fused_adagrad_, &record_meta__fused_adagrad_},
+    {"_fused_rmsprop_", "_fused_rmsprop_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] grad_avgs, Tensor(d!)[] momentum_buffer_list, Tensor(e!)[] state_steps, *, float lr, float alpha, float eps, float weight_decay, float momentum, bool centered, bool maximize) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL}, 13, &record_cpu__fused_rmsprop_, &record_meta__fused_rmsprop_},
+    {"_fused_adamax_", "_fused_adamax_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_infs, Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float eps, float weight_decay, bool maximize) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL}, 11, &record_cpu__fused_adamax_, &record_meta__fused_adamax_},
+    {"_fused_nadam_", "_fused_nadam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] mu_products, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, float momentum_decay, bool decoupled_weight_decay, bool maximize) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL}, 14, &record_cpu__fused_nadam_, &record_meta__fused_nadam_},
+    {"_fused_adadelta_", "_fused_adadelta_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] acc_deltas, Tensor(d!)[] state_steps, *, float lr, float rho, float eps, float weight_decay, bool maximize) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL}, 10, &record_cpu__fused_adadelta_, &record_meta__fused_adadelta_},
+    {"_fused_radam_", "_fused_radam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool decoupled_weight_decay, bool maximize) -> ()",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL}, 12, &record_cpu__fused_radam_, &record_meta__fused_radam_},
 };

@@ -25,8 +25,10 @@ def _dtype_name(dtype):
     return str(dtype).rpartition(".")[2]
 
 
-def _rebuild_tensor(data, dtype_name, shape):
-    """A new contiguous tensor with the given row-major bytes (used by pickle)."""
+def _rebuild_tensor(data, dtype_name, shape, requires_grad=False):
+    """A new contiguous tensor with the given row-major bytes (used by pickle); a leaf
+    that requires grad when requires_grad (an argument added compatibly: older pickles
+    have three)."""
     dtype = getattr(_C, dtype_name, None)
     if not isinstance(dtype, _C.dtype):
         raise TypeError(f"pith: {dtype_name!r} is not a dtype")
@@ -34,18 +36,25 @@ def _rebuild_tensor(data, dtype_name, shape):
     for n in shape:
         numel *= n
     if numel == 0:
-        return _C.empty(list(shape), dtype=dtype)
-    # clone() so that the tensor owns its memory instead of borrowing the bytearray's.
-    return _C.frombuffer(bytearray(data), dtype=dtype).reshape(list(shape)).clone()
+        t = _C.empty(list(shape), dtype=dtype)
+    else:
+        # clone() so that the tensor owns its memory instead of borrowing the bytearray's.
+        t = _C.frombuffer(bytearray(data), dtype=dtype).reshape(list(shape)).clone()
+    return t.requires_grad_() if requires_grad else t
 
 
-def _rebuild_subclass(cls, data, dtype_name, shape, state):
+def _rebuild_subclass(cls, data, dtype_name, shape, state, requires_grad=False):
     """_rebuild_tensor, then the subclass `cls` and its instance state (used by pickle)."""
-    return _with_state(_as_class(_rebuild_tensor(data, dtype_name, shape), cls), state)
+    t = _rebuild_tensor(data, dtype_name, shape)
+    return _with_state(_as_class(t, cls, requires_grad), state)
 
 
-def _as_class(t, cls):
-    return t if cls is Tensor else Tensor._make_subclass(cls, t)
+def _as_class(t, cls, requires_grad=False):
+    # As PyTorch's copies: the copy of a leaf that requires grad requires grad (a
+    # Parameter copied with its module stays trainable).
+    if cls is Tensor:
+        return t.requires_grad_() if requires_grad else t
+    return Tensor._make_subclass(cls, t, requires_grad)
 
 
 def _get_state(t):
@@ -81,9 +90,10 @@ def _with_state(t, state):
 def _reduce_ex(self, protocol):
     args = (_C._tensor_bytes(self), _dtype_name(self.dtype), tuple(self.shape))
     state = _get_state(self)
+    requires_grad = (self.requires_grad,) if self.requires_grad else ()
     if type(self) is Tensor and not state:
-        return _rebuild_tensor, args
-    return _rebuild_subclass, (type(self),) + args + (state,)
+        return _rebuild_tensor, args + requires_grad
+    return _rebuild_subclass, (type(self),) + args + (state,) + requires_grad
 
 
 def _copy(self):
@@ -99,7 +109,7 @@ def _deepcopy(self, memo):
     existing = memo.get(id(self))
     if existing is not None:
         return existing
-    new = _as_class(self.clone(), type(self))
+    new = _as_class(self.detach().clone(), type(self), self.requires_grad)
     memo[id(self)] = new
     import copy
     return _with_state(new, copy.deepcopy(_get_state(self), memo))

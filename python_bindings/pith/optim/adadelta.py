@@ -78,8 +78,8 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=Fal
              foreach=None, differentiable=False, has_complex=False, *, lr, rho, eps,
              weight_decay, maximize):
     """The functional Adadelta (torch.optim.adadelta.adadelta)."""
-    func = (_fused_adadelta if _default_to_fused("adadelta", differentiable, foreach, None)
-            else _single_tensor_adadelta)
+    use_kernel = _default_to_fused("adadelta", params, differentiable, foreach, None)
+    func = _fused_adadelta if use_kernel else _single_tensor_adadelta
     func(params, grads, square_avgs, acc_deltas, state_steps, lr=lr, rho=rho, eps=eps,
          weight_decay=weight_decay, maximize=maximize, differentiable=differentiable)
 

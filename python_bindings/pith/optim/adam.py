@@ -4,7 +4,7 @@ differentiable=True runs torch's _single_tensor_adam with pith ops."""
 import pith
 
 from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check_param, _default_to_fused,
-                        _float, _get_scalar_dtype, _get_value, _lerp_, _to_scalar,
+                        _float, _get_scalar_dtype, _get_value, _lerp_, _rdiv, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
@@ -95,14 +95,13 @@ class Adam(Optimizer):
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
                     max_exp_avg_sqs, state_steps):
-        name = type(self).__name__
         for p in group["params"]:
             if p.grad is None:
                 continue
-            if getattr(p.grad, "is_sparse", False):
-                raise RuntimeError(f"{name} does not support sparse gradients, please consider "
+            if getattr(p.grad, "is_sparse", False):  # AdamW's message too, as torch's
+                raise RuntimeError("Adam does not support sparse gradients, please consider "
                                    "SparseAdam instead")
-            _check_param(p, name)
+            _check_param(p, type(self).__name__)
             params_with_grad.append(p)
             grads.append(p.grad)
 
@@ -161,7 +160,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
     name = "adamw" if decoupled_weight_decay else "adam"
-    if _default_to_fused(name, differentiable, foreach, fused):
+    if _default_to_fused(name, params, differentiable, foreach, fused):
         func = _fused_adam
     else:
         if grad_scale is not None or found_inf is not None:
@@ -194,6 +193,24 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
 
+        if differentiable:
+            # torch's differentiable branch: the bias corrections are 0-dim tensors of the
+            # step's dtype, so the update differs from the other branch in the last bits.
+            step = step_t
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2 = 1 - beta2 ** step
+            step_size_neg = _rdiv(lr, bias_correction1).neg()
+            bias_correction2_sqrt = bias_correction2.sqrt()
+            if amsgrad:
+                max_exp_avg_sqs[i].copy_(pith.maximum(max_exp_avg_sqs[i].clone(), exp_avg_sq))
+                source = max_exp_avg_sqs[i]
+            else:
+                source = exp_avg_sq
+            denom = (source.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(
+                _rdiv(eps, step_size_neg))
+            _addcdiv_(param, exp_avg.clone(), denom)
+            continue
+
         step = _get_value(step_t)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
@@ -201,15 +218,11 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         bias_correction2_sqrt = bias_correction2 ** 0.5
 
         if amsgrad:
-            if differentiable:
-                max_exp_avg_sqs[i].copy_(pith.maximum(max_exp_avg_sqs[i].clone(), exp_avg_sq))
-            else:
-                pith.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            pith.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
             denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        _addcdiv_(param, exp_avg.clone() if differentiable else exp_avg, denom,
-                  value=-step_size)
+        _addcdiv_(param, exp_avg, denom, value=-step_size)
 
 
 def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,

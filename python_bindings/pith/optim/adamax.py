@@ -83,8 +83,8 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    func = (_fused_adamax if _default_to_fused("adamax", differentiable, foreach, None)
-            else _single_tensor_adamax)
+    use_kernel = _default_to_fused("adamax", params, differentiable, foreach, None)
+    func = _fused_adamax if use_kernel else _single_tensor_adamax
     func(params, grads, exp_avgs, exp_infs, state_steps, eps=eps, beta1=beta1, beta2=beta2,
          lr=lr, weight_decay=weight_decay, maximize=maximize, differentiable=differentiable)
 
@@ -106,7 +106,7 @@ def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps
             pith.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         else:
             norm_buf = pith.cat([exp_inf.mul_(beta2).unsqueeze(0),
-                                 grad.abs().add_(eps).unsqueeze_(0)], 0)
+                                 grad.abs().add_(eps).unsqueeze(0)], 0)
             exp_inf.copy_(pith.amax(norm_buf, 0, keepdim=False))
         bias_correction = 1 - beta1 ** _get_value(step_t)
         clr = lr / bias_correction

@@ -5,7 +5,7 @@ import pith
 
 from .adam import _setstate_steps, _step_tensor
 from .optimizer import (Optimizer, _addcdiv_, _addcmul_, _check_param, _default_to_fused,
-                        _float, _get_scalar_dtype, _get_value, _lerp_,
+                        _float, _get_scalar_dtype, _get_value, _lerp_, _rdiv,
                         _use_grad_for_differentiable)
 
 __all__ = ["NAdam", "nadam"]
@@ -106,8 +106,8 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
     if not all(isinstance(t, pith.Tensor) for t in mu_products):
         raise RuntimeError("API has changed, `mu_products` argument must contain a list of "
                            "singleton tensors")
-    func = (_fused_nadam if _default_to_fused("nadam", differentiable, foreach, None)
-            else _single_tensor_nadam)
+    use_kernel = _default_to_fused("nadam", params, differentiable, foreach, None)
+    func = _fused_nadam if use_kernel else _single_tensor_nadam
     func(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1,
          beta2=beta2, lr=lr, weight_decay=weight_decay, momentum_decay=momentum_decay,
          maximize=maximize, decoupled_weight_decay=decoupled_weight_decay, eps=eps,
@@ -140,6 +140,17 @@ def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, stat
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt()
+
+        if differentiable:
+            # torch's differentiable branch: the coefficients are 0-dim tensors of
+            # mu_product's dtype.
+            denom = denom.add(eps)
+            mu_product_next = mu_product * mu_next
+            grad = grad * _rdiv(-lr * (1.0 - mu), 1.0 - mu_product)
+            exp_avg = exp_avg * _rdiv(-lr * mu_next, 1.0 - mu_product_next)
+            _addcdiv_(param, grad, denom)
+            _addcdiv_(param, exp_avg, denom)
+            continue
 
         mu_product_next = _get_value(mu_product) * mu_next
         denom.add_(eps)

@@ -75,12 +75,29 @@ def _to_scalar(x):
     return x
 
 
-def _default_to_fused(name, differentiable, foreach, fused):
-    """Whether a group's update runs in the multi-tensor kernel pith._fused_<name>_: by
-    default (foreach and fused None), with foreach=True or with fused=True; never when
-    differentiable. foreach=False (fused not True) runs torch's per-parameter formula. A
-    build without the kernel runs the formula. See docs/training.md, "pith.optim"."""
+# Note [The optimizer's two paths]
+# Every optimizer but LBFGS updates a param group in one of two ways. The kernel path makes
+# one call of the multi-tensor op pith._fused_<name>_ (kernels/optim.c) per group (per part
+# for SGD: the params whose momentum buffer exists, and those whose buffer is new); the
+# kernel increments state['step'] itself. The formula path is torch 2.13's
+# _single_tensor_<name>, op by op, with pith ops; torch's addcmul_, addcdiv_ and lerp_ are
+# composed below in the order of torch's CPU kernels, which is also the order the kernels
+# round in (Note [The optimizer kernels round as pith's ops]), so that both paths give the
+# same bits (test_optim.py, test_the_kernel_and_the_formula_give_the_same_bits).
+# The kernel path is the default (foreach and fused None) and what foreach=True and
+# fused=True ask for; torch's default on CPU is its for-loop. foreach=False (fused not True)
+# and differentiable=True run the formula, which autograd can record.
+_KERNEL_DTYPES = (pith.float32, pith.float64)
+
+
+def _default_to_fused(name, params, differentiable, foreach, fused):
+    """Whether a group's update runs in the kernel pith._fused_<name>_ (See Note [The
+    optimizer's two paths]). The kernels update float32 and float64 parameters: a group
+    with another dtype (float16, bfloat16) runs the formula, as does a build without the
+    kernel."""
     if differentiable or not hasattr(pith, f"_fused_{name}_"):
+        return False
+    if any(p.dtype not in _KERNEL_DTYPES for p in params):
         return False
     return bool(fused) or bool(foreach) or (foreach is None and fused is None)
 
@@ -109,7 +126,7 @@ def _check_param(p, optimizer_name, sparse=True):
 
 # torch's addcmul_, addcdiv_ and lerp_ with a scalar, composed from pith ops in the order of
 # torch's CPU kernels: self + (value * t1) * t2, self + (value * t1) / t2, and lerp's two
-# branches on the weight. The kernels pith._fused_<name>_ follow the same formulas.
+# branches on the weight. See Note [The optimizer's two paths].
 def _addcmul_(self, t1, t2, value=1.0):
     term = t1.mul(value) if value != 1 else t1.clone()
     return self.add_(term.mul_(t2))
@@ -118,6 +135,12 @@ def _addcmul_(self, t1, t2, value=1.0):
 def _addcdiv_(self, t1, t2, value=1.0):
     term = t1.mul(value) if value != 1 else t1.clone()
     return self.add_(term.div_(t2))
+
+
+def _rdiv(number, tensor):
+    """number / tensor as torch computes it: Tensor.__rtruediv__ is tensor.reciprocal() *
+    number, two roundings in the tensor's dtype (pith's number / tensor rounds once)."""
+    return (1 / tensor) * number
 
 
 def _lerp_(self, end, weight):

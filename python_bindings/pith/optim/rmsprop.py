@@ -95,8 +95,8 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    func = (_fused_rmsprop if _default_to_fused("rmsprop", differentiable, foreach, None)
-            else _single_tensor_rmsprop)
+    use_kernel = _default_to_fused("rmsprop", params, differentiable, foreach, None)
+    func = _fused_rmsprop if use_kernel else _single_tensor_rmsprop
     func(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr=lr,
          alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,
          maximize=maximize, differentiable=differentiable)
