@@ -116,7 +116,8 @@ def main():
     model.eval()
     x = pith.tensor(x_np)
 
-    out = np.asarray(model(x))
+    with pith.no_grad():  # inference: no graph is recorded (as torch's no_grad)
+        out = np.asarray(model(x))
     expected = numpy_mlp(weights)(x_np)
     try:
         np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
@@ -130,8 +131,9 @@ def main():
     start = time.perf_counter()
     with pith.no_grad():
         compiled_out = compiled(x)
-    first_call = time.perf_counter() - start
-    if not bool((compiled_out == model(x)).all()):
+        first_call = time.perf_counter() - start
+        same = bool((compiled_out == model(x)).all())
+    if not same:
         print("FAILED: the compiled model's output differs from the eager one's",
               file=sys.stderr)
         return 1
@@ -143,8 +145,9 @@ def main():
     threads = pith_num_threads()
     print(f"\ntime per batch of {BATCH} ({threads} thread{'s' * (threads != 1)}), "
           "median:")
-    pith_time = median_seconds(lambda: model(x))
-    rows = [("pith", pith_time), ("pith.compile", median_seconds(lambda: compiled(x)))]
+    with pith.no_grad():
+        pith_time = median_seconds(lambda: model(x))
+        rows = [("pith", pith_time), ("pith.compile", median_seconds(lambda: compiled(x)))]
     numpy_forward = numpy_mlp(weights)
     rows.append(("NumPy", median_seconds(lambda: numpy_forward(x_np))))
     torch_fn = torch_forward(weights, x_np, threads)

@@ -169,13 +169,7 @@ PACKAGES = [
             lambda fw, m: fw.optim.RAdam(m.parameters(), lr=1e-3, weight_decay=1e-2),
             lambda fw, opt: fw.optim.lr_scheduler.PolynomialLR(opt, total_iters=10, power=2.0),
             lambda fw, rng: ((_randn(fw, rng, 2, 30, 32),), _randn(fw, rng, 2, 30, 32)),
-            lambda fw, out, target: fw.nn.functional.l1_loss(out, target)),
-        train_blocked=("pith's F.pad records no autograd (its result has no grad_fn, "
-                       "requires_grad False): NystromAttention pads its input to a multiple "
-                       "of the landmarks, so the gradient of every PreNorm before an "
-                       "attention is lost (None), and the layers below get torch's "
-                       "gradient minus the attention branch"),
-        train_blocked_error="state_dict['layers.0.0.norm.bias']"),
+            lambda fw, out, target: fw.nn.functional.l1_loss(out, target))),
     Program(
         "perceiver-ar-pytorch PerceiverAR", module="perceiver_ar_pytorch.perceiver_ar_pytorch",
         source="perceiver-ar-pytorch",
