@@ -50,8 +50,7 @@ class SGD(Optimizer):
     def _init_group(self, group, params, grads, momentum_buffer_list):
         for p in group["params"]:
             if p.grad is not None:
-                if p.dtype.is_complex:
-                    _check_param(p, "SGD", sparse=False)
+                _check_param(p, "SGD", sparse=False)
                 if getattr(p.grad, "is_sparse", False):
                     # torch's SGD takes sparse gradients in its per-parameter path; pith has
                     # no sparse tensors, so one can only come from a foreign subclass.
