@@ -76,7 +76,9 @@ class SGD(Optimizer):
                 momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
                 nesterov=group["nesterov"], maximize=group["maximize"],
                 foreach=group["foreach"], fused=group["fused"],
-                differentiable=group["differentiable"])
+                differentiable=group["differentiable"],
+                grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None))
             if group["momentum"] != 0:
                 for p, momentum_buffer in zip(params, momentum_buffer_list):
                     self.state[p]["momentum_buffer"] = momentum_buffer
@@ -140,7 +142,9 @@ def _fused_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, l
         pith._fused_sgd_([params[i] for i in old], [grads[i] for i in old],
                          [momentum_buffer_list[i] for i in old], is_first_step=False,
                          **options)
-    if new:
+    if new and not (found_inf is not None and found_inf.item() != 0):
+        # A skipped step (found_inf) leaves new buffers None, so that the next step sets
+        # them to its gradient; torch's fused SGD would keep them uninitialised.
         for i in new:
             momentum_buffer_list[i] = pith.empty_like(params[i])
         pith._fused_sgd_([params[i] for i in new], [grads[i] for i in new],
