@@ -6,12 +6,17 @@
 4. compiles it with pith.compile (the forward's bytecode becomes one fused graph) and checks
    that the compiled model gives the same bits;
 5. prints the time per batch (median of many runs), eager and compiled, beside NumPy and
-   PyTorch, when they are installed (PyTorch with pith's thread count).
+   PyTorch, when they are installed (PyTorch with pith's thread count);
+6. trains a small classifier with pith.optim on a data set it makes itself (three spirals
+   of 2-D points): cross-entropy, backward, Adam, a step schedule; prints the loss as it
+   falls and the time per training step, beside PyTorch training the same network from the
+   same weights on the same batches (and their final losses).
 
     python examples/quickstart.py
 
-Exits with status 1 if pith's result differs from NumPy's, or the compiled model's from
-the eager one's.
+Exits with status 1 if pith's result differs from NumPy's, the compiled model's from the
+eager one's, or training does not bring the loss below a quarter of where it started.
+`PITH_DEMO_QUICK=1` shortens the timings (the tests run the demo that way).
 """
 import os
 import statistics
@@ -25,6 +30,7 @@ import pith.nn as nn
 
 SIZES = (784, 512, 512, 10)
 BATCH = 32
+QUICK = bool(os.environ.get("PITH_DEMO_QUICK"))
 
 
 def pith_num_threads():
@@ -68,6 +74,8 @@ def numpy_mlp(weights):
 
 def median_seconds(fn, budget=0.4, min_runs=10):
     """The median time of fn() over at least min_runs runs or about `budget` seconds."""
+    if QUICK:
+        budget, min_runs = 0.0, 3
     for _ in range(3):
         fn()
     times = []
@@ -145,6 +153,89 @@ def main():
     for name, seconds in rows:
         ratio = "" if name == "pith" else f"   (pith/{name} = {pith_time / seconds:.2f})"
         print(f"  {name:13s}{seconds * 1e6:10.1f} us{ratio}")
+    return train(threads)
+
+
+# ---- 6. training --------------------------------------------------------------------------
+CLASSES, POINTS, TRAIN_BATCH, EPOCHS = 3, 600, 60, 30
+
+
+def spirals(rng):
+    """Three interleaved spirals of 2-D points with a little noise, and their labels."""
+    per = POINTS // CLASSES
+    radius = np.linspace(0.05, 1.0, per)
+    points, labels = [], []
+    for c in range(CLASSES):
+        angle = np.linspace(c * 2 * np.pi / CLASSES, c * 2 * np.pi / CLASSES + 3.5, per)
+        angle = angle + rng.normal(0, 0.15, per)
+        points.append(np.stack([radius * np.sin(angle), radius * np.cos(angle)], 1))
+        labels.append(np.full(per, c))
+    order = rng.permutation(POINTS)
+    return (np.concatenate(points)[order].astype(np.float32),
+            np.concatenate(labels)[order].astype(np.int64))
+
+
+def classifier(lib):
+    """2 -> 64 -> 64 -> 3 with ReLU, in `lib`'s nn (pith or torch)."""
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                         nn.Linear(64, CLASSES))
+
+
+def fit(lib, weights, x_np, y_np):
+    """Trains the classifier in `lib` from `weights`: returns (losses per epoch, the
+    median seconds of one step). The batches are the same slices in either library."""
+    model = classifier(lib)
+    model.load_state_dict({k: lib.from_numpy(v.copy()) for k, v in weights.items()})
+    model.train()
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+    sched = lib.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.5)
+    loss_fn = lib.nn.CrossEntropyLoss()
+    x, y = lib.from_numpy(x_np), lib.from_numpy(y_np)
+    losses, times = [], []
+    for _ in range(EPOCHS):
+        total = 0.0
+        for start in range(0, POINTS, TRAIN_BATCH):
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = loss_fn(model(x[start:start + TRAIN_BATCH]), y[start:start + TRAIN_BATCH])
+            loss.backward()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+            total += loss.item()
+        sched.step()
+        losses.append(total / (POINTS // TRAIN_BATCH))
+    return losses, statistics.median(times)
+
+
+def train(threads):
+    rng = np.random.default_rng(1)
+    x_np, y_np = spirals(rng)
+    pith.manual_seed(0)
+    weights = {k: v.detach().numpy().copy() for k, v in classifier(pith).state_dict().items()}
+    print(f"\ntraining a 2-64-64-{CLASSES} classifier on {POINTS} points of {CLASSES} "
+          f"spirals: Adam, StepLR, batches of {TRAIN_BATCH}, {EPOCHS} epochs")
+    losses, step_time = fit(pith, weights, x_np, y_np)
+    for epoch in range(0, EPOCHS, 5):
+        print(f"  epoch {epoch:2d}  loss {losses[epoch]:.4f}")
+    print(f"  epoch {EPOCHS - 1:2d}  loss {losses[-1]:.4f}")
+    rows = [("pith", step_time, losses[-1])]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(threads)
+        torch_losses, torch_time = fit(torch, weights, x_np, y_np)
+        rows.append(("PyTorch", torch_time, torch_losses[-1]))
+    print("time per training step (zero_grad, forward, loss, backward, Adam), median:")
+    for name, seconds, final in rows:
+        ratio = "" if name == "pith" else f"   (pith/{name} = {step_time / seconds:.2f})"
+        print(f"  {name:13s}{seconds * 1e6:10.1f} us   final loss {final:.4f}{ratio}")
+    if not losses[-1] < losses[0] / 4:
+        print(f"FAILED: training did not bring the loss down ({losses[0]:.4f} -> "
+              f"{losses[-1]:.4f})", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -6,6 +6,7 @@
 
 #include "core/interpreter_internal.h"
 #include "kernels/random.h"
+#include "kernels/views.h"
 #include "ops/c_api_support.h"
 
 /* Not generated: it picks one of two overloads (squeeze, squeeze.dim) by whether `dim` is
@@ -36,14 +37,10 @@ pith_tensor **pith_meshgrid(const pith_tensor *const *tensors, size_t n, const c
     return ret[0].u.tensors.data; /* never NULL: meshgrid has at least one result */
 }
 
-/* Not an op: frees what the list results return. */
+/* Not an op: frees what the list results return (the kernels' own release). */
 void pith_tensor_list_free(pith_tensor **list, size_t n)
 {
-    if (!list)
-        return;
-    for (size_t i = 0; i < n; i++)
-        pith_release(list[i]);
-    free(list);
+    tensor_list_release(list, n);
 }
 
 /* Not generated: it redispatches below the dispatcher's entry rather than calling it.

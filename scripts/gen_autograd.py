@@ -595,33 +595,8 @@ class NodeGen:
             self.let_kinds[name] = kind
 
     def kind(self, node):
-        """The checker's kind of an expression (gen_derivatives.Checker.kind, replayed)."""
-        tag = node[0]
-        if tag == "num" or (tag == "const" and node[1] is not None):
-            return "number"
-        if tag == "const":
-            return "none"
-        if tag == "str":
-            return "str"
-        if tag == "name":
-            n = node[1]
-            if n in self.let_kinds:
-                return self.let_kinds[n]
-            if n == "grads":
-                return "tensors"
-            if n in self.grad_names or n in self.results:
-                return "tensor"
-            return token_kind(self.types[n])
-        if tag == "list":
-            kinds = [self.kind(item) for item in node[1]]
-            return "tensors" if {"tensor", "tensors"} & set(kinds) else "ints"
-        if node[1] == "case":
-            return self.kind(node[2][2])
-        target, _ = self.calls[id(node)]
-        if isinstance(target, Helper):
-            return target.kind
-        returns = re.sub(r"\([a-z]!?\)", "", target.schema.returns)
-        return "tensors" if returns == "Tensor[]" else "tensor"
+        """The kind of an expression, as gen_derivatives.Checker found it."""
+        return self.d.kinds[id(node)]
 
     def ref(self, name):
         """The C variable of an unpacked saved tensor in apply and the lets."""

@@ -218,6 +218,7 @@ class Derivative:
         self.inplace = fields.get("inplace")
         self.inplace_formulas = fields.get("inplace_formulas")
         self.calls = fields.get("calls", {})        # id(call node) -> (Row or Helper, bound)
+        self.kinds = fields.get("kinds", {})        # id(expression node) -> its kind
 
 
 def outputs_of(row):
@@ -241,8 +242,14 @@ class Checker:
         self.by_name = {row.schema.full_name: row for row in rows}
         self.used_helpers = set()
         self.calls = {}  # id(call node) -> (Row or Helper, {parameter: node})
+        self.kinds = {}  # id(expression node) -> its kind, which the C generator reads
 
     def kind(self, node, scope, where):
+        kind = self._kind(node, scope, where)
+        self.kinds[id(node)] = kind
+        return kind
+
+    def _kind(self, node, scope, where):
         tag = node[0]
         if tag == "num" or (tag == "const" and node[1] is not None):
             return "number"
@@ -517,6 +524,7 @@ def check_formulas(checker, row, entry, where, fail):
     return Derivative(row, "formula", formulas=formulas, lets=lets, saves=saves,
                       saves_metadata=saves_metadata, differentiable_outputs=differentiable,
                       hand_written=entry.get("hand_written"), calls=checker.calls,
+                      kinds=checker.kinds,
                       node=entry.get("node"), inplace_node=entry.get("inplace_node"))
 
 

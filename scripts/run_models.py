@@ -2,7 +2,9 @@
 """Runs every model program of tests/models on pith (compared with torch when torch is
 installed), prints a line per program and "N passed, M failed", and exits non-zero when
 any failed. The programs known to be blocked (tests/models/programs BLOCKED) are run too
-and listed apart: each must still fail for its stated reason. Usage: python scripts/run_models.py [-k SUBSTRING] [--no-torch]"""
+and listed apart: each must still fail for its stated reason. With --train, the programs
+that train are trained instead, and compared with torch's training run (Note [Comparing
+training runs]). Usage: python scripts/run_models.py [-k SUBSTRING] [--no-torch] [--train]"""
 import argparse
 import os
 import sys
@@ -19,17 +21,27 @@ def main():
     parser.add_argument("-k", default="", help="run only programs whose name contains this")
     parser.add_argument("--no-torch", action="store_true",
                         help="run on pith alone, even when torch is installed")
+    parser.add_argument("--train", action="store_true",
+                        help="train the programs that train, and compare the runs")
     args = parser.parse_args()
     with_torch = harness.torch_available() and not args.no_torch
     passed = failed = blocked = 0
-    for program in programs.ALL + programs.BLOCKED:
+    if args.train:
+        selection = [p for p in programs.ALL if p.does_train]
+    else:
+        selection = programs.ALL + programs.BLOCKED
+    for program in selection:
         if args.k not in program.name:
             continue
-        result = harness.run(program, with_torch=with_torch)
-        status = "FAIL" if not result.ok else "BLOCKED" if program.blocked else "PASS"
+        if args.train:
+            result = harness.run_training(program, with_torch=with_torch)
+        else:
+            result = harness.run(program, with_torch=with_torch)
+        is_blocked = program.blocked or (args.train and program.train_blocked and with_torch)
+        status = "FAIL" if not result.ok else "BLOCKED" if is_blocked else "PASS"
         print(f"{status}  {result.program}: {result.detail} ({result.seconds:.2f} s)",
               flush=True)
-        if program.blocked and result.ok:
+        if is_blocked and result.ok:
             blocked += 1
         else:
             passed += result.ok

@@ -11,6 +11,9 @@ programs on pith]). Each runs the same way:
 3. run both on the same inputs (made with NumPy) and compare every output, tensors with
    the program's tolerance and everything else exactly.
 Without torch, the pith model runs and its outputs are checked to be finite.
+
+A program that trains (`Program.trains`: a script's `fit(model)`, or a recipe's `train`)
+is also run by `run_training`, see Note [Comparing training runs].
 """
 import dataclasses
 import math
@@ -53,6 +56,32 @@ class Program:
     # `blocked_error`, or the harness reports it (so that it moves to the running list).
     blocked: str = ""
     blocked_error: str = ""
+    # Training (Note [Comparing training runs]). A script trains when `trains` is set: its
+    # module defines fit(model) -> the loss (a float) at every optimizer step (not
+    # `train`: the pytorch/examples programs keep that name for their own per-epoch
+    # function). A recipe
+    # trains when `train` is set: train(model, fw) -> the same list.
+    trains: bool = False
+    train: Optional[Callable[[Any, Any], list]] = None
+    # The tolerance of the comparison of a training run with torch's: rtol 1e-4 on the loss
+    # at every step and on every entry of the final state_dict; atol for the entries near
+    # zero. A program that needs a looser one, for the whole run (train_rtol, train_atol)
+    # or for some state_dict entries only (train_key_tolerances: a key's suffix -> (rtol,
+    # atol)), names the op whose order of summation differs, and why the looser figure is
+    # right, in train_tolerance_why.
+    train_rtol: float = 1e-4
+    train_atol: float = 1e-6
+    train_key_tolerances: dict = dataclasses.field(default_factory=dict)
+    train_tolerance_why: str = ""
+    # A program whose training pith cannot run right yet, and why (naming the missing
+    # piece): its training run must still fail with an error that mentions
+    # train_blocked_error, or run_training reports it (so that it is unblocked).
+    train_blocked: str = ""
+    train_blocked_error: str = ""
+
+    @property
+    def does_train(self):
+        return self.trains or self.train is not None
 
     def load(self, framework):
         if self.file is not None:
@@ -132,10 +161,12 @@ def _check_finite(path, value):
             _check_finite(f"{path}[{i}]", item)
 
 
-def copy_state(pith_model, torch_model):
-    """Loads torch_model's state_dict into pith_model (strict: the same keys)."""
-    import pith
-    state = {key: pith.from_numpy(np.ascontiguousarray(_to_numpy(value)))
+def copy_state(pith_model, torch_model, fw=None):
+    """Loads torch_model's state_dict into pith_model (strict: the same keys). fw is the
+    framework of pith_model (pith unless told: the self-check runs torch against torch)."""
+    if fw is None:
+        import pith as fw
+    state = {key: fw.from_numpy(np.ascontiguousarray(_to_numpy(value)).copy())
              for key, value in torch_model.state_dict().items()}
     pith_model.load_state_dict(state, strict=True)
 
@@ -239,6 +270,156 @@ def run_compiled(program):
                   f"captured, {stats['frames_skipped']} run eagerly)")
         return Result(program.name, True, detail, time.perf_counter() - start)
     except Exception as e:  # a failure of the program under pith.compile
+        frames = traceback.extract_tb(e.__traceback__)
+        where = frames[-1] if frames else None
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        return Result(program.name, False, f"{type(e).__name__}: {e}{at}",
+                      time.perf_counter() - start)
+
+
+# Note [Comparing training runs]
+# A program that trains runs its own training loop (its optimizer, its scheduler, its
+# gradient clipping), on data it makes with NumPy from a fixed seed, for at least
+# MIN_STEPS optimizer steps, and returns the loss of every step as a float.
+# With torch installed, run_training
+# 1. builds the torch model (torch.manual_seed(0)) and the pith model (pith.manual_seed(0)),
+#    and copies torch's state_dict into the pith model with strict=True, before either
+#    trains: the two start from the same weights under the same keys;
+# 2. trains torch's, then pith's;
+# 3. checks that torch's loss falls (the last below the first: the program trains), then
+#    compares the losses step by step and every entry of the final state_dicts, with the
+#    program's train_rtol and train_atol, or train_key_tolerances for the keys it names
+#    (compare_training).
+# What would make the two runs differ by design is kept out of the programs: nothing in a
+# training run draws random numbers from the framework (dropout is off, p=0.0, or in eval
+# mode for the run; sampling noise comes from NumPy), and data loaders do not shuffle.
+# Without torch, the pith run alone must give MIN_STEPS finite losses, a finite state_dict,
+# and a last loss below the first (the loss falls).
+MIN_STEPS = 10
+
+
+def compare_training(got_losses, want_losses, got_state, want_state, rtol, atol,
+                     key_tolerances=None):
+    """Compares a training run with torch's: the loss at every step, then every entry of
+    the final state_dict (an entry whose key ends with one of key_tolerances' suffixes
+    with that (rtol, atol)). Raises AssertionError naming the first step or key that
+    differs; returns the largest relative difference of the losses and the largest
+    absolute difference of the weights."""
+    if len(got_losses) != len(want_losses):
+        raise AssertionError(f"{len(got_losses)} steps != torch's {len(want_losses)}")
+    worst_loss = 0.0
+    for step, (g, w) in enumerate(zip(got_losses, want_losses)):
+        if not (isinstance(g, float) and math.isfinite(g)):
+            raise AssertionError(f"loss at step {step}: {g!r} is not a finite float")
+        if not math.isclose(g, w, rel_tol=rtol, abs_tol=atol):
+            raise AssertionError(f"loss at step {step}: {g!r} != torch's {w!r} "
+                                 f"(rtol {rtol:g})")
+        worst_loss = max(worst_loss, abs(g - w) / max(abs(w), 1e-30))
+    worst = [0.0]
+    got_state, want_state = dict(got_state), dict(want_state)
+    if sorted(got_state) != sorted(want_state):
+        raise AssertionError(f"state_dict keys {sorted(got_state)} != torch's "
+                             f"{sorted(want_state)}")
+    for suffix in key_tolerances or {}:
+        if not any(key.endswith(suffix) for key in want_state):
+            raise AssertionError(f"a tolerance is given for {suffix!r}, which ends no key")
+    for key in want_state:
+        tolerances = [t for suffix, t in (key_tolerances or {}).items() if key.endswith(suffix)]
+        key_rtol, key_atol = tolerances[0] if tolerances else (rtol, atol)
+        _compare(f"state_dict[{key!r}]", got_state[key], want_state[key], key_rtol, key_atol,
+                 worst)
+    return worst_loss, worst[0]
+
+
+def _training_copy(program, framework, fw):
+    """The program's model on `framework` and the function that trains it."""
+    module = program.load(framework)
+    if program.file is not None:
+        if not hasattr(module, "fit"):
+            raise AssertionError(f"{program.file} is marked as training but defines no "
+                                 "fit(model)")
+        return module.build(), module.fit
+    return program.build(module, fw), lambda model: program.train(model, fw)
+
+
+def _check_falls(losses, who):
+    if not losses[-1] < losses[0]:
+        raise AssertionError(f"the loss does not fall on {who}: {losses[0]!r} -> "
+                             f"{losses[-1]!r}")
+
+
+def _check_losses(losses):
+    if len(losses) < MIN_STEPS:
+        raise AssertionError(f"{len(losses)} optimizer steps, fewer than {MIN_STEPS}")
+    for step, loss in enumerate(losses):
+        if not (isinstance(loss, float) and math.isfinite(loss)):
+            raise AssertionError(f"loss at step {step}: {loss!r} is not a finite float")
+
+
+def train_both(program, candidate="pith"):
+    """Trains the program on torch and on `candidate` from torch's initial weights (steps
+    1 and 2 of Note [Comparing training runs]); returns the candidate's losses, torch's,
+    and the two final state_dicts."""
+    import torch
+    cand = __import__(candidate)
+    torch.manual_seed(0)
+    torch_model, torch_train = _training_copy(program, "torch", torch)
+    cand.manual_seed(0)
+    model, train = _training_copy(program, candidate, cand)
+    copy_state(model, torch_model, cand)
+    want = torch_train(torch_model)
+    _check_losses(want)
+    got = train(model)
+    _check_losses(got)
+    return got, want, model.state_dict(), torch_model.state_dict()
+
+
+def run_training(program, with_torch=None, candidate="pith"):
+    """Trains the program (Note [Comparing training runs]); returns a Result, never raises
+    for the program's own failures. candidate is the framework compared with torch: pith,
+    or torch itself (the self-check of the programs and of this harness). For a program
+    whose training is blocked, ok means that it still fails against torch for the reason
+    it names (on pith alone it must still train: finite losses that fall)."""
+    if with_torch is None:
+        with_torch = torch_available()
+    result = _run_training(program, with_torch, candidate)
+    if not program.train_blocked or candidate != "pith" or not with_torch:
+        return result
+    if result.ok:
+        return Result(program.name, False, f"training was blocked ({program.train_blocked}) "
+                      "but now matches: unblock it", result.seconds)
+    if program.train_blocked_error not in result.detail:
+        return Result(program.name, False, f"training blocked ({program.train_blocked}), but "
+                      f"fails otherwise: {result.detail}", result.seconds)
+    return Result(program.name, True, f"training blocked: {program.train_blocked} "
+                  f"({result.detail[:200]})", result.seconds)
+
+
+def _run_training(program, with_torch, candidate):
+    import pith
+    start = time.perf_counter()
+    try:
+        cand = pith if candidate == "pith" else __import__(candidate)
+        if with_torch:
+            got, want, state, torch_state = train_both(program, candidate)
+            _check_falls(want, "torch")
+            worst_loss, worst_weight = compare_training(
+                got, want, state, torch_state, program.train_rtol, program.train_atol,
+                program.train_key_tolerances)
+            detail = (f"{len(got)} steps match torch (loss {want[0]:.4g} -> {want[-1]:.4g}; "
+                      f"max rel diff of the losses {worst_loss:.1e}, max abs diff of the "
+                      f"weights {worst_weight:.1e})")
+        else:
+            cand.manual_seed(0)
+            model, train = _training_copy(program, candidate, cand)
+            got = train(model)
+            _check_losses(got)
+            _check_finite("state_dict", dict(model.state_dict()))
+            _check_falls(got, candidate)
+            detail = (f"{len(got)} steps, loss {got[0]:.4g} -> {got[-1]:.4g} (torch not "
+                      "installed: not compared)")
+        return Result(program.name, True, detail, time.perf_counter() - start)
+    except Exception as e:  # a failure of the program's training is what this reports
         frames = traceback.extract_tb(e.__traceback__)
         where = frames[-1] if frames else None
         at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""

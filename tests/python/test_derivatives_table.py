@@ -4,25 +4,18 @@ generator's own reader (scripts/gen_derivatives.py), is evaluated with torch ops
 for pith's ops and Python references for the backward helpers, on random float64 samples
 (broadcast and 0-dim ones where the op takes them), summed to each input's shape as the
 engine will, and compared with torch.autograd.grad of the forward op. Needs torch only."""
-import importlib.util
 import os
 
 import pytest
+
+from _scripts import load_script
 
 torch = pytest.importorskip("torch")
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location(
-        "gen_ops", os.path.join(REPO, "scripts", "gen_ops.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GEN = load_generator()
+GEN = load_script("gen_ops")
 _, ROWS = GEN.load()
 BY_NAME = {row.schema.full_name: row for row in ROWS}
 parse_formula = GEN.gen_derivatives.parse_formula

@@ -6,21 +6,18 @@ and it writes the Python API's text (scripts/gen_ops_python.py): the signatures 
 docs/python.md's ops list as the binder's __doc__ spells them, in its overload order, and the
 stubs' declarations of each op function and method. Note [The op file]
 (ops/ops.toml) describes the format."""
-import importlib.util
 import os
 
 import pytest
+
+from _scripts import load_script
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
 @pytest.fixture(scope="module")
 def gen():
-    spec = importlib.util.spec_from_file_location(
-        "gen_ops", os.path.join(REPO, "scripts", "gen_ops.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_ops")
 
 
 @pytest.fixture

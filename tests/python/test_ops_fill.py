@@ -394,6 +394,25 @@ def test_pad_matches_torch(pad, name):
     assert got.is_contiguous()
 
 
+@needs_torch
+@pytest.mark.parametrize("pad", PADS)
+def test_pad_gradient_matches_torch(pad):
+    """The gradient reaches the input through the padded region only (it was lost once:
+    the region was written through a narrow() view of a tensor without history)."""
+    rng = np.random.default_rng(0)
+    a = rng.random((2, 4, 3))
+    x = pith.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    y = pith.nn.functional.pad(x.transpose(1, 2), pad, value=2.5)
+    z = torch.nn.functional.pad(t.transpose(1, 2), pad, value=2.5)
+    w = rng.random(tuple(z.shape))
+    (y * pith.tensor(w)).sum().backward()
+    (z * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert pith.autograd.gradcheck(
+        lambda v: pith.nn.functional.pad(v, pad, value=2.5), (x.detach().requires_grad_(),))
+
+
 @pytest.mark.parametrize("call, error, fragment", [
     (lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1,)), RuntimeError,
      "Padding length must be divisible by 2"),

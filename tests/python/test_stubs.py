@@ -2,7 +2,6 @@
 public name of the live package, are what scripts/gen_stubs.py writes, and (when mypy is
 installed) type-check typed code that uses pith and reject wrong code."""
 import ast
-import importlib.util
 import inspect
 import os
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 
 import pith
 import pith.nn
+from _scripts import load_script
 
 PACKAGE = os.path.dirname(os.path.realpath(pith.__file__))
 # The checkout these tests belong to (tests/python/ -> the repository), which holds the
@@ -179,16 +179,8 @@ def test_every_public_method_of_data_classes_is_declared(name):
     assert not missing, f"add to class {name} in pith/utils/data/__init__.pyi: {sorted(missing)}"
 
 
-def load_generator():
-    path = os.path.join(REPO, "scripts", "gen_stubs.py")
-    spec = importlib.util.spec_from_file_location("gen_stubs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_generated_stubs_are_up_to_date():
-    generated = load_generator().generate(pith)
+    generated = load_script("gen_stubs").generate(pith)
     for name, text in generated.items():
         for package in {PACKAGE, SOURCE_PACKAGE}:  # the source, and what was installed
             with open(os.path.join(package, name)) as f:
@@ -312,3 +304,39 @@ def test_mypy_rejects_wrong_uses_of_pith(tmp_path):
                if line.startswith("usage.py:") and ": error:" in line}
     # Lines 5 to 9 of BAD each misuse the API; nothing else is an error.
     assert flagged == {5, 6, 7, 8, 9}, output
+
+
+# ---- pith.nn.utils and pith.optim.lr_scheduler -------------------------------------------
+
+@pytest.mark.parametrize("module", ["", ".parametrize", ".parametrizations"])
+def test_every_public_name_of_pith_nn_utils_is_declared(module):
+    import importlib
+    runtime = importlib.import_module("pith.nn.utils" + module)
+    relative = os.path.join("nn", "utils", (module[1:] or "__init__") + ".pyi")
+    missing = set(runtime.__all__) - top_level_names(stub_tree(relative))
+    assert not missing, f"add to pith/{relative}: {sorted(missing)}"
+
+
+# Listed rather than read from the package at collection: importing pith.optim then would
+# change dir(pith) for the tests above.
+LR_SCHEDULERS = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR",
+                 "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
+                 "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
+                 "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]
+
+
+def test_the_lr_scheduler_list_is_complete():
+    import pith.optim.lr_scheduler as lr_scheduler
+    assert sorted(LR_SCHEDULERS) == sorted([*lr_scheduler.__all__, "_LRScheduler"])
+
+
+@pytest.mark.parametrize("name", LR_SCHEDULERS)
+def test_every_public_method_of_lr_schedulers_is_declared(name):
+    import pith.optim.lr_scheduler as lr_scheduler
+    stub = stub_tree(os.path.join("optim", "lr_scheduler.pyi"))
+    assert name in top_level_names(stub)
+    cls = getattr(lr_scheduler, name)
+    runtime = {n for c in cls.__mro__ if c is not object for n, v in vars(c).items()
+               if not n.startswith("_") and callable(v)}
+    missing = runtime - class_members(stub, name)
+    assert not missing, f"add to class {name} in pith/optim/lr_scheduler.pyi: {sorted(missing)}"

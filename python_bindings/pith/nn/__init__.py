@@ -17,3 +17,14 @@ __all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", 
            "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
            "DataParallel"]
+__all__ += ["utils"]
+
+
+def __getattr__(name):
+    # pith.nn.utils is imported on first use: its parametrizations need contextlib and
+    # copy, which `import pith.nn` does not load (tests/python/test_import_cost.py).
+    if name == "utils":
+        import sys
+        __import__("pith.nn.utils")  # as pith.__getattr__ (`from . import` would recurse)
+        return sys.modules["pith.nn.utils"]
+    raise AttributeError(f"module 'pith.nn' has no attribute '{name}'")

@@ -11,6 +11,7 @@ from pith import Tensor, dtype
 from . import functional as functional
 from . import init as init
 from . import parallel as parallel
+from . import utils as utils
 
 _device = builtins.str
 

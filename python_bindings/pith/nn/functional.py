@@ -248,11 +248,14 @@ def pad(input, pad, mode="constant", value=None):
         shape[d] += max(pad[2 * i], 0) + max(pad[2 * i + 1], 0)
     out = _C.full(tuple(shape), 0 if value is None else value, dtype=input.dtype,
                   device=input.device)
-    region = out
+    # Written by indexing, which records CopySlices on `out` when `kept` requires grad
+    # (an in-place copy into a narrow() view of `out` would not: docs/autograd.md,
+    # "Differences from PyTorch").
+    region = [slice(None)] * ndim
     for i in range(len(pad) // 2):
         d = ndim - 1 - i
-        region = region.narrow(d, max(pad[2 * i], 0), kept.shape[d])
-    region.copy_(kept)
+        region[d] = slice(max(pad[2 * i], 0), max(pad[2 * i], 0) + kept.shape[d])
+    out[tuple(region)] = kept
     return out
 
 

@@ -2,6 +2,7 @@
 in one call of a multi-tensor C kernel (pith._fused_<name>_) by default; foreach=False or
 differentiable=True runs torch's per-parameter formula with pith ops. See docs/training.md,
 "pith.optim"."""
+from . import lr_scheduler as lr_scheduler  # noqa: F401
 from . import optimizer  # noqa: F401
 from .optimizer import Optimizer
 from .sgd import SGD

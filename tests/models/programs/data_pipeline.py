@@ -3,7 +3,9 @@ written by hand, an IterableDataset, random_split with a seeded generator, DataL
 with batching, shuffling, drop_last and a custom collate_fn, and a model applied to each
 batch. Shuffled orders come from each framework's own generator, so what is compared is
 what does not depend on the order (totals, sizes, the set of indices seen) and, exactly,
-everything that is not shuffled."""
+everything that is not shuffled. fit(model) trains the model over a DataLoader with the
+custom collate_fn, in order (not shuffled, for the same reason), with Adagrad and
+ReduceLROnPlateau stepped on each epoch's mean loss."""
 import numpy as np
 import torch
 from torch import nn
@@ -77,3 +79,24 @@ def run(model):
 
     results["countdown"] = [b.tolist() for b in DataLoader(Countdown(7), batch_size=3)]
     return results
+
+
+def fit(model):
+    dataset = PointsDataset(48)
+    loader = DataLoader(Subset(dataset, list(range(48))), batch_size=8, collate_fn=pad_collate)
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adagrad(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=0)
+    losses = []
+    for epoch in range(2):
+        model.train()
+        epoch_loss = 0.0
+        for xs, ys in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(xs), ys)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            epoch_loss += loss.item()
+        scheduler.step(epoch_loss / len(loader))
+    return losses

@@ -1,7 +1,12 @@
 """A GPT in the style of nanoGPT and minGPT: causal self-attention (through
 F.scaled_dot_product_attention when torch has it, a masked softmax otherwise), GELU MLPs,
 weight tying, GPT-2's initialisation, and a generate() that samples with temperature and
-top-k under @torch.no_grad()."""
+top-k under @torch.no_grad(). fit(model) trains it as the "Let's build GPT" lecture's
+gpt.py does (karpathy/ng-video-lecture: get_batch, estimate_loss every eval_interval,
+AdamW on model.parameters(), zero_grad(set_to_none=True)), with a CosineAnnealingLR added
+and get_batch's offsets drawn with NumPy (not torch.randint) so that both frameworks see
+the same batches, on a seeded token stream made here. Its dropout is 0.0 (GPTConfig), so
+that training draws nothing from the framework's generator."""
 import math
 from dataclasses import dataclass
 
@@ -188,3 +193,75 @@ def run(model):
     return {"logits": logits, "loss": loss.item(), "last_logits": last_logits,
             "no_loss": none is None, "greedy": greedy, "sampled_shape": tuple(sampled.shape),
             "sampled_in_range": in_range, "params": model.get_num_params()}
+
+
+# -----------------------------------------------------------------------------
+# training, in the style of ng-video-lecture's gpt.py
+batch_size = 8
+block_size = 24
+max_iters = 12
+eval_interval = 6
+learning_rate = 1e-3
+eval_iters = 2
+
+
+def make_tokens(n=4096, seed=3):
+    """A token stream with structure to learn: runs counting up by 7 (mod 65), restarted
+    at random places."""
+    rng = np.random.default_rng(seed)
+    tokens = np.empty(n, dtype=np.int64)
+    tokens[0] = 0
+    for i in range(1, n):
+        tokens[i] = rng.integers(0, 65) if rng.random() < 0.1 else (tokens[i - 1] + 7) % 65
+    return tokens
+
+
+data = make_tokens()
+n = int(0.9 * len(data))
+train_data, val_data = data[:n], data[n:]
+
+
+def get_batch(split, rng):
+    data = train_data if split == 'train' else val_data
+    ix = rng.integers(0, len(data) - block_size, size=(batch_size,))
+    x = torch.stack([torch.from_numpy(data[i:i + block_size]) for i in ix])
+    y = torch.stack([torch.from_numpy(data[i + 1:i + block_size + 1]) for i in ix])
+    return x, y
+
+
+@torch.no_grad()
+def estimate_loss(model, rng):
+    out = {}
+    model.eval()
+    for split in ['train', 'val']:
+        losses = torch.zeros(eval_iters)
+        for k in range(eval_iters):
+            X, Y = get_batch(split, rng)
+            logits, loss = model(X, Y)
+            losses[k] = loss.item()
+        out[split] = losses.mean()
+    model.train()
+    return out
+
+
+def fit(model):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max_iters)
+    rng = np.random.default_rng(0)
+    eval_rng = np.random.default_rng(1)
+    losses = []
+    model.train()
+    for iter in range(max_iters):
+        # every once in a while evaluate the loss on train and val sets
+        if iter % eval_interval == 0 or iter == max_iters - 1:
+            estimate_loss(model, eval_rng)
+        # sample a batch of data
+        xb, yb = get_batch('train', rng)
+        # evaluate the loss
+        logits, loss = model(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses.append(loss.item())
+    return losses

@@ -1,6 +1,12 @@
 """A LLaMA-style transformer in the style of llama2.c's model.py: RMSNorm, rotary
 position embeddings in real arithmetic, grouped-query attention with repeat_kv, a SwiGLU
-feed-forward, and greedy and top-p sampling under @torch.inference_mode()."""
+feed-forward, and greedy and top-p sampling under @torch.inference_mode(). fit(model)
+trains it as llama2.c's train.py does (the loss from model.last_loss, gradient
+accumulation, clip_grad_norm_, AdamW with betas (0.9, 0.95) and weight decay), with its
+hand-written warmup and cosine decay expressed as torch's schedulers (SequentialLR of
+LinearLR and CosineAnnealingLR), on a seeded token stream made here with NumPy. Its
+dropout is 0.0 (ModelArgs), so that training draws nothing from the framework's
+generator."""
 import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -269,3 +275,59 @@ def run(model):
     return {"logits": logits, "loss": loss.item(), "greedy": greedy,
             "nucleus_in_top": bool((nucleus >= 0).all() and (nucleus < 96).all()),
             "probs": probs}
+
+
+# -----------------------------------------------------------------------------
+# training, in the style of llama2.c's train.py
+batch_size = 4
+gradient_accumulation_steps = 2
+learning_rate = 5e-4
+max_iters = 12
+weight_decay = 1e-1
+beta1 = 0.9
+beta2 = 0.95
+grad_clip = 1.0
+warmup_iters = 3
+
+
+def iter_batches(rng, seq_len=16):
+    """Batches (x, y) of a token stream with structure to learn (runs counting up by 5,
+    mod 96, restarted at random places), at offsets drawn with NumPy."""
+    tokens = np.empty(2048, dtype=np.int64)
+    tokens[0] = 0
+    for i in range(1, len(tokens)):
+        tokens[i] = rng.integers(0, 96) if rng.random() < 0.1 else (tokens[i - 1] + 5) % 96
+    while True:
+        ix = rng.integers(0, len(tokens) - seq_len - 1, size=batch_size)
+        x = torch.from_numpy(np.stack([tokens[i:i + seq_len] for i in ix]))
+        y = torch.from_numpy(np.stack([tokens[i + 1:i + 1 + seq_len] for i in ix]))
+        yield x, y
+
+
+def fit(model):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate,
+                                  betas=(beta1, beta2), weight_decay=weight_decay)
+    warmup = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.1,
+                                               total_iters=warmup_iters)
+    decay = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max_iters - warmup_iters,
+                                                       eta_min=learning_rate / 10)
+    scheduler = torch.optim.lr_scheduler.SequentialLR(optimizer, [warmup, decay],
+                                                      milestones=[warmup_iters])
+    train_batches = iter_batches(np.random.default_rng(7))
+    X, Y = next(train_batches)
+    model.train()
+    losses = []
+    for iter_num in range(max_iters):
+        for micro_step in range(gradient_accumulation_steps):
+            _ = model(X, Y)
+            loss = model.last_loss
+            loss = loss / gradient_accumulation_steps
+            X, Y = next(train_batches)
+            loss.backward()
+        if grad_clip != 0.0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        scheduler.step()
+        losses.append(loss.item() * gradient_accumulation_steps)
+    return losses

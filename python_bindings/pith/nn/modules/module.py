@@ -3,6 +3,7 @@ repr, forward hooks and full backward hooks (per module and global), with PyTorc
 semantics (names, order, messages). The backward hooks' graph work is _backward_hooks.py's.
 Devices are not here.
 """
+import functools
 import itertools
 import warnings
 import weakref
@@ -161,7 +162,7 @@ def register_module_full_backward_hook(hook):
 # The per-module hook dicts, which Module.__init__ creates and __setstate__ restores.
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-               "_backward_pre_hooks", "_backward_hooks")
+               "_backward_pre_hooks", "_backward_hooks", "_load_state_dict_pre_hooks")
 
 
 class Module:
@@ -631,8 +632,19 @@ class Module:
                                   keep_vars=keep_vars)
         return destination
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """Registers hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) (with_module: hook(module, state_dict, ...)), called
+        before this module loads its entries from state_dict, which it may rewrite."""
+        if with_module:
+            hook = functools.partial(hook, self)
+        return _add_hook(self._load_state_dict_pre_hooks, hook)
+
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items()
                               if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
