@@ -250,6 +250,10 @@ static pith_status call_check(const optim_call *call)
         const pith_tensor *p = call->columns[0][i];
         if (param_check(call->op, i, p) != PITH_OK)
             return pith_last_status();
+        if (p->device != call->columns[0][0]->device)
+            return pith_set_error(PITH_ERR_RUNTIME,
+                                  "%s: self[%zu] is on another device than self[0]: the "
+                                  "parameters of one call share their device", call->op, i);
         for (int k = 1; k < call->ncolumns; k++) {
             if (!call->columns[k])
                 continue;
@@ -276,20 +280,24 @@ static pith_status scalar_list_check(const optim_call *call, const char *name,
     return PITH_OK;
 }
 
-/* grad_scale and found_inf: one floating value each, or NULL. */
-static pith_status amp_tensor_check(const char *op, const char *name, const pith_tensor *t)
+static bool on_meta(const optim_call *call)
+{
+    return call->n > 0 && call->columns[0][0]->device == PITH_META;
+}
+
+/* grad_scale and found_inf: one floating value each, or NULL; on the CPU unless the call
+ * is on Meta (their value is read). */
+static pith_status amp_tensor_check(const optim_call *call, const char *name,
+                                    const pith_tensor *t)
 {
     if (t && (t->numel != 1 || !dtype_is_floating(t->dtype)))
         return pith_set_error(PITH_ERR_RUNTIME,
                               "%s: %s must be a floating tensor of one element, got %lld "
-                              "elements of %s", op, name, (long long)t->numel,
+                              "elements of %s", call->op, name, (long long)t->numel,
                               pith_dtype_name(t->dtype));
+    if (t && t->device != PITH_CPU && !on_meta(call))
+        return pith_set_error(PITH_ERR_RUNTIME, "%s: %s must be on the CPU", call->op, name);
     return PITH_OK;
-}
-
-static bool on_meta(const optim_call *call)
-{
-    return call->n > 0 && call->columns[0][0]->device == PITH_META;
 }
 
 /* ---- scalar state -------------------------------------------------------------------- */
@@ -470,8 +478,8 @@ static pith_status sgd_impl(pith_tensor_list self, pith_tensor_list grads,
         call_column(&call, "momentum_buffer_list", momentum_buffer_list, momentum != 0) !=
             PITH_OK ||
         call_check(&call) != PITH_OK ||
-        amp_tensor_check(call.op, "grad_scale", grad_scale) != PITH_OK ||
-        amp_tensor_check(call.op, "found_inf", found_inf) != PITH_OK)
+        amp_tensor_check(&call, "grad_scale", grad_scale) != PITH_OK ||
+        amp_tensor_check(&call, "found_inf", found_inf) != PITH_OK)
         return pith_last_status();
     if (on_meta(&call) || found_inf_set(found_inf))
         return PITH_OK;
@@ -487,21 +495,14 @@ static pith_status sgd_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-pith_status _fused_sgd__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self,
-                            pith_tensor_list grads, pith_tensor_list momentum_buffer_list,
-                            double weight_decay, double momentum, double lr, double dampening,
-                            bool nesterov, bool maximize, bool is_first_step,
-                            const pith_tensor *grad_scale, const pith_tensor *found_inf)
-{
-    return sgd_impl(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
-                    nesterov, maximize, is_first_step, grad_scale, found_inf);
-}
-
-pith_status _fused_sgd__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self,
-                             pith_tensor_list grads, pith_tensor_list momentum_buffer_list,
-                             double weight_decay, double momentum, double lr, double dampening,
-                             bool nesterov, bool maximize, bool is_first_step,
-                             const pith_tensor *grad_scale, const pith_tensor *found_inf)
+/* The CPU and Meta kernels (ops/generated/device_forwarders.c): on Meta only the checks
+ * run. */
+pith_status _fused_sgd__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                               pith_tensor_list grads, pith_tensor_list momentum_buffer_list,
+                               double weight_decay, double momentum, double lr,
+                               double dampening, bool nesterov, bool maximize,
+                               bool is_first_step, const pith_tensor *grad_scale,
+                               const pith_tensor *found_inf, pith_device kernel_device)
 {
     return sgd_impl(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
                     nesterov, maximize, is_first_step, grad_scale, found_inf);
@@ -527,8 +528,8 @@ static pith_status adam_impl(const char *op, pith_tensor_list self, pith_tensor_
         call_column(&call, "max_exp_avg_sqs", max_exp_avg_sqs, o->amsgrad) != PITH_OK ||
         call_check(&call) != PITH_OK ||
         scalar_list_check(&call, "state_steps", state_steps) != PITH_OK ||
-        amp_tensor_check(op, "grad_scale", grad_scale) != PITH_OK ||
-        amp_tensor_check(op, "found_inf", found_inf) != PITH_OK)
+        amp_tensor_check(&call, "grad_scale", grad_scale) != PITH_OK ||
+        amp_tensor_check(&call, "found_inf", found_inf) != PITH_OK)
         return pith_last_status();
     if (on_meta(&call) || found_inf_set(found_inf))
         return PITH_OK;
@@ -555,25 +556,31 @@ static pith_status adam_impl(const char *op, pith_tensor_list self, pith_tensor_
     return PITH_OK;
 }
 
-#define ADAM_KERNEL(name, suffix, decoupled)                                                \
-    pith_status name##_##suffix(pith_keyset ks, pith_value *ret, pith_tensor_list self,     \
-                                pith_tensor_list grads, pith_tensor_list exp_avgs,          \
-                                pith_tensor_list exp_avg_sqs,                               \
-                                pith_tensor_list max_exp_avg_sqs,                           \
-                                pith_tensor_list state_steps, double lr, double beta1,      \
-                                double beta2, double weight_decay, double eps, bool amsgrad, \
-                                bool maximize, const pith_tensor *grad_scale,               \
-                                const pith_tensor *found_inf)                               \
-    {                                                                                       \
-        adam_options o = {lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled}; \
-        return adam_impl(#name, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,        \
-                         state_steps, &o, grad_scale, found_inf);                           \
-    }
-ADAM_KERNEL(_fused_adam_, cpu, false)
-ADAM_KERNEL(_fused_adam_, meta, false)
-ADAM_KERNEL(_fused_adamw_, cpu, true)
-ADAM_KERNEL(_fused_adamw_, meta, true)
-#undef ADAM_KERNEL
+pith_status _fused_adam__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                pith_tensor_list grads, pith_tensor_list exp_avgs,
+                                pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs,
+                                pith_tensor_list state_steps, double lr, double beta1,
+                                double beta2, double weight_decay, double eps, bool amsgrad,
+                                bool maximize, const pith_tensor *grad_scale,
+                                const pith_tensor *found_inf, pith_device kernel_device)
+{
+    adam_options o = {lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, false};
+    return adam_impl("_fused_adam_", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                     state_steps, &o, grad_scale, found_inf);
+}
+
+pith_status _fused_adamw__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                 pith_tensor_list grads, pith_tensor_list exp_avgs,
+                                 pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs,
+                                 pith_tensor_list state_steps, double lr, double beta1,
+                                 double beta2, double weight_decay, double eps, bool amsgrad,
+                                 bool maximize, const pith_tensor *grad_scale,
+                                 const pith_tensor *found_inf, pith_device kernel_device)
+{
+    adam_options o = {lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, true};
+    return adam_impl("_fused_adamw_", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                     state_steps, &o, grad_scale, found_inf);
+}
 
 /* ---- Adagrad ------------------------------------------------------------------------- */
 
@@ -589,8 +596,8 @@ static pith_status adagrad_impl(pith_tensor_list self, pith_tensor_list grads,
         call_column(&call, "state_sums", state_sums, true) != PITH_OK ||
         call_check(&call) != PITH_OK ||
         scalar_list_check(&call, "state_steps", state_steps) != PITH_OK ||
-        amp_tensor_check(call.op, "grad_scale", grad_scale) != PITH_OK ||
-        amp_tensor_check(call.op, "found_inf", found_inf) != PITH_OK)
+        amp_tensor_check(&call, "grad_scale", grad_scale) != PITH_OK ||
+        amp_tensor_check(&call, "found_inf", found_inf) != PITH_OK)
         return pith_last_status();
     if (on_meta(&call) || found_inf_set(found_inf))
         return PITH_OK;
@@ -610,19 +617,16 @@ static pith_status adagrad_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define ADAGRAD_KERNEL(suffix)                                                              \
-    pith_status _fused_adagrad__##suffix(                                                   \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list state_sums, pith_tensor_list state_steps, double lr,               \
-        double lr_decay, double weight_decay, double eps, bool maximize,                    \
-        const pith_tensor *grad_scale, const pith_tensor *found_inf)                        \
-    {                                                                                       \
-        return adagrad_impl(self, grads, state_sums, state_steps, lr, lr_decay,             \
-                            weight_decay, eps, maximize, grad_scale, found_inf);            \
-    }
-ADAGRAD_KERNEL(cpu)
-ADAGRAD_KERNEL(meta)
-#undef ADAGRAD_KERNEL
+pith_status _fused_adagrad__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                   pith_tensor_list grads, pith_tensor_list state_sums,
+                                   pith_tensor_list state_steps, double lr, double lr_decay,
+                                   double weight_decay, double eps, bool maximize,
+                                   const pith_tensor *grad_scale, const pith_tensor *found_inf,
+                                   pith_device kernel_device)
+{
+    return adagrad_impl(self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps,
+                        maximize, grad_scale, found_inf);
+}
 
 /* ---- RMSprop ------------------------------------------------------------------------- */
 
@@ -655,22 +659,19 @@ static pith_status rmsprop_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define RMSPROP_KERNEL(suffix)                                                              \
-    pith_status _fused_rmsprop__##suffix(                                                   \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list square_avgs, pith_tensor_list grad_avgs,                           \
-        pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr,     \
-        double alpha, double eps, double weight_decay, double momentum, bool centered,      \
-        bool maximize)                                                                      \
-    {                                                                                       \
-        rmsprop_scalars s = {common_of(lr, weight_decay, maximize, false, NULL),            \
-                             lerp_weight_of(1 - alpha), alpha, eps, momentum, centered};    \
-        return rmsprop_impl(self, grads, square_avgs, grad_avgs, momentum_buffer_list,      \
-                            state_steps, &s);                                               \
-    }
-RMSPROP_KERNEL(cpu)
-RMSPROP_KERNEL(meta)
-#undef RMSPROP_KERNEL
+pith_status _fused_rmsprop__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                   pith_tensor_list grads, pith_tensor_list square_avgs,
+                                   pith_tensor_list grad_avgs,
+                                   pith_tensor_list momentum_buffer_list,
+                                   pith_tensor_list state_steps, double lr, double alpha,
+                                   double eps, double weight_decay, double momentum,
+                                   bool centered, bool maximize, pith_device kernel_device)
+{
+    rmsprop_scalars s = {common_of(lr, weight_decay, maximize, false, NULL),
+                         lerp_weight_of(1 - alpha), alpha, eps, momentum, centered};
+    return rmsprop_impl(self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps,
+                        &s);
+}
 
 /* ---- Adamax -------------------------------------------------------------------------- */
 
@@ -707,19 +708,15 @@ static pith_status adamax_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define ADAMAX_KERNEL(suffix)                                                               \
-    pith_status _fused_adamax__##suffix(                                                    \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, \
-        double lr, double beta1, double beta2, double eps, double weight_decay,             \
-        bool maximize)                                                                      \
-    {                                                                                       \
-        return adamax_impl(self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2,  \
-                           eps, weight_decay, maximize);                                    \
-    }
-ADAMAX_KERNEL(cpu)
-ADAMAX_KERNEL(meta)
-#undef ADAMAX_KERNEL
+pith_status _fused_adamax__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                  pith_tensor_list grads, pith_tensor_list exp_avgs,
+                                  pith_tensor_list exp_infs, pith_tensor_list state_steps,
+                                  double lr, double beta1, double beta2, double eps,
+                                  double weight_decay, bool maximize, pith_device kernel_device)
+{
+    return adamax_impl(self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps,
+                       weight_decay, maximize);
+}
 
 /* ---- NAdam --------------------------------------------------------------------------- */
 
@@ -788,21 +785,18 @@ static pith_status nadam_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define NADAM_KERNEL(suffix)                                                                \
-    pith_status _fused_nadam__##suffix(                                                     \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, \
-        pith_tensor_list state_steps, double lr, double beta1, double beta2,                \
-        double weight_decay, double eps, double momentum_decay,                             \
-        bool decoupled_weight_decay, bool maximize)                                         \
-    {                                                                                       \
-        nadam_options o = {lr, beta1, beta2, weight_decay, eps, momentum_decay,             \
-                           decoupled_weight_decay, maximize};                               \
-        return nadam_impl(self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, &o); \
-    }
-NADAM_KERNEL(cpu)
-NADAM_KERNEL(meta)
-#undef NADAM_KERNEL
+pith_status _fused_nadam__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                 pith_tensor_list grads, pith_tensor_list exp_avgs,
+                                 pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products,
+                                 pith_tensor_list state_steps, double lr, double beta1,
+                                 double beta2, double weight_decay, double eps,
+                                 double momentum_decay, bool decoupled_weight_decay,
+                                 bool maximize, pith_device kernel_device)
+{
+    nadam_options o = {lr, beta1, beta2, weight_decay, eps, momentum_decay,
+                       decoupled_weight_decay, maximize};
+    return nadam_impl(self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, &o);
+}
 
 /* ---- Adadelta ------------------------------------------------------------------------ */
 
@@ -832,19 +826,15 @@ static pith_status adadelta_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define ADADELTA_KERNEL(suffix)                                                             \
-    pith_status _fused_adadelta__##suffix(                                                  \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list square_avgs, pith_tensor_list acc_deltas,                          \
-        pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, \
-        bool maximize)                                                                      \
-    {                                                                                       \
-        adadelta_scalars s = {common_of(lr, weight_decay, maximize, false, NULL), rho, eps}; \
-        return adadelta_impl(self, grads, square_avgs, acc_deltas, state_steps, &s);        \
-    }
-ADADELTA_KERNEL(cpu)
-ADADELTA_KERNEL(meta)
-#undef ADADELTA_KERNEL
+pith_status _fused_adadelta__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                    pith_tensor_list grads, pith_tensor_list square_avgs,
+                                    pith_tensor_list acc_deltas, pith_tensor_list state_steps,
+                                    double lr, double rho, double eps, double weight_decay,
+                                    bool maximize, pith_device kernel_device)
+{
+    adadelta_scalars s = {common_of(lr, weight_decay, maximize, false, NULL), rho, eps};
+    return adadelta_impl(self, grads, square_avgs, acc_deltas, state_steps, &s);
+}
 
 /* ---- RAdam --------------------------------------------------------------------------- */
 
@@ -895,17 +885,13 @@ static pith_status radam_impl(pith_tensor_list self, pith_tensor_list grads,
     return PITH_OK;
 }
 
-#define RADAM_KERNEL(suffix)                                                                \
-    pith_status _fused_radam__##suffix(                                                     \
-        pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads,     \
-        pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, \
-        double lr, double beta1, double beta2, double weight_decay, double eps,             \
-        bool decoupled_weight_decay, bool maximize)                                         \
-    {                                                                                       \
-        radam_options o = {lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay,     \
-                           maximize};                                                       \
-        return radam_impl(self, grads, exp_avgs, exp_avg_sqs, state_steps, &o);             \
-    }
-RADAM_KERNEL(cpu)
-RADAM_KERNEL(meta)
-#undef RADAM_KERNEL
+pith_status _fused_radam__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self,
+                                 pith_tensor_list grads, pith_tensor_list exp_avgs,
+                                 pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps,
+                                 double lr, double beta1, double beta2, double weight_decay,
+                                 double eps, bool decoupled_weight_decay, bool maximize,
+                                 pith_device kernel_device)
+{
+    radam_options o = {lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize};
+    return radam_impl(self, grads, exp_avgs, exp_avg_sqs, state_steps, &o);
+}

@@ -1,17 +1,19 @@
 /* train_mlp.c — trains a small MLP from C, without Python: pith's autograd computes the
- * gradients, and plain SGD written here updates the weights.
+ * gradients, and pith's multi-tensor SGD kernel (pith/optim.h) updates the weights.
  *
  *   teacher:  y = tanh(x @ A) @ B             (fixed, random; never trained)
  *   student:  p = tanh(x @ w1 + b1) @ w2 + b2
  *   loss:     mean((p - y)^2)
  *
  * Each step: forward, pith_backward on the loss (accumulates into each weight's .grad),
- * then with grad mode off w -= lr * w.grad in place, and the gradients cleared (PyTorch's
- * zero_grad(set_to_none=True)). Only the public API (<pith/pith.h>) is used. The data and
- * the initial weights come from pith_randn after pith_manual_seed, so every run prints the
- * same numbers. Exits 0 when the final loss is below half the initial one (ctest
- * Example.TrainMlp checks that), 1 otherwise, 2 on an error.
- * Usage: train_mlp [--steps N] [--lr X] */
+ * then one pith_optim_sgd call updates all four weights with momentum 0.9, as
+ * torch.optim.SGD(params, lr, momentum=0.9).step() (its first call sets the momentum
+ * buffers), and the gradients are cleared (PyTorch's zero_grad(set_to_none=True)). Only
+ * the public API (<pith/pith.h>) is used. The data and the initial weights come from
+ * pith_randn after pith_manual_seed, so every run prints the same numbers. Exits 0 when
+ * the final loss is below half the initial one (ctest Example.TrainMlp checks that), 1
+ * otherwise, 2 on an error.
+ * Usage: train_mlp [--steps N] [--lr X] [--momentum M] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,24 +100,38 @@ fail:
     return loss;
 }
 
-/* w -= lr * w.grad, in place and not recorded; then w.grad = None. */
-static pith_status sgd_update(pith_tensor *w, pith_tensor *lr)
+enum { NPARAMS = 4 };
+
+/* The update of every weight: one call of the SGD kernel on the weights, their gradients
+ * and momentum buffers, then w.grad = None. The kernel writes the weights in place without
+ * recording (as torch's optimizers step under no_grad). */
+static pith_status sgd_update(mlp *m, pith_tensor *const *buffers, bool first,
+                              const pith_sgd_options *options)
 {
-    pith_tensor *g = NULL, *step = NULL;
-    pith_status status = pith_grad_get(w, &g);
-    if (status != PITH_OK || !g)
-        return status;
-    if (!(step = pith_mul(g, lr)) || pith_sub_(w, step) != PITH_OK ||
-        pith_grad_set(w, NULL) != PITH_OK)
-        status = pith_last_status();
-    pith_release(step);
-    pith_release(g);
+    pith_tensor *params[NPARAMS] = {m->w1, m->b1, m->w2, m->b2};
+    pith_tensor *grads[NPARAMS] = {0};
+    pith_status status = PITH_OK;
+    for (int i = 0; i < NPARAMS && status == PITH_OK; i++) {
+        status = pith_grad_get(params[i], &grads[i]);
+        if (status == PITH_OK && !grads[i]) {
+            fprintf(stderr, "train_mlp: weight %d got no gradient\n", i);
+            status = PITH_ERR_RUNTIME;
+        }
+    }
+    if (status == PITH_OK)
+        status = pith_optim_sgd(params, (const pith_tensor *const *)grads, buffers, NPARAMS,
+                                first, options);
+    for (int i = 0; i < NPARAMS; i++) {
+        if (status == PITH_OK)
+            status = pith_grad_set(params[i], NULL);
+        pith_release(grads[i]);
+    }
     return status;
 }
 
 /* One step; *loss_value gets the loss before the update. */
-static pith_status train_step(mlp *m, pith_tensor *x, pith_tensor *y, pith_tensor *lr,
-                              double *loss_value)
+static pith_status train_step(mlp *m, pith_tensor *x, pith_tensor *y, pith_tensor *const *buffers,
+                              bool first, const pith_sgd_options *options, double *loss_value)
 {
     pith_status status = PITH_ERR_RUNTIME;
     pith_tensor *p = NULL, *loss = NULL;
@@ -123,14 +139,7 @@ static pith_status train_step(mlp *m, pith_tensor *x, pith_tensor *y, pith_tenso
     CHECK(loss = mse(p, y));
     CHECK_OK(pith_item(loss, loss_value));
     CHECK_OK(pith_backward(&loss, NULL, 1, 0));
-    /* the update itself must not record: PyTorch's torch.no_grad() */
-    bool was_enabled = pith_grad_enabled();
-    pith_set_grad_enabled(false);
-    pith_tensor *params[] = {m->w1, m->b1, m->w2, m->b2};
-    status = PITH_OK;
-    for (int i = 0; i < 4 && status == PITH_OK; i++)
-        status = sgd_update(params[i], lr);
-    pith_set_grad_enabled(was_enabled);
+    status = sgd_update(m, buffers, first, options);
     if (status != PITH_OK)
         fprintf(stderr, "train_mlp: the SGD update failed: [%s] %s\n",
                 pith_status_name(status), pith_last_error());
@@ -140,19 +149,34 @@ fail:
     return status == PITH_OK ? PITH_OK : pith_last_status();
 }
 
+/* A momentum buffer of w's shape, uninitialised: the first step sets it. */
+static pith_tensor *buffer_like(const pith_tensor *w)
+{
+    int64_t sizes[2];
+    int ndim = pith_ndim(w);
+    for (int d = 0; d < ndim && d < 2; d++)
+        sizes[d] = pith_size(w, d);
+    return pith_empty(ndim, sizes, PITH_FLOAT32);
+}
+
 int main(int argc, char **argv)
 {
     int steps = 300;
-    double learning_rate = 0.1;
+    pith_sgd_options options = PITH_SGD_OPTIONS_DEFAULT;
+    options.lr = 0.02;
+    options.momentum = 0.9;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--steps"))
             steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--lr"))
-            learning_rate = atof(argv[i + 1]);
+            options.lr = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--momentum"))
+            options.momentum = atof(argv[i + 1]);
     }
     int rc = 2;
     mlp m = {0};
-    pith_tensor *x = NULL, *y = NULL, *teacher_a = NULL, *teacher_b = NULL, *lr = NULL;
+    pith_tensor *x = NULL, *y = NULL, *teacher_a = NULL, *teacher_b = NULL;
+    pith_tensor *buffers[NPARAMS] = {0};
     pith_manual_seed(0);
     int64_t xs[] = {SAMPLES, IN};
     CHECK(x = pith_randn(2, xs, PITH_FLOAT32));
@@ -163,10 +187,13 @@ int main(int argc, char **argv)
     CHECK(m.b1 = bias_new(HIDDEN));
     CHECK(m.w2 = weights_new(HIDDEN, OUT, 0.2, true));
     CHECK(m.b2 = bias_new(OUT));
-    CHECK(lr = pith_scalar_tensor(learning_rate, PITH_FLOAT32));
+    CHECK(buffers[0] = buffer_like(m.w1));
+    CHECK(buffers[1] = buffer_like(m.b1));
+    CHECK(buffers[2] = buffer_like(m.w2));
+    CHECK(buffers[3] = buffer_like(m.b2));
     double first = 0, loss = 0;
     for (int step = 0; step < steps; step++) {
-        CHECK_OK(train_step(&m, x, y, lr, &loss));
+        CHECK_OK(train_step(&m, x, y, buffers, step == 0, &options, &loss));
         if (step == 0)
             first = loss;
         if (step % 50 == 0 || step == steps - 1)
@@ -184,6 +211,7 @@ fail:
     pith_release(y);
     pith_release(teacher_a);
     pith_release(teacher_b);
-    pith_release(lr);
+    for (int i = 0; i < NPARAMS; i++)
+        pith_release(buffers[i]);
     return rc;
 }

@@ -300,5 +300,6 @@ PITH_API const char *pith_version(void);
 #include "pith/ops.h"
 #include "pith/ops_shape.h"
 #include "pith/graph.h"
+#include "pith/optim.h"
 
 #endif /* PITH_PITH_H */

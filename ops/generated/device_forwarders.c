@@ -956,3 +956,84 @@ pith_status multinomial_out_meta(pith_keyset ks, pith_value *ret, const pith_ten
 {
     return multinomial_out_kernel(ks, ret, self, num_samples, replacement, generator, out, PITH_META);
 }
+
+pith_status _fused_sgd__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_sgd__kernel(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf, PITH_CPU);
+}
+pith_status _fused_sgd__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_sgd__kernel(ks, ret, self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf, PITH_META);
+}
+
+pith_status _fused_adam__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, PITH_CPU);
+}
+pith_status _fused_adam__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, PITH_META);
+}
+
+pith_status _fused_adamw__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adamw__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, PITH_CPU);
+}
+pith_status _fused_adamw__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list max_exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adamw__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf, PITH_META);
+}
+
+pith_status _fused_adagrad__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list state_sums, pith_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adagrad__kernel(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf, PITH_CPU);
+}
+pith_status _fused_adagrad__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list state_sums, pith_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const pith_tensor *grad_scale, const pith_tensor *found_inf)
+{
+    return _fused_adagrad__kernel(ks, ret, self, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize, grad_scale, found_inf, PITH_META);
+}
+
+pith_status _fused_rmsprop__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list grad_avgs, pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr, double alpha, double eps, double weight_decay, double momentum, bool centered, bool maximize)
+{
+    return _fused_rmsprop__kernel(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize, PITH_CPU);
+}
+pith_status _fused_rmsprop__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list grad_avgs, pith_tensor_list momentum_buffer_list, pith_tensor_list state_steps, double lr, double alpha, double eps, double weight_decay, double momentum, bool centered, bool maximize)
+{
+    return _fused_rmsprop__kernel(ks, ret, self, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr, alpha, eps, weight_decay, momentum, centered, maximize, PITH_META);
+}
+
+pith_status _fused_adamax__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double eps, double weight_decay, bool maximize)
+{
+    return _fused_adamax__kernel(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize, PITH_CPU);
+}
+pith_status _fused_adamax__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_infs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double eps, double weight_decay, bool maximize)
+{
+    return _fused_adamax__kernel(ks, ret, self, grads, exp_avgs, exp_infs, state_steps, lr, beta1, beta2, eps, weight_decay, maximize, PITH_META);
+}
+
+pith_status _fused_nadam__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, double momentum_decay, bool decoupled_weight_decay, bool maximize)
+{
+    return _fused_nadam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize, PITH_CPU);
+}
+pith_status _fused_nadam__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list mu_products, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, double momentum_decay, bool decoupled_weight_decay, bool maximize)
+{
+    return _fused_nadam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, lr, beta1, beta2, weight_decay, eps, momentum_decay, decoupled_weight_decay, maximize, PITH_META);
+}
+
+pith_status _fused_adadelta__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list acc_deltas, pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, bool maximize)
+{
+    return _fused_adadelta__kernel(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize, PITH_CPU);
+}
+pith_status _fused_adadelta__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list square_avgs, pith_tensor_list acc_deltas, pith_tensor_list state_steps, double lr, double rho, double eps, double weight_decay, bool maximize)
+{
+    return _fused_adadelta__kernel(ks, ret, self, grads, square_avgs, acc_deltas, state_steps, lr, rho, eps, weight_decay, maximize, PITH_META);
+}
+
+pith_status _fused_radam__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize)
+{
+    return _fused_radam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize, PITH_CPU);
+}
+pith_status _fused_radam__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize)
+{
+    return _fused_radam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize, PITH_META);
+}

@@ -17,7 +17,8 @@ Tensor = _C.Tensor
 # view keeps its strides and two views pickled together share one storage again; pith
 # keeps only the values, which also means a view of a large tensor pickles only its own
 # elements. Instance state (__dict__, __slots__) and the class of a subclass travel with
-# it, as in PyTorch's _rebuild_from_type_v2. The rebuild functions are module-level so
+# it, as in PyTorch's _rebuild_from_type_v2, and so does requires_grad (a last argument,
+# present only when true, so that older pickles still load). The rebuild functions are module-level so
 # that pickle can find them by name: their names and arguments are a file format, so
 # change them only compatibly.
 

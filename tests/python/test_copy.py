@@ -249,3 +249,17 @@ def test_copy_parameter_keeps_class():
     c = copy.copy(p)
     assert type(c) is nn.Parameter
     assert c.data_ptr() == p.data_ptr()
+
+
+# A copy of a leaf that requires grad requires grad, as torch's (a module deep-copied or
+# unpickled with its Parameters stays trainable); one that does not, does not.
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("make", [lambda: pith.ones(2, requires_grad=True),
+                                  lambda: pith.nn.Parameter(pith.ones(2)),
+                                  lambda: pith.nn.Parameter(pith.ones(2), requires_grad=False),
+                                  lambda: pith.ones(2)],
+                         ids=["tensor", "parameter", "frozen_parameter", "plain"])
+def test_copies_keep_requires_grad(make, how):
+    t = make()
+    c = copy.deepcopy(t) if how == "deepcopy" else pickle.loads(pickle.dumps(t))
+    assert type(c) is type(t) and c.requires_grad == t.requires_grad and c.is_leaf

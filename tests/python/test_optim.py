@@ -625,3 +625,56 @@ def test_half_precision_parameters_run_the_formula_and_match_torch(name):
         topt.step()
         popt.step()
     assert_close(p, t, {"rtol": 1.6e-2, "atol": 1e-3})
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+def test_grad_scale_and_found_inf_attributes_reach_the_kernel_as_torchs_fused(name):
+    # GradScaler's protocol: the optimizer's grad_scale and found_inf attributes go to the
+    # fused kernel; found_inf == 1 skips the step (torch's fused=True, contiguous params).
+    if not hasattr(pith, "_fused_sgd_"):
+        pytest.skip("this build has no optimizer kernels")
+    results = []
+    for lib, to_lib in ((torch, lambda t: t.clone()), (pith, to_pith)):
+        gen = torch.Generator().manual_seed(7)
+        w = to_lib(torch.randn(4, 3, generator=gen)).requires_grad_()
+        opt = getattr(lib.optim, name)([w], lr=0.1, fused=True)
+        values = []
+        for found in (0.0, 1.0, 0.0):
+            w.grad = to_lib(torch.randn(4, 3, generator=gen) * 8)
+            opt.grad_scale = lib.tensor(8.0)
+            opt.found_inf = lib.tensor(found)
+            opt.step()
+            values.append(w.detach().clone())
+        results.append((values, opt.state[w].get("step")))
+    (tv, tstep), (pv, pstep) = results
+    for p, t in zip(pv, tv):
+        assert_close(p, t, F32)
+    if tstep is not None:
+        assert pstep.item() == tstep.item() == 2.0
+
+
+def test_grad_scale_on_the_formula_path_raises_torchs_error():
+    messages = []
+    for lib in (torch, pith):
+        w = lib.ones(2, requires_grad=True)
+        opt = lib.optim.Adam([w], foreach=False)
+        w.grad = lib.ones(2)
+        opt.grad_scale = lib.tensor(2.0)
+        with pytest.raises(AssertionError) as info:
+            opt.step()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_a_skipped_first_sgd_step_leaves_no_momentum_buffer():
+    if not hasattr(pith, "_fused_sgd_"):
+        pytest.skip("this build has no optimizer kernels")
+    w = pith.ones(3, requires_grad=True)
+    opt = pith.optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = pith.ones(3)
+    opt.found_inf = pith.tensor(1.0)
+    opt.step()
+    assert w.tolist() == [1.0, 1.0, 1.0] and opt.state[w]["momentum_buffer"] is None
+    opt.found_inf = pith.tensor(0.0)
+    opt.step()
+    assert opt.state[w]["momentum_buffer"].tolist() == [1.0, 1.0, 1.0]

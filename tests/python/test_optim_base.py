@@ -260,3 +260,38 @@ def test_the_stubs_declare_every_public_name_and_method():
                   if not n.startswith("_") and (inspect.isfunction(v) or
                                                 isinstance(v, staticmethod))}
         assert public <= declared, f"add to class {name} in pith/optim/__init__.pyi"
+
+
+TYPED = '''
+from typing import Any
+
+import pith
+from pith import nn, optim
+
+model = nn.Linear(3, 1)
+opt: optim.Optimizer = optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+groups: list[dict[str, Any]] = [{"params": [model.weight]}, {"params": [model.bias], "lr": 0.1}]
+sgd = optim.SGD(groups, lr=0.01, momentum=0.9, nesterov=True)
+sgd.zero_grad(set_to_none=True)
+sgd.step()
+state = opt.state_dict()
+opt.load_state_dict(state)
+handle = opt.register_step_post_hook(lambda o, args, kwargs: None)
+handle.remove()
+lbfgs = optim.LBFGS(model.parameters(), line_search_fn="strong_wolfe")
+
+
+def closure() -> pith.Tensor:
+    lbfgs.zero_grad()
+    loss: pith.Tensor = model(pith.ones(2, 3)).sum()
+    loss.backward()
+    return loss
+
+
+lbfgs.step(closure)
+'''
+
+
+def test_mypy_accepts_typed_code_using_pith_optim(tmp_path):
+    from test_stubs import run_mypy
+    assert run_mypy(tmp_path, TYPED).strip() == ""

@@ -5,6 +5,7 @@ from typing import Any, TypeAlias, overload
 
 from .. import Tensor
 from ..nn import _RemovableHandle as RemovableHandle
+from . import lr_scheduler as lr_scheduler
 
 ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 StateDict: TypeAlias = dict[str, Any]

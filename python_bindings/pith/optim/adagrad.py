@@ -64,6 +64,10 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
+            if getattr(p.grad, "is_sparse", False):
+                # torch's Adagrad takes sparse gradients; pith has no sparse tensors, so one
+                # can only come from a foreign subclass.
+                raise RuntimeError("Adagrad: sparse gradients are not supported by pith.optim")
             _check_param(p, "Adagrad")
             params_with_grad.append(p)
             grads.append(p.grad)

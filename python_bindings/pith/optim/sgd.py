@@ -50,8 +50,7 @@ class SGD(Optimizer):
     def _init_group(self, group, params, grads, momentum_buffer_list):
         for p in group["params"]:
             if p.grad is not None:
-                if p.dtype.is_complex:
-                    _check_param(p, "SGD", sparse=False)
+                _check_param(p, "SGD", sparse=False)
                 if getattr(p.grad, "is_sparse", False):
                     # torch's SGD takes sparse gradients in its per-parameter path; pith has
                     # no sparse tensors, so one can only come from a foreign subclass.
@@ -77,7 +76,9 @@ class SGD(Optimizer):
                 momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
                 nesterov=group["nesterov"], maximize=group["maximize"],
                 foreach=group["foreach"], fused=group["fused"],
-                differentiable=group["differentiable"])
+                differentiable=group["differentiable"],
+                grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None))
             if group["momentum"] != 0:
                 for p, momentum_buffer in zip(params, momentum_buffer_list):
                     self.state[p]["momentum_buffer"] = momentum_buffer
@@ -141,7 +142,9 @@ def _fused_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, l
         pith._fused_sgd_([params[i] for i in old], [grads[i] for i in old],
                          [momentum_buffer_list[i] for i in old], is_first_step=False,
                          **options)
-    if new:
+    if new and not (found_inf is not None and found_inf.item() != 0):
+        # A skipped step (found_inf) leaves new buffers None, so that the next step sets
+        # them to its gradient; torch's fused SGD would keep them uninitialised.
         for i in new:
             momentum_buffer_list[i] = pith.empty_like(params[i])
         pith._fused_sgd_([params[i] for i in new], [grads[i] for i in new],
