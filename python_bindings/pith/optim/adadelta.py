@@ -78,7 +78,7 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=Fal
              foreach=None, differentiable=False, has_complex=False, *, lr, rho, eps,
              weight_decay, maximize):
     """The functional Adadelta (torch.optim.adadelta.adadelta)."""
-    use_kernel = _default_to_fused("adadelta", params, differentiable, foreach, None)
+    use_kernel = _default_to_fused(params, differentiable, foreach, None)
     func = _fused_adadelta if use_kernel else _single_tensor_adadelta
     func(params, grads, square_avgs, acc_deltas, state_steps, lr=lr, rho=rho, eps=eps,
          weight_decay=weight_decay, maximize=maximize, differentiable=differentiable)

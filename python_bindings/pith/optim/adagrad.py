@@ -107,7 +107,7 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    if _default_to_fused("adagrad", params, differentiable, foreach, fused):
+    if _default_to_fused(params, differentiable, foreach, fused):
         func = _fused_adagrad
     else:
         if grad_scale is not None or found_inf is not None:

@@ -160,7 +160,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
     name = "adamw" if decoupled_weight_decay else "adam"
-    if _default_to_fused(name, params, differentiable, foreach, fused):
+    if _default_to_fused(params, differentiable, foreach, fused):
         func = _fused_adam
     else:
         if grad_scale is not None or found_inf is not None:

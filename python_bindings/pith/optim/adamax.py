@@ -83,7 +83,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    use_kernel = _default_to_fused("adamax", params, differentiable, foreach, None)
+    use_kernel = _default_to_fused(params, differentiable, foreach, None)
     func = _fused_adamax if use_kernel else _single_tensor_adamax
     func(params, grads, exp_avgs, exp_infs, state_steps, eps=eps, beta1=beta1, beta2=beta2,
          lr=lr, weight_decay=weight_decay, maximize=maximize, differentiable=differentiable)

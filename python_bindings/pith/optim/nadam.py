@@ -106,7 +106,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
     if not all(isinstance(t, pith.Tensor) for t in mu_products):
         raise RuntimeError("API has changed, `mu_products` argument must contain a list of "
                            "singleton tensors")
-    use_kernel = _default_to_fused("nadam", params, differentiable, foreach, None)
+    use_kernel = _default_to_fused(params, differentiable, foreach, None)
     func = _fused_nadam if use_kernel else _single_tensor_nadam
     func(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1,
          beta2=beta2, lr=lr, weight_decay=weight_decay, momentum_decay=momentum_decay,

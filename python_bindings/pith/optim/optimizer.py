@@ -90,12 +90,11 @@ def _to_scalar(x):
 _KERNEL_DTYPES = (pith.float32, pith.float64)
 
 
-def _default_to_fused(name, params, differentiable, foreach, fused):
+def _default_to_fused(params, differentiable, foreach, fused):
     """Whether a group's update runs in the kernel pith._fused_<name>_ (See Note [The
     optimizer's two paths]). The kernels update float32 and float64 parameters: a group
-    with another dtype (float16, bfloat16) runs the formula, as does a build without the
-    kernel."""
-    if differentiable or not hasattr(pith, f"_fused_{name}_"):
+    with another dtype (float16, bfloat16) runs the formula."""
+    if differentiable:
         return False
     if any(p.dtype not in _KERNEL_DTYPES for p in params):
         return False

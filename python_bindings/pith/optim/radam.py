@@ -87,7 +87,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    use_kernel = _default_to_fused("radam", params, differentiable, foreach, None)
+    use_kernel = _default_to_fused(params, differentiable, foreach, None)
     func = _fused_radam if use_kernel else _single_tensor_radam
     func(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1, beta2=beta2, lr=lr,
          weight_decay=weight_decay, eps=eps, maximize=maximize,

@@ -95,7 +95,7 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
     if not all(isinstance(t, pith.Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-    use_kernel = _default_to_fused("rmsprop", params, differentiable, foreach, None)
+    use_kernel = _default_to_fused(params, differentiable, foreach, None)
     func = _fused_rmsprop if use_kernel else _single_tensor_rmsprop
     func(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr=lr,
          alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,

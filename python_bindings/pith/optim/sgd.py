@@ -92,7 +92,7 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
     entries of momentum_buffer_list with the new buffers."""
     if has_sparse_grad:
         raise RuntimeError("SGD: sparse gradients are not supported by pith.optim")
-    if _default_to_fused("sgd", params, differentiable, foreach, fused):
+    if _default_to_fused(params, differentiable, foreach, fused):
         func = _fused_sgd
     else:
         if grad_scale is not None or found_inf is not None:
