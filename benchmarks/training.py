@@ -1,5 +1,12 @@
 """benchmarks/training.py — training figures beside PyTorch, in one run, same thread count.
 
+  - mlp: one SGD step (momentum 0.9) of an MLP 784-512-512-10 (ReLU): zero_grad, forward,
+    cross-entropy, backward, step; at batch 1 and 32, pith eager beside torch eager, and at
+    batch 1 also beside torch.compile's steady state (the model compiled; the first calls,
+    which compile, are not timed);
+  - nanogpt: one AdamW step of a nanoGPT-style model (4 layers, d=256, 8 heads, context
+    128, batch 8, vocabulary 65, weight tying, decay and no-decay groups as nanoGPT's
+    configure_optimizers): zero_grad, forward with the loss, backward, step;
   - adam: one Adam step over 10M float32 parameters in 100 tensors (100,000 elements each):
     pith's `pith._fused_adam_` (one call for all; it increments the steps itself) against
     torch's `torch.optim.Adam(foreach=True)` and `Adam(fused=True)` steps on the same
@@ -9,7 +16,7 @@
     element, so it runs over 7/3 as many elements (23.3M) to move the same 280 MB.
 
     PYTHONPATH=<build>/pypath python benchmarks/training.py [--rounds N] [--threads T]
-        [--only adam]
+        [--only mlp|nanogpt|adam] [--no-compile]
 
 Each round times each variant once, interleaved (the machine is shared and noisy); the
 figures are medians over the rounds, of times and of the per-round ratios. With 2 threads
@@ -18,6 +25,8 @@ set OMP_WAIT_POLICY=PASSIVE (benchmarks/autograd.py says why).
 import argparse
 import statistics
 import time
+
+import training_models
 
 ELEMENTS, TENSORS = 10_000_000, 100
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8)
@@ -72,11 +81,83 @@ def adam_variants(pith, torch):
             "torch Adam(fused=True)": torch_fused, "pith add(out=), same bytes": pith_add}
 
 
+def run_adam(pith, torch, rounds):
+    variants = adam_variants(pith, torch)
+    times = {k: [] for k in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            times[name].append(timed(fn))
+    med = {k: statistics.median(t) for k, t in times.items()}
+    nbytes = ELEMENTS * 7 * 4
+    ours = times["pith _fused_adam_"]
+    print(f"\nAdam step, {ELEMENTS / 1e6:.0f}M float32 parameters in {TENSORS} tensors "
+          f"({nbytes / 1e6:.0f} MB moved per step)")
+    for name, t in med.items():
+        print(f"  {name:32s} {t * 1e3:8.2f} ms  {nbytes / t / 1e9:6.2f} GB/s")
+    for other in ("torch Adam(foreach=True)", "torch Adam(fused=True)"):
+        ratio = statistics.median(a / b for a, b in zip(ours, times[other]))
+        print(f"  pith / {other:26s} {ratio:6.3f}x (median of per-round ratios)")
+    share = statistics.median(b / a for a, b in zip(ours, times["pith add(out=), same bytes"]))
+    print(f"  pith Adam bandwidth / add(out=) bandwidth: {share * 100:5.1f}%")
+
+
+def interleaved(variants, rounds, per_round):
+    """{name: [seconds per call, one per round]}: each round times `per_round` calls of each
+    variant in turn."""
+    times = {k: [] for k in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                fn()
+            times[name].append((time.perf_counter() - t0) / per_round)
+    return times
+
+
+def report(title, times, ours, peers, unit=1e6, label="us"):
+    print(f"\n{title}")
+    for name, t in times.items():
+        print(f"  {name:34s} {statistics.median(t) * unit:10.1f} {label}")
+    for other in peers:
+        ratio = statistics.median(a / b for a, b in zip(times[ours], times[other]))
+        print(f"  {ours} / {other}: {ratio:.2f}x (median of per-round ratios)")
+
+
+def run_mlp(pith, torch, rounds, with_compile):
+    for batch, per_round in ((1, 50), (32, 10)):
+        variants = {"pith": training_models.sgd_step(pith, training_models.mlp(pith), batch),
+                    "torch eager": training_models.sgd_step(torch, training_models.mlp(torch),
+                                                            batch)}
+        if with_compile and batch == 1:
+            compiled = training_models.sgd_step(torch, training_models.mlp(torch), batch,
+                                                compiled=True)
+            for _ in range(20):  # compiles the forward and the backward, then settles
+                compiled()
+            variants["torch.compile"] = compiled
+        for fn in variants.values():
+            for _ in range(3):
+                fn()
+        report(f"MLP 784-512-512-10, one SGD step, batch {batch}",
+               interleaved(variants, rounds, per_round), "pith",
+               [k for k in variants if k != "pith"])
+
+
+def run_nanogpt(pith, torch, rounds):
+    variants = {"pith": training_models.adamw_step(pith),
+                "torch eager": training_models.adamw_step(torch)}
+    for fn in variants.values():
+        for _ in range(2):
+            fn()
+    report("nanoGPT-style model (4 layers, d=256, 8 heads, context 128, batch 8), one AdamW "
+           "step", interleaved(variants, rounds, 1), "pith", ["torch eager"], 1e3, "ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     args = ap.parse_args()
     import torch
 
@@ -85,24 +166,12 @@ def main():
     pith.set_num_threads(args.threads)
     print(f"threads: pith {pith.get_num_threads()}, torch {torch.get_num_threads()}; "
           f"rounds {args.rounds}")
+    if args.only in "mlp":
+        run_mlp(pith, torch, args.rounds, not args.no_compile)
+    if args.only in "nanogpt":
+        run_nanogpt(pith, torch, args.rounds)
     if args.only in "adam":
-        variants = adam_variants(pith, torch)
-        times = {k: [] for k in variants}
-        for _ in range(args.rounds):
-            for name, fn in variants.items():
-                times[name].append(timed(fn))
-        med = {k: statistics.median(t) for k, t in times.items()}
-        nbytes = ELEMENTS * 7 * 4
-        ours = times["pith _fused_adam_"]
-        print(f"\nAdam step, {ELEMENTS / 1e6:.0f}M float32 parameters in {TENSORS} tensors "
-              f"({nbytes / 1e6:.0f} MB moved per step)")
-        for name, t in med.items():
-            print(f"  {name:32s} {t * 1e3:8.2f} ms  {nbytes / t / 1e9:6.2f} GB/s")
-        for other in ("torch Adam(foreach=True)", "torch Adam(fused=True)"):
-            ratio = statistics.median(a / b for a, b in zip(ours, times[other]))
-            print(f"  pith / {other:26s} {ratio:6.3f}x (median of per-round ratios)")
-        share = statistics.median(b / a for a, b in zip(ours, times["pith add(out=), same bytes"]))
-        print(f"  pith Adam bandwidth / add(out=) bandwidth: {share * 100:5.1f}%")
+        run_adam(pith, torch, args.rounds)
 
 
 if __name__ == "__main__":
