@@ -8,6 +8,12 @@ from .modules import (
     ModuleList, MSELoss, NLLLoss, ParameterDict, ParameterList, ReLU, ReLU6, Sequential,
     Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten,
 )
+from .modules import (
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,
+    LinearCrossEntropyLoss, MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .parallel import DataParallel
 from .parameter import Parameter
 
@@ -17,3 +23,8 @@ __all__ = ["functional", "init", "parallel", "Parameter", "Module", "Identity", 
            "Flatten", "Unflatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
            "DataParallel"]
+__all__ += ["NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+            "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
+            "SoftMarginLoss", "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss",
+            "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "CTCLoss"]

@@ -764,7 +764,7 @@ __all__ += ["kl_div", "poisson_nll_loss", "gaussian_nll_loss", "smooth_l1_loss",
             "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",
             "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss",
             "margin_ranking_loss", "pairwise_distance", "triplet_margin_loss",
-            "triplet_margin_with_distance_loss"]
+            "triplet_margin_with_distance_loss", "linear_cross_entropy"]
 
 
 def _loss_reduction(size_average, reduce, reduction):
@@ -1158,6 +1158,51 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         dist_neg = _C.minimum(dist_neg, distance_function(positive, negative))
     return _apply_reduction((margin + dist_pos - dist_neg).clamp(min=0), reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target), with linear_weight
+    (C, d1, ..., dK, in_features) for a K-dimensional loss: PyTorch's reference path. Its
+    chunked path (options, a torch LinearCrossEntropyOptions) is not implemented."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and "
+                           f"{linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: the chunked path (options) is not "
+                                  "implemented in pith; pass options=None")
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes),
+                                               in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
 
 
 # PyTorch's functionals hand their tensors' __torch_function__ the call first; these do
