@@ -290,6 +290,8 @@ typedef enum {
     PITH_OPID_meshgrid,
     PITH_OPID_meshgrid_indexing,
     PITH_OPID_einsum,
+    PITH_OPID__ctc_loss,
+    PITH_OPID__ctc_loss_backward,
     PITH_NUM_BUILTIN_OPS
 } pith_builtin_op_id;
 
@@ -2057,5 +2059,19 @@ typedef pith_status (*pith_sig_einsum)(pith_keyset ks, pith_value *ret, const ch
 pith_status pith_call_einsum(pith_value *ret, const char *equation, pith_tensor_list tensors, pith_opt_int_list path);
 pith_status pith_redispatch_einsum(pith_keyset ks, pith_value *ret, const char *equation, pith_tensor_list tensors, pith_opt_int_list path);
 pith_status einsum_composite(pith_keyset ks, pith_value *ret, const char *equation, pith_tensor_list tensors, pith_opt_int_list path);
+/* _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
+typedef pith_status (*pith_sig__ctc_loss)(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status pith_call__ctc_loss(pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status pith_redispatch__ctc_loss(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_meta(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity, pith_device kernel_device);
+/* _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor */
+typedef pith_status (*pith_sig__ctc_loss_backward)(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status pith_call__ctc_loss_backward(pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status pith_redispatch__ctc_loss_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity, pith_device kernel_device);
 
 #endif /* PITH_OPS_GENERATED_OP_DECLS_H */

@@ -764,7 +764,8 @@ __all__ += ["kl_div", "poisson_nll_loss", "gaussian_nll_loss", "smooth_l1_loss",
             "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",
             "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss",
             "margin_ranking_loss", "pairwise_distance", "triplet_margin_loss",
-            "triplet_margin_with_distance_loss", "linear_cross_entropy"]
+            "triplet_margin_with_distance_loss", "linear_cross_entropy",
+            "ctc_loss"]
 
 
 def _loss_reduction(size_average, reduce, reduction):
@@ -1203,6 +1204,42 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
     return cross_entropy(logits, target, weight=weight, reduction=reduction,
                          ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def _lengths_list(lengths, name):
+    # PyTorch's two overloads: a tensor of integers, or ints (a tuple, a list, an int).
+    if isinstance(lengths, _C.Tensor):
+        if lengths.dtype.is_floating_point or lengths.dtype == _C.bool or \
+                lengths.dtype.is_complex:
+            raise RuntimeError(f"{name} must be integral")
+        return [int(v) for v in lengths.reshape(-1).tolist()]
+    if isinstance(lengths, numbers.Integral):
+        return [int(lengths)]
+    return [int(v) for v in lengths]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The Connectionist Temporal Classification loss of log_probs (T, N, C), or (T, C)
+    unbatched, against targets padded (N, S) or concatenated (sum(target_lengths),): the op
+    _ctc_loss (kernels/loss_ctc.c, See Note [CTC loss]), whose derivative is PyTorch's
+    _ctc_loss_backward. zero_infinity turns infinite losses (impossible alignments) and their
+    gradients into 0; 'mean' divides each loss by its target length (at least 1) first."""
+    reduction = _reduction_enum(reduction)
+    input_lengths = _lengths_list(input_lengths, "input_lengths")
+    target_lengths = _lengths_list(target_lengths, "target_lengths")
+    is_batched = log_probs.dim() == 3
+    lp = log_probs if is_batched else log_probs.unsqueeze(1)
+    res = _pith.ops.pith._ctc_loss(lp, targets.to(_C.int64), input_lengths, target_lengths,
+                                   blank, zero_infinity)[0]
+    if zero_infinity:
+        res = _C.where(res == math.inf, _C.zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        lengths = _C.tensor(target_lengths, dtype=res.dtype).clamp(min=1)
+        return (res / lengths).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if is_batched else res.squeeze(0)
 
 
 # PyTorch's functionals hand their tensors' __torch_function__ the call first; these do
