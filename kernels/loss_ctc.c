@@ -21,8 +21,10 @@
  * log_softmax before it (the exp(lp) term), not of log_probs as free inputs: gradcheck
  * holds through log_softmax, as in PyTorch. With an infinite nll and no zero_infinity the
  * gradient is NaN (inf - inf), as PyTorch's. log_alpha is (N, T, 2 * max_target_length + 1);
- * the entries no sample reaches are -inf (PyTorch leaves them unset). Samples are
- * independent: both kernels split the batch across threads (core/parallel.h). */
+ * the entries no sample reaches are -inf (PyTorch leaves them unset). A target that is not
+ * a label in [0, C) is an IndexError (PyTorch's CPU kernel does not check and reads out of
+ * bounds). Samples are independent: both kernels split the batch across threads
+ * (core/parallel.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,7 @@ static pith_status ctc_check(const char *name, const pith_tensor *log_probs,
                              pith_int_list target_lengths, int64_t blank, pith_device device,
                              ctc_shape *sh)
 {
-    static const char c[] = "ctc_loss_cpu";
+    static const char c[] = "ctc_loss_allocate_outputs"; /* PyTorch 2.13's */
     if (device == PITH_CPU && (reduce_check_cpu(name, log_probs) != PITH_OK ||
                                reduce_check_cpu(name, targets) != PITH_OK))
         return pith_last_status();
@@ -126,16 +128,29 @@ static pith_status ctc_check(const char *name, const pith_tensor *log_probs,
     return PITH_OK;
 }
 
-/* The offsets of each sample's targets (CPU): a new array, NULL with the error set. */
+/* The offsets of each sample's targets into sh->offsets (CPU; a new array), and the check
+ * that every target a sample uses is a label: PyTorch reads out of bounds there, pith
+ * refuses (See Note [CTC loss]). */
 static pith_status ctc_offsets(ctc_shape *sh, const pith_tensor *targets)
 {
     sh->offsets = malloc(sizeof(int64_t) * (size_t)(sh->N > 0 ? sh->N : 1));
     if (!sh->offsets)
         return pith_set_error(PITH_ERR_NOMEM, "ctc_loss: out of memory");
+    sh->targets = tensor_data(targets);
     int64_t pos = 0;
     for (int64_t i = 0; i < sh->N; i++) {
         sh->offsets[i] = targets->ndim == 1 ? pos : i * targets->sizes[1];
         pos += sh->tl[i];
+        for (int64_t k = 0; k < sh->tl[i]; k++) {
+            int64_t at = sh->offsets[i] + k * sh->tstride;
+            int64_t label = sh->int32_targets ? ((const int32_t *)sh->targets)[at]
+                                              : ((const int64_t *)sh->targets)[at];
+            if (label < 0 || label >= sh->C)
+                return pith_set_error(PITH_ERR_INDEX, "ctc_loss: target %lld of sample %lld "
+                                      "is %lld, out of the label range [0, %lld)",
+                                      (long long)k, (long long)i, (long long)label,
+                                      (long long)sh->C);
+        }
     }
     return PITH_OK;
 }
@@ -327,7 +342,6 @@ pith_status _ctc_loss_kernel(pith_keyset ks, pith_value *ret, const pith_tensor 
         tg = lp ? ctc_contiguous(targets) : NULL;
         if (!tg || ctc_offsets(&sh, tg) != PITH_OK)
             goto fail;
-        sh.targets = tensor_data(tg);
         if (log_probs->dtype == PITH_FLOAT32) {
             const float *p = (const float *)tensor_data(lp);
             float *a = (float *)tensor_data(alpha), *l = (float *)tensor_data(nll);
@@ -398,7 +412,6 @@ pith_status _ctc_loss_backward_kernel(pith_keyset ks, pith_value *ret, const pit
     if (!(beta = tensor_new(3, beta_sizes, log_probs->dtype, PITH_CPU)) ||
         ctc_offsets(&sh, parts[1]) != PITH_OK)
         goto fail;
-    sh.targets = tensor_data(parts[1]);
     if (log_probs->dtype == PITH_FLOAT32) {
         const float *p = (const float *)tensor_data(parts[0]);
         const float *g = (const float *)tensor_data(parts[2]);

@@ -790,10 +790,9 @@ def _check_into_input(input, other):
 
 
 def _xlogy(x, y):
-    """x * log(y), 0 where x == 0 (y's NaN kept), with PyTorch's gradients: 0 at x == 0."""
-    zero = x == 0
-    safe = y.masked_fill(zero & ~y.isnan(), 1)
-    return (x * safe.log()).masked_fill(zero & ~y.isnan(), 0)
+    """torch.xlogy: x * log(y), 0 where x == 0 unless y is NaN, with torch's gradients:
+    log(y) (0 where x == 0) of x, x / y of y (NaN at x == y == 0, as PyTorch's)."""
+    return x * y.log().masked_fill((x == 0) & ~y.isnan(), 0)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -812,7 +811,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         reduction_name = "sum" if reduction == "batchmean" else _reduction_enum(reduction)
     if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    _check_same_broadcast(input, target)
+    _check_same_broadcast(target, input)
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -832,7 +831,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         reduction = _legacy_reduction(size_average, reduce)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
-    _check_same_broadcast(input, target)
+    _check_same_broadcast(target, input)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -949,7 +948,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """input where target == 1, max(0, margin - input) where target == -1 (both where
     target is neither, as PyTorch computes it), reduced."""
     reduction = _loss_reduction(size_average, reduce, reduction)
-    _check_same_broadcast(input, target)
+    _check_same_broadcast(target, input)
     zeros = _pith.zeros_like(input)
     margin_clamp = (margin - input).clamp(min=0)
     loss = _C.where(target != 1, margin_clamp, zeros) + _C.where(target != -1, input, zeros)
@@ -965,7 +964,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            f"dimension but got sizes: input1: {input1.size()}, input2: "
                            f"{input2.size()}, target: {target.size()} ")
     _check_same_broadcast(input1, input2)
-    _check_same_broadcast(input1 - input2, target)
+    _check_same_broadcast(target, input1 - input2)
     loss = (-target * (input1 - input2) + margin).clamp(min=0)
     return _apply_reduction(loss, reduction)
 
@@ -991,7 +990,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     mag_square1 = (input1 * input1).sum(targ_dim) + 1e-12
     mag_square2 = (input2 * input2).sum(targ_dim) + 1e-12
     cos = prod_sum / (mag_square1 * mag_square2).sqrt()
-    _check_same_broadcast(cos, target)
+    _check_same_broadcast(target, cos)
     zeros = _pith.zeros_like(cos)
     loss = _C.where(target == 1, 1 - cos, zeros) + \
         _C.where(target == -1, (cos - margin).clamp(min=0), zeros)
@@ -1226,6 +1225,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     _ctc_loss_backward. zero_infinity turns infinite losses (impossible alignments) and their
     gradients into 0; 'mean' divides each loss by its target length (at least 1) first."""
     reduction = _reduction_enum(reduction)
+    if isinstance(input_lengths, _C.Tensor) != isinstance(target_lengths, _C.Tensor):
+        # PyTorch's binder finds no overload (its message lists them)
+        raise TypeError("ctc_loss() received an invalid combination of arguments: "
+                        "input_lengths and target_lengths must both be Tensors or both be "
+                        "ints")
     input_lengths = _lengths_list(input_lengths, "input_lengths")
     target_lengths = _lengths_list(target_lengths, "target_lengths")
     is_batched = log_probs.dim() == 3
