@@ -293,6 +293,7 @@ ERRORS = {
                                                                 t(lib, 3)),
     "gaussian_bad_reduction": lambda lib, f: f.gaussian_nll_loss(
         t(lib, 3), t(lib, 3), t(lib, 3).abs(), reduction="x"),
+    "gaussian_int_var": lambda lib, f: f.gaussian_nll_loss(t(lib, 3), t(lib, 3), 1),
     "soft_margin_grows": lambda lib, f: f.soft_margin_loss(t(lib, 3, 4), t(lib, 2, 3, 4)),
     "soft_margin_broadcast": lambda lib, f: f.soft_margin_loss(t(lib, 3, 4), t(lib, 3, 5)),
     "multilabel_soft_bad_reduction": lambda lib, f: f.multilabel_soft_margin_loss(

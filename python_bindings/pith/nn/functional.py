@@ -850,6 +850,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * _pith.ones_like(input)
+    elif not isinstance(var, _C.Tensor):
+        # PyTorch calls torch.any(var < 0) on it: its binder's TypeError (an int var too)
+        raise TypeError(f"any() received an invalid combination of arguments - got "
+                        f"({type(var < 0).__name__}), but expected one of:")
     elif (var < 0).any():
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
