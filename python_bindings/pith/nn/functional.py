@@ -768,12 +768,6 @@ __all__ += ["kl_div", "poisson_nll_loss", "gaussian_nll_loss", "smooth_l1_loss",
             "ctc_loss"]
 
 
-def _loss_reduction(size_average, reduce, reduction):
-    """The reduction of a loss whose PyTorch form takes the legacy enum (legacy_get_enum):
-    'mean', 'sum' or 'none', or ValueError."""
-    return _check_reduction(size_average, reduce, reduction)
-
-
 def _check_same_broadcast(input, target):
     """input op target broadcasts, with broadcast_tensors' message; the shape."""
     _check_broadcastable(input.shape, target.shape)
@@ -926,7 +920,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)); target broadcasts into input's shape."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     _check_into_input(input, target)
     return _apply_reduction((-input * target).exp().log1p(), reduction)
 
@@ -951,7 +945,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     """input where target == 1, max(0, margin - input) where target == -1 (both where
     target is neither, as PyTorch computes it), reduced."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     _check_same_broadcast(target, input)
     zeros = _pith.zeros_like(input)
     margin_clamp = (margin - input).clamp(min=0)
@@ -962,7 +956,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """max(0, -target * (input1 - input2) + margin), reduced."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.size()}, input2: "
@@ -977,7 +971,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
                           reduction="mean"):
     """1 - cos(input1, input2) where target == 1, max(0, cos - margin) where target == -1,
     with PyTorch's 1e-12 added to each squared magnitude; reduced."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     targ_dim = target.dim()
     if targ_dim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -1021,7 +1015,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean"):
     """The multi-class hinge loss: for each sample, the sum over classes d != target of
     weight[target] * max(0, margin - x[target] + x[d]) ** p, divided by the class count."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
@@ -1046,7 +1040,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError("target out of range")
     x_target = x.gather(1, t.unsqueeze(1))
     is_target = _C.arange(dim).unsqueeze(0) == t.unsqueeze(1)
-    # Note: relu's gradient is 0 at z == 0, as PyTorch's kernel adds only where z > 0.
+    # relu's gradient is 0 at z == 0: PyTorch's kernel adds only where z > 0
     z = (margin - x_target + x).relu()
     if p == 2:
         z = z * z
@@ -1063,7 +1057,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """For each sample, the sum over its target classes j (target's indices up to the first
     negative one) and the classes i that are not targets of max(0, 1 - x[j] + x[i]),
     divided by the class count."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     nframe, dim = _check_margin_input(input)
     if input.dim() <= 1:
         if target.dim() > 1 or target.numel() != dim:
@@ -1128,7 +1122,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the pairwise p-norm
     distance d; with swap, d(anchor, negative) is min'd with d(positive, negative)."""
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    reduction = _check_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
