@@ -376,6 +376,17 @@ def test_kl_div_mean_warns_like_torch():
         F.kl_div(t(pith, 2, 3), t(pith, 2, 3).abs(), reduction="batchmean")
 
 
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_smooth_l1_warns_once_of_a_target_size_like_torch(beta):
+    def messages(lib, f):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f.smooth_l1_loss(t(lib, 2, 3), t(lib, 3), beta=beta)
+        return [str(w.message).replace("torch.", "pith.") for w in caught]
+    assert messages(pith, F) == messages(torch, TF)
+    assert len(messages(pith, F)) == 1
+
+
 def test_batchmean_divides_by_the_batch_size():
     x, y = t(pith, 4, 3), t(pith, 4, 3).abs()
     total = F.kl_div(x, y, reduction="sum")

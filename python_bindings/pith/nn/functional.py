@@ -801,7 +801,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=3)
+                          stacklevel=2)
         reduction_name = "sum" if reduction == "batchmean" else _reduction_enum(reduction)
     if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
         raise RuntimeError("kl_div: Integral inputs not supported.")
@@ -882,9 +882,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     _check_broadcastable(input.shape, target.shape)
-    if beta == 0.0:
-        return l1_loss(input, target, reduction=reduction)
     reduction = _reduction_enum(reduction)
+    if beta == 0.0:  # PyTorch's l1_loss kernel, without l1_loss's size warning again
+        return _apply_reduction((input - target).abs(), reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _pointwise_kernel_check(input, target, "smooth_l1_cpu")
