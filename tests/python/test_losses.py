@@ -371,6 +371,10 @@ def test_kl_div_mean_warns_like_torch():
         return [str(w.message) for w in caught]
     assert messages(pith, F) == messages(torch, TF)
     assert len(messages(pith, F)) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.kl_div(t(pith, 2, 3), t(pith, 2, 3).abs())
+    assert caught[0].filename == __file__  # the caller's line, as PyTorch's stacklevel=2
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.kl_div(t(pith, 2, 3), t(pith, 2, 3).abs(), reduction="batchmean")
