@@ -60,6 +60,8 @@ static pith_status ctc_check(const char *name, const pith_tensor *log_probs,
                               "have one of the following scalar types: Long, Int; but got %s "
                               "instead (while checking arguments for %s)",
                               reduce_torch_dtype_name(targets->dtype), c);
+    if (log_probs->numel == 0)
+        return pith_set_error(PITH_ERR_RUNTIME, "log_probs tensor must not be empty");
     if (log_probs->ndim != 3)
         return pith_set_error(PITH_ERR_RUNTIME, "Expected %d-dimensional tensor, but got "
                               "%d-dimensional tensor for argument #1 'log_probs' (while checking "

@@ -215,6 +215,12 @@ def test_the_weights_of_bce_with_logits_get_gradients():
 # ---- empty batches ---------------------------------------------------------------------------
 
 EMPTY = [
+    ("nll_loss", [np.zeros((0, 3)), np.zeros(0, dtype=np.int64)], {}),
+    ("cross_entropy", [np.zeros((0, 3)), np.zeros(0, dtype=np.int64)],
+     {"label_smoothing": 0.1}),
+    ("cross_entropy", [np.zeros((0, 3)), np.zeros((0, 3))], {}),
+    ("binary_cross_entropy", [np.zeros((0, 3)), np.zeros((0, 3))], {}),
+    ("binary_cross_entropy_with_logits", [np.zeros((0, 3)), np.zeros((0, 3))], {}),
     ("mse_loss", [np.zeros((0, 3)), np.zeros((0, 3))], {}),
     ("l1_loss", [np.zeros((0, 3)), np.zeros((0, 3))], {}),
     ("kl_div", [np.zeros((0, 3)), np.zeros((0, 3))], {"reduction": "batchmean"}),
@@ -548,6 +554,13 @@ def test_ctc_loss_takes_int32_targets_and_empty_targets():
             tg = lib.tensor([[1, 2], [3, 1]], dtype=lib.int32)
             losses.append(f.ctc_loss(lp, tg, [6, 4], lengths, reduction="none"))
         assert_close(losses[1], losses[0], "float64")
+
+
+@pytest.mark.parametrize("shape", [(4, 0, 3), (0, 2, 3), (4, 2, 0)])
+def test_ctc_loss_of_empty_log_probs_is_an_error_like_torch(shape):
+    raises_like_torch(lambda lib, f: f.ctc_loss(
+        lib.zeros(shape), lib.zeros((shape[1], 2), dtype=lib.int64), [0] * shape[1],
+        [0] * shape[1]))
 
 
 def test_ctc_loss_gradcheck_through_log_softmax():
