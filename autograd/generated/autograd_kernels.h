@@ -197,6 +197,7 @@ pith_status roll_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *se
 pith_status flip_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims);
 pith_status repeat_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list repeats);
 pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t repeats, pith_opt_int dim, pith_opt_int output_size);
+pith_status _ctc_loss_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
 pith_status logical_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status bitwise_not__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self);
 pith_status floor_divide__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const pith_tensor *other);
@@ -397,6 +398,7 @@ pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_te
     _(flip) \
     _(repeat) \
     _(repeat_interleave_self_int) \
+    _(_ctc_loss) \
     _(logical_not_) \
     _(bitwise_not_) \
     _(floor_divide_) \

@@ -1765,3 +1765,106 @@ fail:
     value_clear(&ret[0]);
     return status_;
 }
+
+/* ---- _ctc_loss ---- */
+
+/* _ctc_loss: _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
+typedef struct {
+    ag_node node;
+    ag_saved log_probs_;
+    ag_saved targets_;
+    ag_saved neg_log_likelihood_;
+    ag_saved log_alpha_;
+    ag_ints input_lengths_;
+    ag_ints target_lengths_;
+    int64_t blank_;
+    bool zero_infinity_;
+} CtcLossBackward0;
+
+static pith_status CtcLossBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    CtcLossBackward0 *n = (CtcLossBackward0 *)node;
+    pith_tensor *grad_neg_log_likelihood = grads[0];
+    pith_tensor *log_alpha = NULL;
+    pith_tensor *neg_log_likelihood = NULL;
+    pith_tensor *targets = NULL;
+    pith_tensor *log_probs = NULL;
+    ag_grads_init(out, node->num_next);
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* log_probs: _ctc_loss_backward(grad_neg_log_likelihood, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity) */
+        if (!log_probs && (status = ag_unpack(&n->log_probs_, node, &log_probs)) != PITH_OK)
+            goto done;
+        if (!targets && (status = ag_unpack(&n->targets_, node, &targets)) != PITH_OK)
+            goto done;
+        if (!neg_log_likelihood && (status = ag_unpack(&n->neg_log_likelihood_, node, &neg_log_likelihood)) != PITH_OK)
+            goto done;
+        if (!log_alpha && (status = ag_unpack(&n->log_alpha_, node, &log_alpha)) != PITH_OK)
+            goto done;
+        if ((status = pith_call__ctc_loss_backward(res_, grad_neg_log_likelihood, log_probs, targets, ag_ints_list(&n->input_lengths_), ag_ints_list(&n->target_lengths_), neg_log_likelihood, log_alpha, n->blank_, n->zero_infinity_)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+done:
+    pith_release(log_probs);
+    pith_release(targets);
+    pith_release(neg_log_likelihood);
+    pith_release(log_alpha);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void CtcLossBackward0_release_saved(ag_node *node)
+{
+    CtcLossBackward0 *n = (CtcLossBackward0 *)node;
+    ag_saved_release(&n->log_probs_);
+    ag_saved_release(&n->targets_);
+    ag_saved_release(&n->neg_log_likelihood_);
+    ag_saved_release(&n->log_alpha_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->input_lengths_);
+    ag_ints_release(&n->target_lengths_);
+}
+
+static const ag_node_vtable CtcLossBackward0_vtable = {
+    "CtcLossBackward0", CtcLossBackward0_apply, CtcLossBackward0_release_saved, sizeof(CtcLossBackward0)};
+
+/* _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
+pith_status _ctc_loss_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    const pith_tensor *const inputs_[] = {log_probs};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch__ctc_loss(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch__ctc_loss(ag_below_enter(ks, &below_), ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    CtcLossBackward0 *n_ = (CtcLossBackward0 *)ag_node_new(&CtcLossBackward0_vtable, 1, 2);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->blank_ = blank;
+    n_->zero_infinity_ = zero_infinity;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, log_probs)) != PITH_OK ||
+        (status_ = ag_save(&n_->log_probs_, log_probs, false)) != PITH_OK ||
+        (status_ = ag_save(&n_->targets_, targets, false)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->input_lengths_, input_lengths)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->target_lengths_, target_lengths)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->neg_log_likelihood_, ret[0].u.t, true)) != PITH_OK ||
+        (status_ = ag_save(&n_->log_alpha_, ret[1].u.t, false)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    value_clear(&ret[1]);
+    return status_;
+}

@@ -142,6 +142,7 @@
     _("flip", "FlipBackward0") \
     _("repeat", "RepeatBackward0") \
     _("repeat_interleave.self_int", "RepeatInterleaveBackward0") \
+    _("_ctc_loss", "CtcLossBackward0") \
     _("logical_not_", "NotImplemented") \
     _("bitwise_not_", "NotImplemented") \
     _("floor_divide_.Tensor", "NotImplemented") \

@@ -4339,6 +4339,63 @@ static pith_status invoke__fused_radam_(const pith_op *op, void (*fn)(void), pit
     return ((pith_sig__fused_radam_)fn)(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize);
 }
 
+static pith_status invoke__ctc_loss(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *log_probs;
+    if (unbox_TENSOR(op, 0, &args[0], &log_probs) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *targets;
+    if (unbox_TENSOR(op, 1, &args[1], &targets) != PITH_OK)
+        return pith_last_status();
+    pith_int_list input_lengths;
+    if (unbox_INT_LIST(op, 2, &args[2], &input_lengths) != PITH_OK)
+        return pith_last_status();
+    pith_int_list target_lengths;
+    if (unbox_INT_LIST(op, 3, &args[3], &target_lengths) != PITH_OK)
+        return pith_last_status();
+    int64_t blank;
+    if (unbox_INT(op, 4, &args[4], &blank) != PITH_OK)
+        return pith_last_status();
+    bool zero_infinity;
+    if (unbox_BOOL(op, 5, &args[5], &zero_infinity) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__ctc_loss)fn)(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+}
+
+static pith_status invoke__ctc_loss_backward(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *grad;
+    if (unbox_TENSOR(op, 0, &args[0], &grad) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *log_probs;
+    if (unbox_TENSOR(op, 1, &args[1], &log_probs) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *targets;
+    if (unbox_TENSOR(op, 2, &args[2], &targets) != PITH_OK)
+        return pith_last_status();
+    pith_int_list input_lengths;
+    if (unbox_INT_LIST(op, 3, &args[3], &input_lengths) != PITH_OK)
+        return pith_last_status();
+    pith_int_list target_lengths;
+    if (unbox_INT_LIST(op, 4, &args[4], &target_lengths) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *neg_log_likelihood;
+    if (unbox_TENSOR(op, 5, &args[5], &neg_log_likelihood) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *log_alpha;
+    if (unbox_TENSOR(op, 6, &args[6], &log_alpha) != PITH_OK)
+        return pith_last_status();
+    int64_t blank;
+    if (unbox_INT(op, 7, &args[7], &blank) != PITH_OK)
+        return pith_last_status();
+    bool zero_infinity;
+    if (unbox_BOOL(op, 8, &args[8], &zero_infinity) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__ctc_loss_backward)fn)(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+}
+
 const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_neg,
     invoke_neg_out,
@@ -4632,4 +4689,6 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke__fused_nadam_,
     invoke__fused_adadelta_,
     invoke__fused_radam_,
+    invoke__ctc_loss,
+    invoke__ctc_loss_backward,
 };

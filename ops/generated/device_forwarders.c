@@ -1037,3 +1037,21 @@ pith_status _fused_radam__meta(pith_keyset ks, pith_value *ret, pith_tensor_list
 {
     return _fused_radam__kernel(ks, ret, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, decoupled_weight_decay, maximize, PITH_META);
 }
+
+pith_status _ctc_loss_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    return _ctc_loss_kernel(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, PITH_CPU);
+}
+pith_status _ctc_loss_meta(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    return _ctc_loss_kernel(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, PITH_META);
+}
+
+pith_status _ctc_loss_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity)
+{
+    return _ctc_loss_backward_kernel(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity, PITH_CPU);
+}
+pith_status _ctc_loss_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity)
+{
+    return _ctc_loss_backward_kernel(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity, PITH_META);
+}

@@ -14267,6 +14267,220 @@ static const pith_kernel_record record_cpu__fused_radam_ = {
 static const pith_kernel_record record_meta__fused_radam_ = {
     (void (*)(void))_fused_radam__meta, boxed_adapter__fused_radam_, (void *)&record_meta__fused_radam_};
 
+/* ---- _ctc_loss: _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__ctc_loss(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__ctc_loss];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__ctc_loss)kernel->unboxed)(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, log_probs);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, targets);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, input_lengths);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, target_lengths);
+    if (status == PITH_OK)
+        status = box_INT(stack, blank);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, zero_infinity);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__ctc_loss(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__ctc_loss], ks);
+    if (kernel)
+        return ((pith_sig__ctc_loss)kernel->unboxed)(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    return redispatch_general__ctc_loss(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+}
+pith_status pith_call__ctc_loss(pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
+{
+    if (!log_probs)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss", "log_probs");
+    if (!targets)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss", "targets");
+    if (input_lengths.n && !input_lengths.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss", "input_lengths");
+    if (target_lengths.n && !target_lengths.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss", "target_lengths");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(log_probs);
+    ks |= tensor_keyset_of(targets);
+    return pith_redispatch__ctc_loss(keyset_effective(ks), ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+}
+static pith_status boxed_adapter__ctc_loss(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 6)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)6, stack->size);
+    const size_t base_ = stack->size - 6;
+    (void)base_;
+    const pith_tensor *log_probs;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &log_probs) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *targets;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &targets) != PITH_OK)
+        return pith_last_status();
+    pith_int_list input_lengths;
+    if (unbox_INT_LIST(op, 2, stack_at(stack, base_ + 2), &input_lengths) != PITH_OK)
+        return pith_last_status();
+    pith_int_list target_lengths;
+    if (unbox_INT_LIST(op, 3, stack_at(stack, base_ + 3), &target_lengths) != PITH_OK)
+        return pith_last_status();
+    int64_t blank;
+    if (unbox_INT(op, 4, stack_at(stack, base_ + 4), &blank) != PITH_OK)
+        return pith_last_status();
+    bool zero_infinity;
+    if (unbox_BOOL(op, 5, stack_at(stack, base_ + 5), &zero_infinity) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 6));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__ctc_loss)record->unboxed)(ks, ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 6);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__ctc_loss = {
+    (void (*)(void))_ctc_loss_cpu, boxed_adapter__ctc_loss, (void *)&record_cpu__ctc_loss};
+static const pith_kernel_record record_meta__ctc_loss = {
+    (void (*)(void))_ctc_loss_meta, boxed_adapter__ctc_loss, (void *)&record_meta__ctc_loss};
+
+/* ---- _ctc_loss_backward: _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__ctc_loss_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__ctc_loss_backward];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__ctc_loss_backward)kernel->unboxed)(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, grad);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, log_probs);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, targets);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, input_lengths);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, target_lengths);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, neg_log_likelihood);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, log_alpha);
+    if (status == PITH_OK)
+        status = box_INT(stack, blank);
+    if (status == PITH_OK)
+        status = box_BOOL(stack, zero_infinity);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__ctc_loss_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__ctc_loss_backward], ks);
+    if (kernel)
+        return ((pith_sig__ctc_loss_backward)kernel->unboxed)(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+    return redispatch_general__ctc_loss_backward(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+}
+pith_status pith_call__ctc_loss_backward(pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity)
+{
+    if (!grad)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "grad");
+    if (!log_probs)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "log_probs");
+    if (!targets)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "targets");
+    if (input_lengths.n && !input_lengths.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "input_lengths");
+    if (target_lengths.n && !target_lengths.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "target_lengths");
+    if (!neg_log_likelihood)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "neg_log_likelihood");
+    if (!log_alpha)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_ctc_loss_backward", "log_alpha");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(grad);
+    ks |= tensor_keyset_of(log_probs);
+    ks |= tensor_keyset_of(targets);
+    ks |= tensor_keyset_of(neg_log_likelihood);
+    ks |= tensor_keyset_of(log_alpha);
+    return pith_redispatch__ctc_loss_backward(keyset_effective(ks), ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+}
+static pith_status boxed_adapter__ctc_loss_backward(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 9)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)9, stack->size);
+    const size_t base_ = stack->size - 9;
+    (void)base_;
+    const pith_tensor *grad;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &grad) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *log_probs;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &log_probs) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *targets;
+    if (unbox_TENSOR(op, 2, stack_at(stack, base_ + 2), &targets) != PITH_OK)
+        return pith_last_status();
+    pith_int_list input_lengths;
+    if (unbox_INT_LIST(op, 3, stack_at(stack, base_ + 3), &input_lengths) != PITH_OK)
+        return pith_last_status();
+    pith_int_list target_lengths;
+    if (unbox_INT_LIST(op, 4, stack_at(stack, base_ + 4), &target_lengths) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *neg_log_likelihood;
+    if (unbox_TENSOR(op, 5, stack_at(stack, base_ + 5), &neg_log_likelihood) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *log_alpha;
+    if (unbox_TENSOR(op, 6, stack_at(stack, base_ + 6), &log_alpha) != PITH_OK)
+        return pith_last_status();
+    int64_t blank;
+    if (unbox_INT(op, 7, stack_at(stack, base_ + 7), &blank) != PITH_OK)
+        return pith_last_status();
+    bool zero_infinity;
+    if (unbox_BOOL(op, 8, stack_at(stack, base_ + 8), &zero_infinity) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 9));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__ctc_loss_backward)record->unboxed)(ks, ret, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 9);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__ctc_loss_backward = {
+    (void (*)(void))_ctc_loss_backward_cpu, boxed_adapter__ctc_loss_backward, (void *)&record_cpu__ctc_loss_backward};
+static const pith_kernel_record record_meta__ctc_loss_backward = {
+    (void (*)(void))_ctc_loss_backward_meta, boxed_adapter__ctc_loss_backward, (void *)&record_meta__ctc_loss_backward};
+
 /* Every row, in the op file's order, for ops/register.c. */
 const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
     {"neg", "neg(Tensor self) -> Tensor",
@@ -14853,4 +15067,8 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL}, 10, &record_cpu__fused_adadelta_, &record_meta__fused_adadelta_},
     {"_fused_radam_", "_fused_radam_(Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool decoupled_weight_decay, bool maximize) -> ()",
      (const pith_arg_type[]){PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_TENSOR_LIST, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_BOOL}, 12, &record_cpu__fused_radam_, &record_meta__fused_radam_},
+    {"_ctc_loss", "_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha)",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_INT_LIST, PITH_TYPE_INT, PITH_TYPE_BOOL}, 6, &record_cpu__ctc_loss, &record_meta__ctc_loss},
+    {"_ctc_loss_backward", "_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_INT_LIST, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_INT, PITH_TYPE_BOOL}, 9, &record_cpu__ctc_loss_backward, &record_meta__ctc_loss_backward},
 };

@@ -299,6 +299,8 @@ typedef enum {
     PITH_OPID__fused_nadam_,
     PITH_OPID__fused_adadelta_,
     PITH_OPID__fused_radam_,
+    PITH_OPID__ctc_loss,
+    PITH_OPID__ctc_loss_backward,
     PITH_NUM_BUILTIN_OPS
 } pith_builtin_op_id;
 
@@ -2129,5 +2131,19 @@ pith_status pith_redispatch__fused_radam_(pith_keyset ks, pith_value *ret, pith_
 pith_status _fused_radam__cpu(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize);
 pith_status _fused_radam__meta(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize);
 pith_status _fused_radam__kernel(pith_keyset ks, pith_value *ret, pith_tensor_list self, pith_tensor_list grads, pith_tensor_list exp_avgs, pith_tensor_list exp_avg_sqs, pith_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool decoupled_weight_decay, bool maximize, pith_device kernel_device);
+/* _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
+typedef pith_status (*pith_sig__ctc_loss)(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status pith_call__ctc_loss(pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status pith_redispatch__ctc_loss(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_meta(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity, pith_device kernel_device);
+/* _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor */
+typedef pith_status (*pith_sig__ctc_loss_backward)(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status pith_call__ctc_loss_backward(pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status pith_redispatch__ctc_loss_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity);
+pith_status _ctc_loss_backward_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *grad, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, const pith_tensor *neg_log_likelihood, const pith_tensor *log_alpha, int64_t blank, bool zero_infinity, pith_device kernel_device);
 
 #endif /* PITH_OPS_GENERATED_OP_DECLS_H */

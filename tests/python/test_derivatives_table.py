@@ -457,6 +457,13 @@ SAMPLES = {
         {"query": r(2, 3, 4), "key": r(2, 5, 4), "logsumexp": r(2, 3), "scale": 0.7},
         {"query": r(2, 4, 3), "key": r(2, 4, 3), "logsumexp": r(2, 4), "is_causal": True},
         {"query": r(2, 3, 4), "key": r(2, 5, 4), "logsumexp": r(2, 3), "attn_mask": r(3, 5)}],
+    "_ctc_loss": [
+        {"log_probs": r(5, 2, 4).log_softmax(2), "targets": torch.tensor([[1, 2], [3, 3]]),
+         "input_lengths": [5, 4], "target_lengths": [2, 1]},
+        {"log_probs": r(6, 3, 4).log_softmax(2), "targets": torch.tensor([0, 1, 1, 2, 0]),
+         "input_lengths": [6, 2, 5], "target_lengths": [3, 0, 2], "blank": 3},
+        {"log_probs": r(3, 2, 3), "targets": torch.tensor([[1, 1, 1], [2, 0, 0]]),
+         "input_lengths": [3, 3], "target_lengths": [3, 1], "blank": 0, "zero_infinity": True}],
     "uniform_": [{"self": r(3, 4)}],
     "normal_": [{"self": r(3)}],
     "sort": [{"self": r(3, 4)}, {"self": r(3, 4), "dim": 0, "descending": True},

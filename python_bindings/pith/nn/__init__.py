@@ -8,6 +8,12 @@ from .modules import (
     ModuleList, MSELoss, NLLLoss, ParameterDict, ParameterList, ReLU, ReLU6, Sequential,
     Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten,
 )
+from .modules import (
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,
+    LinearCrossEntropyLoss, MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .parallel import DataParallel
 from .parameter import Parameter
 
@@ -28,3 +34,9 @@ def __getattr__(name):
         __import__("pith.nn.utils")  # as pith.__getattr__ (`from . import` would recurse)
         return sys.modules["pith.nn.utils"]
     raise AttributeError(f"module 'pith.nn' has no attribute '{name}'")
+
+__all__ += ["NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+            "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
+            "SoftMarginLoss", "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss",
+            "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "CTCLoss"]

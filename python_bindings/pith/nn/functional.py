@@ -757,6 +757,496 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
                            lambda difference: difference.abs(), None)
 
 
+# ---- losses: the rest of torch.nn's ----------------------------------------------------------
+#
+# Each is a composition of differentiable pith ops, so that its gradient comes from its parts
+# (docs/training.md, "Losses"), with PyTorch's checks and messages in PyTorch's order. ctc_loss
+# is a pith.autograd.Function whose backward is PyTorch's _ctc_loss_backward formula.
+
+__all__ += ["kl_div", "poisson_nll_loss", "gaussian_nll_loss", "smooth_l1_loss", "huber_loss",
+            "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",
+            "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss",
+            "margin_ranking_loss", "pairwise_distance", "triplet_margin_loss",
+            "triplet_margin_with_distance_loss", "linear_cross_entropy",
+            "ctc_loss"]
+
+
+def _check_same_broadcast(input, target):
+    """input op target broadcasts, with broadcast_tensors' message; the shape."""
+    _check_broadcastable(input.shape, target.shape)
+    return _broadcast_shapes(tuple(input.shape), tuple(target.shape))
+
+
+def _check_into_input(input, other):
+    # An out= kernel writing into input's shape: other broadcasts into it, or PyTorch's
+    # message of a resize that the broadcast would need.
+    shape = _check_same_broadcast(input, other)
+    if shape != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+
+
+def _xlogy(x, y):
+    """torch.xlogy: x * log(y), 0 where x == 0 unless y is NaN, with torch's gradients:
+    log(y) (0 where x == 0) of x, x / y of y (NaN at x == y == 0, as PyTorch's)."""
+    return x * y.log().masked_fill((x == 0) & ~y.isnan(), 0)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """The pointwise KL divergence target * (log(target) - input) of log-probabilities
+    `input` (target as probabilities, or log-probabilities with log_target), reduced;
+    'batchmean' divides the sum by the batch size (input.size(0))."""
+    if size_average is not None or reduce is not None:
+        reduction_name = _legacy_reduction(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        reduction_name = "sum" if reduction == "batchmean" else _reduction_enum(reduction)
+    if not input.dtype.is_floating_point and not target.dtype.is_floating_point:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    _check_same_broadcast(target, input)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _xlogy(target, target) - target * input
+    reduced = _apply_reduction(loss, reduction_name)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size(0)
+    return reduced
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """exp(input) - target * input (log_input), else input - target * log(input + eps);
+    with full, Stirling's term target * log(target) - target + log(2 pi target) / 2 where
+    target > 1."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    _check_same_broadcast(target, input)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log(max(var, eps)) + (input - target)**2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with
+    full). var has input's shape, or one dim less, or one dim of size 1 (homoscedastic); the
+    clamp at eps is invisible to the gradient, as in PyTorch."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _pith.ones_like(input)
+    elif not isinstance(var, _C.Tensor):
+        # PyTorch calls torch.any(var < 0) on it: its binder's TypeError (an int var too)
+        raise TypeError(f"any() received an invalid combination of arguments - got "
+                        f"({type(var < 0).__name__}), but expected one of:")
+    elif (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and sum(
+                y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _pith.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, reduction)
+
+
+def _pointwise_kernel_check(input, target, kernel):
+    dtype = _promoted_dtype(input, target)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_name(dtype)}\'')
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta, of d = input - target;
+    beta == 0 is l1_loss."""
+    _target_size_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _check_broadcastable(input.shape, target.shape)
+    reduction = _reduction_enum(reduction)
+    if beta == 0.0:  # PyTorch's l1_loss kernel, without l1_loss's size warning again
+        return _apply_reduction((input - target).abs(), reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _pointwise_kernel_check(input, target, "smooth_l1_cpu")
+    d = input - target
+    a = d.abs()
+    loss = _C.where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    return _apply_reduction(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - 0.5 * delta), of d = input - target;
+    times weight (of input's size) when given."""
+    _target_size_warning(input, target)
+    _check_broadcastable(input.shape, target.shape)
+    if weight is not None and weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    if weight is None:
+        reduction = _reduction_enum(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _pointwise_kernel_check(input, target, "huber_cpu")
+    d = input - target
+    a = d.abs()
+    loss = _C.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    if weight is None:
+        return _apply_reduction(loss, reduction)
+    loss = loss * weight
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
+                         "'mean', 'sum'.")
+    return _apply_reduction(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)); target broadcasts into input's shape."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    _check_into_input(input, target)
+    return _apply_reduction((-input * target).exp().log1p(), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """-(target * logsigmoid(x) + (1 - target) * logsigmoid(-x)), times weight, averaged over
+    the last (class) dim, then reduced."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _apply_reduction(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """input where target == 1, max(0, margin - input) where target == -1 (both where
+    target is neither, as PyTorch computes it), reduced."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    _check_same_broadcast(target, input)
+    zeros = _pith.zeros_like(input)
+    margin_clamp = (margin - input).clamp(min=0)
+    loss = _C.where(target != 1, margin_clamp, zeros) + _C.where(target != -1, input, zeros)
+    return _apply_reduction(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.size()}, input2: "
+                           f"{input2.size()}, target: {target.size()} ")
+    _check_same_broadcast(input1, input2)
+    _check_same_broadcast(target, input1 - input2)
+    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    return _apply_reduction(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(input1, input2) where target == 1, max(0, cos - margin) where target == -1,
+    with PyTorch's 1e-12 added to each squared magnitude; reduced."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    sizes = f"{list(input1.shape)} and {list(input2.shape)}."
+    if targ_dim == 1:
+        if input1.dim() != 2 or input2.dim() != 2:
+            raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs "
+                               f"with sizes {sizes}")
+    elif input1.dim() != 1 or input2.dim() != 1:
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {sizes}")
+    _check_same_broadcast(input1, input2)
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag_square1 = (input1 * input1).sum(targ_dim) + 1e-12
+    mag_square2 = (input2 * input2).sum(targ_dim) + 1e-12
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt()
+    _check_same_broadcast(target, cos)
+    zeros = _pith.zeros_like(cos)
+    loss = _C.where(target == 1, 1 - cos, zeros) + \
+        _C.where(target == -1, (cos - margin).clamp(min=0), zeros)
+    return _apply_reduction(loss, reduction)
+
+
+def _check_margin_input(input):
+    ndims = input.dim()
+    if not ((ndims == 2 and input.size(1) != 0) or (ndims == 1 and input.size(0) != 0)
+            or ndims == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if ndims <= 1:
+        return 1, (1 if ndims == 0 else input.size(0))
+    return input.size(0), input.size(1)
+
+
+def _check_long_target(target):
+    if target.dtype != _C.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target.dtype)}")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """The multi-class hinge loss: for each sample, the sum over classes d != target of
+    weight[target] * max(0, margin - x[target] + x[d]) ** p, divided by the class count."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    nframe, dim = _check_margin_input(input)
+    if target.dim() > 1 or target.numel() != nframe:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal "
+                           f"to the number of input samples (batch size). Expected target "
+                           f"size [{nframe}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and (weight.dim() > 1 or weight.numel() != dim):
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got "
+                           f"{list(weight.shape)}")
+    _check_float_kernel(input, "multi_margin_loss_cpu_kernel")
+    _check_long_target(target)
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(input.dtype)} but found "
+                           f"{_dtype_name(weight.dtype)}")
+    x = input.reshape((nframe, dim))
+    t = target.reshape((nframe,))
+    if ((t < 0) | (t >= dim)).any():
+        raise RuntimeError("target out of range")
+    x_target = x.gather(1, t.unsqueeze(1))
+    is_target = _C.arange(dim).unsqueeze(0) == t.unsqueeze(1)
+    # relu's gradient is 0 at z == 0: PyTorch's kernel adds only where z > 0
+    z = (margin - x_target + x).relu()
+    if p == 2:
+        z = z * z
+    z = z.masked_fill(is_target, 0)
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    loss = z.sum(1) / dim
+    if reduction == "none":
+        return loss if target.dim() > 0 else loss.reshape(())
+    return _apply_reduction(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """For each sample, the sum over its target classes j (target's indices up to the first
+    negative one) and the classes i that are not targets of max(0, 1 - x[j] + x[i]),
+    divided by the class count."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    nframe, dim = _check_margin_input(input)
+    if input.dim() <= 1:
+        if target.dim() > 1 or target.numel() != dim:
+            raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                               f"size: {list(input.shape)}")
+    elif target.dim() != 2 or target.size(0) != nframe or target.size(1) != dim:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
+    _check_float_kernel(input, "multilabel_margin_loss_forward_out_frame")
+    _check_long_target(target)
+    x = input.reshape((nframe, dim))
+    t = target.reshape((nframe, dim))
+    listed = (t < 0).to(_C.int64).cumsum(1) == 0  # the targets before the first negative one
+    if (listed & (t >= dim)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    safe = t.masked_fill(~listed, 0)
+    classes = _C.arange(dim)
+    # is_target[n, i]: class i is one of sample n's listed targets
+    is_target = ((safe.unsqueeze(2) == classes) & listed.unsqueeze(2)).any(1)
+    x_target = x.gather(1, safe)  # (N, j)
+    z = (1 - x_target.unsqueeze(2) + x.unsqueeze(1)).relu()  # (N, j, i)
+    z = z.masked_fill(~(listed.unsqueeze(2) & ~is_target.unsqueeze(1)), 0)
+    loss = z.sum((1, 2)) / dim
+    if reduction == "none":
+        return loss if target.dim() > 1 else loss.reshape(())
+    return _apply_reduction(loss, reduction)
+
+
+def _vector_norm(x, p, dim):
+    """torch.norm(x, p, dim), whose gradient is 0 where the norm is 0."""
+    a = x.abs()
+    if p == math.inf:
+        return a.amax(dim)
+    if p == -math.inf:
+        return a.amin(dim)
+    if p == 0:
+        return (a != 0).to(x.dtype).sum(dim)
+    if p == 1:
+        return a.sum(dim)
+    if p == 2:
+        s = (x * x).sum(dim)
+        zero = s == 0
+        return s.masked_fill(zero, 1).sqrt().masked_fill(zero, 0)
+    # The exponents as 0-dim tensors of x's dtype: pow's backward of a Python float exponent
+    # rounds it to float32 (docs/training.md, "Losses").
+    power, root = (_C.tensor(e, dtype=x.dtype) for e in (float(p), 1.0 / p))
+    s = a.masked_fill(a == 0, 1).pow(power).masked_fill(a == 0, 0).sum(dim)
+    zero = s == 0
+    return s.masked_fill(zero, 1).pow(root).masked_fill(zero, 0)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps over the last dim (of the broadcast shape)."""
+    output_dim = max(x1.dim(), x2.dim())
+    innermost = output_dim - 1
+    _check_same_broadcast(x1, x2)
+    distance = _vector_norm(x1 - x2 + eps, p, innermost if output_dim else ())
+    return distance.unsqueeze(-1) if keepdim and output_dim else distance
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the pairwise p-norm
+    distance d; with swap, d(anchor, negative) is min'd with d(positive, negative)."""
+    reduction = _check_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _apply_reduction((margin + dist_pos - dist_neg).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance function (default pairwise_distance)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, distance_function(positive, negative))
+    return _apply_reduction((margin + dist_pos - dist_neg).clamp(min=0), reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target), with linear_weight
+    (C, d1, ..., dK, in_features) for a K-dimensional loss: PyTorch's reference path. Its
+    chunked path (options, a torch LinearCrossEntropyOptions) is not implemented."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and "
+                           f"{linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: the chunked path (options) is not "
+                                  "implemented in pith; pass options=None")
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes),
+                                               in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def _lengths_list(lengths, name):
+    # PyTorch's two overloads: a tensor of integers, or ints (a tuple, a list, an int).
+    if isinstance(lengths, _C.Tensor):
+        if lengths.dtype.is_floating_point or lengths.dtype == _C.bool or \
+                lengths.dtype.is_complex:
+            raise RuntimeError(f"{name} must be integral")
+        return [int(v) for v in lengths.reshape(-1).tolist()]
+    if isinstance(lengths, numbers.Integral):
+        return [int(lengths)]
+    return [int(v) for v in lengths]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The Connectionist Temporal Classification loss of log_probs (T, N, C), or (T, C)
+    unbatched, against targets padded (N, S) or concatenated (sum(target_lengths),): the op
+    _ctc_loss (kernels/loss_ctc.c, See Note [CTC loss]), whose derivative is PyTorch's
+    _ctc_loss_backward. zero_infinity turns infinite losses (impossible alignments) and their
+    gradients into 0; 'mean' divides each loss by its target length (at least 1) first."""
+    reduction = _reduction_enum(reduction)
+    if isinstance(input_lengths, _C.Tensor) != isinstance(target_lengths, _C.Tensor):
+        # PyTorch's binder finds no overload (its message lists them)
+        raise TypeError("ctc_loss() received an invalid combination of arguments: "
+                        "input_lengths and target_lengths must both be Tensors or both be "
+                        "ints")
+    input_lengths = _lengths_list(input_lengths, "input_lengths")
+    target_lengths = _lengths_list(target_lengths, "target_lengths")
+    is_batched = log_probs.dim() == 3
+    lp = log_probs if is_batched else log_probs.unsqueeze(1)
+    res = _pith.ops.pith._ctc_loss(lp, targets.to(_C.int64), input_lengths, target_lengths,
+                                   blank, zero_infinity)[0]
+    if zero_infinity:
+        res = _C.where(res == math.inf, _C.zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        lengths = _C.tensor(target_lengths, dtype=res.dtype).clamp(min=1)
+        return (res / lengths).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if is_batched else res.squeeze(0)
+
+
 # PyTorch's functionals hand their tensors' __torch_function__ the call first; these do
 # through pith._C._overridable (Note [Function layer], python_bindings/_C/function_layer.c).
 # The single-op ones are pith._C's functions, which do it themselves.

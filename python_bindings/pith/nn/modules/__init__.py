@@ -7,6 +7,12 @@ from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,
+    LinearCrossEntropyLoss, MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .module import Module
 from .normalization import LayerNorm
 from .sparse import Embedding
@@ -16,3 +22,8 @@ __all__ = ["Module", "Identity", "Linear", "ReLU", "ReLU6", "LeakyReLU", "ELU", 
            "Embedding", "Dropout", "Flatten", "Unflatten", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "L1Loss", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ += ["NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+            "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
+            "SoftMarginLoss", "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss",
+            "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "CTCLoss"]
