@@ -471,6 +471,17 @@ pith_status ag_index_along(ag_tensors *out, const pith_tensor *t, pith_device t_
     return PITH_OK;
 }
 
+pith_status ag_unwrapped(pith_tensor **out, const pith_tensor *t)
+{
+    if (!(t->flags & PITH_TENSOR_WRAPPED_NUMBER)) {
+        *out = ag_retain(t);
+        return PITH_OK;
+    }
+    /* an alias: tensor_view keeps no flag but the inference one */
+    *out = tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
+    return *out ? PITH_OK : pith_last_status();
+}
+
 pith_status ag_gather_indices(ag_tensors *out, const pith_tensor *index, int64_t dim)
 {
     if (index->ndim == 0) {

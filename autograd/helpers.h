@@ -226,6 +226,7 @@ pith_status ag_tile_dims(ag_ints *out, pith_int_list repeats);
 pith_status ag_index_along(ag_tensors *out, const pith_tensor *t, pith_device t_device,
                            int64_t dim, const pith_tensor *index);
 pith_status ag_gather_indices(ag_tensors *out, const pith_tensor *index, int64_t dim);
+pith_status ag_unwrapped(pith_tensor **out, const pith_tensor *t);
 pith_status ag_slice_positions(pith_tensor **out, const pith_tensor *t, pith_device t_device,
                                int64_t dim, pith_opt_int start, pith_opt_int end,
                                int64_t step);

@@ -720,58 +720,62 @@ static pith_status PowBackward1_apply(ag_node *node, pith_tensor *const *grads, 
     pith_tensor *other = NULL;
     pith_tensor *self = NULL;
     ag_grads_init(out, node->num_next);
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
     pith_tensor *tmp3 = NULL;
     pith_tensor *tmp4 = NULL;
-    pith_tensor *number5 = NULL;
-    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *number6 = NULL;
     pith_tensor *tmp7 = NULL;
     pith_tensor *tmp8 = NULL;
     pith_tensor *tmp9 = NULL;
-    pith_tensor *number10 = NULL;
-    pith_tensor *tmp11 = NULL;
-    pith_tensor *number12 = NULL;
-    pith_tensor *tmp13 = NULL;
+    pith_tensor *tmp10 = NULL;
+    pith_tensor *number11 = NULL;
+    pith_tensor *tmp12 = NULL;
+    pith_tensor *number13 = NULL;
     pith_tensor *tmp14 = NULL;
     pith_tensor *tmp15 = NULL;
+    pith_tensor *tmp16 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: mul(grad, masked_fill(mul(other, pow(self, sub(other, 1))), eq(other, 0), 0)) */
+        /* self: mul(grad, masked_fill(mul(other, pow(self, sub(unwrapped(other), 1))), eq(other, 0), 0)) */
         if (!other && (status = ag_unpack(&n->other_, node, &other)) != PITH_OK)
             goto done;
         if (!self && (status = ag_unpack(&n->self_, node, &self)) != PITH_OK)
             goto done;
-        if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
+        if ((status = ag_unwrapped(&tmp1, other)) != PITH_OK)
             goto done;
-        if ((status = pith_call_sub(res_, other, number1, scalar_from_int(1))) != PITH_OK)
+        if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
             goto done;
-        tmp2 = res_[0].u.t;
-        ag_drop(&number1);
-        if ((status = pith_call_pow(res_, self, tmp2)) != PITH_OK)
+        if ((status = pith_call_sub(res_, tmp1, number2, scalar_from_int(1))) != PITH_OK)
             goto done;
         tmp3 = res_[0].u.t;
-        ag_drop(&tmp2);
-        if ((status = pith_call_mul(res_, other, tmp3)) != PITH_OK)
+        ag_drop(&tmp1);
+        ag_drop(&number2);
+        if ((status = pith_call_pow(res_, self, tmp3)) != PITH_OK)
             goto done;
         tmp4 = res_[0].u.t;
         ag_drop(&tmp3);
-        if ((status = ag_wrap(&number5, scalar_from_int(0))) != PITH_OK)
+        if ((status = pith_call_mul(res_, other, tmp4)) != PITH_OK)
             goto done;
-        if ((status = pith_call_eq(res_, other, number5)) != PITH_OK)
+        tmp5 = res_[0].u.t;
+        ag_drop(&tmp4);
+        if ((status = ag_wrap(&number6, scalar_from_int(0))) != PITH_OK)
             goto done;
-        tmp6 = res_[0].u.t;
-        ag_drop(&number5);
-        if ((status = pith_call_masked_fill(res_, tmp4, tmp6, scalar_from_int(0))) != PITH_OK)
+        if ((status = pith_call_eq(res_, other, number6)) != PITH_OK)
             goto done;
         tmp7 = res_[0].u.t;
-        ag_drop(&tmp4);
-        ag_drop(&tmp6);
-        if ((status = pith_call_mul(res_, grad, tmp7)) != PITH_OK)
+        ag_drop(&number6);
+        if ((status = pith_call_masked_fill(res_, tmp5, tmp7, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        tmp8 = res_[0].u.t;
+        ag_drop(&tmp5);
+        ag_drop(&tmp7);
+        if ((status = pith_call_mul(res_, grad, tmp8)) != PITH_OK)
             goto done;
         out[0] = res_[0].u.t;
-        ag_drop(&tmp7);
+        ag_drop(&tmp8);
     }
     if (ag_needs_grad(node, 1)) {
         /* other: mul(grad, masked_fill(mul(result, log(self)), logical_and(eq(self, 0), ge(other, 0)), 0)) */
@@ -781,56 +785,57 @@ static pith_status PowBackward1_apply(ag_node *node, pith_tensor *const *grads, 
             goto done;
         if ((status = pith_call_log(res_, self)) != PITH_OK)
             goto done;
-        tmp8 = res_[0].u.t;
-        if ((status = pith_call_mul(res_, result, tmp8)) != PITH_OK)
-            goto done;
         tmp9 = res_[0].u.t;
-        ag_drop(&tmp8);
-        if ((status = ag_wrap(&number10, scalar_from_int(0))) != PITH_OK)
+        if ((status = pith_call_mul(res_, result, tmp9)) != PITH_OK)
             goto done;
-        if ((status = pith_call_eq(res_, self, number10)) != PITH_OK)
+        tmp10 = res_[0].u.t;
+        ag_drop(&tmp9);
+        if ((status = ag_wrap(&number11, scalar_from_int(0))) != PITH_OK)
             goto done;
-        tmp11 = res_[0].u.t;
-        ag_drop(&number10);
+        if ((status = pith_call_eq(res_, self, number11)) != PITH_OK)
+            goto done;
+        tmp12 = res_[0].u.t;
+        ag_drop(&number11);
         if (!other && (status = ag_unpack(&n->other_, node, &other)) != PITH_OK)
             goto done;
-        if ((status = ag_wrap(&number12, scalar_from_int(0))) != PITH_OK)
+        if ((status = ag_wrap(&number13, scalar_from_int(0))) != PITH_OK)
             goto done;
-        if ((status = pith_call_ge(res_, other, number12)) != PITH_OK)
-            goto done;
-        tmp13 = res_[0].u.t;
-        ag_drop(&number12);
-        if ((status = pith_call_logical_and(res_, tmp11, tmp13)) != PITH_OK)
+        if ((status = pith_call_ge(res_, other, number13)) != PITH_OK)
             goto done;
         tmp14 = res_[0].u.t;
-        ag_drop(&tmp11);
-        ag_drop(&tmp13);
-        if ((status = pith_call_masked_fill(res_, tmp9, tmp14, scalar_from_int(0))) != PITH_OK)
+        ag_drop(&number13);
+        if ((status = pith_call_logical_and(res_, tmp12, tmp14)) != PITH_OK)
             goto done;
         tmp15 = res_[0].u.t;
-        ag_drop(&tmp9);
+        ag_drop(&tmp12);
         ag_drop(&tmp14);
-        if ((status = pith_call_mul(res_, grad, tmp15)) != PITH_OK)
+        if ((status = pith_call_masked_fill(res_, tmp10, tmp15, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        tmp16 = res_[0].u.t;
+        ag_drop(&tmp10);
+        ag_drop(&tmp15);
+        if ((status = pith_call_mul(res_, grad, tmp16)) != PITH_OK)
             goto done;
         out[1] = res_[0].u.t;
-        ag_drop(&tmp15);
+        ag_drop(&tmp16);
     }
 done:
-    pith_release(number1);
-    pith_release(tmp2);
+    pith_release(tmp1);
+    pith_release(number2);
     pith_release(tmp3);
     pith_release(tmp4);
-    pith_release(number5);
-    pith_release(tmp6);
+    pith_release(tmp5);
+    pith_release(number6);
     pith_release(tmp7);
     pith_release(tmp8);
     pith_release(tmp9);
-    pith_release(number10);
-    pith_release(tmp11);
-    pith_release(number12);
-    pith_release(tmp13);
+    pith_release(tmp10);
+    pith_release(number11);
+    pith_release(tmp12);
+    pith_release(number13);
     pith_release(tmp14);
     pith_release(tmp15);
+    pith_release(tmp16);
     pith_release(self);
     pith_release(other);
     pith_release(result);
