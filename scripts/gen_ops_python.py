@@ -252,6 +252,8 @@ def stub_type(ov, p):
 
 def stub_return(ov):
     returns = ov.returns
+    if returns == "()":  # before the tuples: an op that returns nothing returns None
+        return "None"
     if returns.startswith("("):
         n = len([r for r in returns[1:-1].split(",") if r.strip()])
         return "tuple[" + ", ".join(["Tensor"] * n) + "]"
@@ -259,8 +261,6 @@ def stub_return(ov):
         return "tuple[Tensor, ...]"
     if returns.startswith("Tensor"):
         return "Tensor"
-    if returns == "()":
-        return "None"
     return STUB_TYPES.get(returns, "Any")
 
 
