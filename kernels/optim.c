@@ -74,7 +74,9 @@ typedef struct {
  * always-inline bodies that take their options as arguments, and the loop function calls
  * them with constants for the common cases (a plain call: no grad_scale, no maximize), each
  * call a branch-free copy; every other case runs the same body with the options as
- * variables. Both copies do the same operations, so they give the same bits. */
+ * variables. Both copies do the same operations, so they give the same bits. The file is
+ * compiled with -fno-math-errno and -fno-trapping-math (CMakeLists.txt), without which
+ * sqrt's errno and maximum's compares keep a loop scalar; neither changes a value. */
 static inline bool optim_common_plain(const optim_common *c)
 {
     return !c->scaled && !c->maximize;
