@@ -649,13 +649,13 @@ static pith_status rmsprop_impl(pith_tensor_list self, pith_tensor_list grads,
         return pith_last_status();
     if (on_meta(&call))
         return PITH_OK;
-    for (size_t i = 0; i < call.n; i++)
-        step_increment(state_steps.data[i]);
     rmsprop_scalars *all = scalars_new(&call, sizeof *all);
     if (!all)
         return pith_last_status();
-    for (size_t i = 0; i < call.n; i++)
+    for (size_t i = 0; i < call.n; i++) {
+        step_increment(state_steps.data[i]); /* the formula reads no step */
         all[i] = *s;
+    }
     call_run(&call, all, sizeof *all);
     free(all);
     return PITH_OK;
@@ -816,13 +816,13 @@ static pith_status adadelta_impl(pith_tensor_list self, pith_tensor_list grads,
         return pith_last_status();
     if (on_meta(&call))
         return PITH_OK;
-    for (size_t i = 0; i < call.n; i++)
-        step_increment(state_steps.data[i]);
     adadelta_scalars *all = scalars_new(&call, sizeof *all);
     if (!all)
         return pith_last_status();
-    for (size_t i = 0; i < call.n; i++)
+    for (size_t i = 0; i < call.n; i++) {
+        step_increment(state_steps.data[i]); /* the formula reads no step */
         all[i] = *s;
+    }
     call_run(&call, all, sizeof *all);
     free(all);
     return PITH_OK;
