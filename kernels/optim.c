@@ -74,7 +74,9 @@ typedef struct {
  * always-inline bodies that take their options as arguments, and the loop function calls
  * them with constants for the common cases (a plain call: no grad_scale, no maximize), each
  * call a branch-free copy; every other case runs the same body with the options as
- * variables. Both copies do the same operations, so they give the same bits. */
+ * variables. Both copies do the same operations, so they give the same bits. The file is
+ * compiled with -fno-math-errno and -fno-trapping-math (CMakeLists.txt), without which
+ * sqrt's errno and maximum's compares keep a loop scalar; neither changes a value. */
 static inline bool optim_common_plain(const optim_common *c)
 {
     return !c->scaled && !c->maximize;
@@ -647,13 +649,13 @@ static pith_status rmsprop_impl(pith_tensor_list self, pith_tensor_list grads,
         return pith_last_status();
     if (on_meta(&call))
         return PITH_OK;
-    for (size_t i = 0; i < call.n; i++)
-        step_increment(state_steps.data[i]);
     rmsprop_scalars *all = scalars_new(&call, sizeof *all);
     if (!all)
         return pith_last_status();
-    for (size_t i = 0; i < call.n; i++)
+    for (size_t i = 0; i < call.n; i++) {
+        step_increment(state_steps.data[i]); /* the formula reads no step */
         all[i] = *s;
+    }
     call_run(&call, all, sizeof *all);
     free(all);
     return PITH_OK;
@@ -814,13 +816,13 @@ static pith_status adadelta_impl(pith_tensor_list self, pith_tensor_list grads,
         return pith_last_status();
     if (on_meta(&call))
         return PITH_OK;
-    for (size_t i = 0; i < call.n; i++)
-        step_increment(state_steps.data[i]);
     adadelta_scalars *all = scalars_new(&call, sizeof *all);
     if (!all)
         return pith_last_status();
-    for (size_t i = 0; i < call.n; i++)
+    for (size_t i = 0; i < call.n; i++) {
+        step_increment(state_steps.data[i]); /* the formula reads no step */
         all[i] = *s;
+    }
     call_run(&call, all, sizeof *all);
     free(all);
     return PITH_OK;

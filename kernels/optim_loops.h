@@ -45,9 +45,9 @@ static inline T OPTIM_LOOP(sqrt)(T x)
     return _Generic(x, float: sqrtf, default: sqrt)(x);
 }
 
-/* The loop bodies of SGD and Adam take their options as arguments: the loop function
- * calls them with constants for the common options (See Note [Specialised loops],
- * optim.c), so that the compiler makes a branch-free, vectorised copy for each. */
+/* The loop bodies take their options as arguments: the loop function calls them with
+ * constants for the common options (See Note [Specialised loops], optim.c), so that the
+ * compiler makes a branch-free, vectorised copy for each. */
 static inline __attribute__((always_inline)) void
 OPTIM_LOOP(sgd_body)(const sgd_scalars *s, int64_t n, char *const *ptr, optim_common c,
                      bool has_momentum, bool first, bool nesterov)
@@ -178,16 +178,17 @@ static void OPTIM_LOOP(adagrad_loop)(const void *scalars, int64_t n, char *const
     }
 }
 
-static void OPTIM_LOOP(rmsprop_loop)(const void *scalars, int64_t n, char *const *ptr)
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(rmsprop_body)(const rmsprop_scalars *s, int64_t n, char *const *ptr, optim_common common, bool centered,
+                         bool has_momentum)
 {
-    const rmsprop_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
+    const optim_common *c = &common;
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict square_avg = (T *)ptr[2];
     T *restrict grad_avg = (T *)ptr[3];
     T *restrict buf = (T *)ptr[4];
-    const bool centered = s->centered, has_momentum = s->momentum > 0, small = s->lerp.small;
+    const bool small = s->lerp.small;
     const T alpha = (T)s->alpha, one_minus_alpha = (T)(1.0 - s->alpha);
     const T weight = (T)s->lerp.weight, eps = (T)s->eps, momentum = (T)s->momentum;
     const T neg_lr = (T)(-c->lr);
@@ -216,10 +217,29 @@ static void OPTIM_LOOP(rmsprop_loop)(const void *scalars, int64_t n, char *const
     }
 }
 
-static void OPTIM_LOOP(adamax_loop)(const void *scalars, int64_t n, char *const *ptr)
+static void OPTIM_LOOP(rmsprop_loop)(const void *scalars, int64_t n, char *const *ptr)
 {
-    const adamax_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
+    const rmsprop_scalars *s = scalars;
+    const bool centered = s->centered, has_momentum = s->momentum > 0;
+    if (!optim_common_plain(&s->common)) {
+        OPTIM_LOOP(rmsprop_body)(s, n, ptr, s->common, centered, has_momentum);
+        return;
+    }
+    const optim_common plain = {.lr = s->common.lr, .weight_decay = s->common.weight_decay};
+    if (centered && has_momentum)
+        OPTIM_LOOP(rmsprop_body)(s, n, ptr, plain, true, true);
+    else if (centered)
+        OPTIM_LOOP(rmsprop_body)(s, n, ptr, plain, true, false);
+    else if (has_momentum)
+        OPTIM_LOOP(rmsprop_body)(s, n, ptr, plain, false, true);
+    else
+        OPTIM_LOOP(rmsprop_body)(s, n, ptr, plain, false, false);
+}
+
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(adamax_body)(const adamax_scalars *s, int64_t n, char *const *ptr, optim_common common)
+{
+    const optim_common *c = &common;
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict exp_avg = (T *)ptr[2];
@@ -239,10 +259,21 @@ static void OPTIM_LOOP(adamax_loop)(const void *scalars, int64_t n, char *const 
     }
 }
 
-static void OPTIM_LOOP(nadam_loop)(const void *scalars, int64_t n, char *const *ptr)
+static void OPTIM_LOOP(adamax_loop)(const void *scalars, int64_t n, char *const *ptr)
 {
-    const nadam_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
+    const adamax_scalars *s = scalars;
+    if (!optim_common_plain(&s->common)) {
+        OPTIM_LOOP(adamax_body)(s, n, ptr, s->common);
+        return;
+    }
+    const optim_common plain = {.lr = s->common.lr, .weight_decay = s->common.weight_decay};
+    OPTIM_LOOP(adamax_body)(s, n, ptr, plain);
+}
+
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(nadam_body)(const nadam_scalars *s, int64_t n, char *const *ptr, optim_common common)
+{
+    const optim_common *c = &common;
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict exp_avg = (T *)ptr[2];
@@ -267,6 +298,18 @@ static void OPTIM_LOOP(nadam_loop)(const void *scalars, int64_t n, char *const *
         p = p + grad_coefficient * g / denom;
         param[i] = p + exp_avg_coefficient * m / denom;
     }
+}
+
+static void OPTIM_LOOP(nadam_loop)(const void *scalars, int64_t n, char *const *ptr)
+{
+    const nadam_scalars *s = scalars;
+    if (!optim_common_plain(&s->common)) {
+        OPTIM_LOOP(nadam_body)(s, n, ptr, s->common);
+        return;
+    }
+    const optim_common plain = {.lr = s->common.lr, .weight_decay = s->common.weight_decay,
+                                     .decoupled = s->common.decoupled};
+    OPTIM_LOOP(nadam_body)(s, n, ptr, plain);
 }
 
 static void OPTIM_LOOP(adadelta_loop)(const void *scalars, int64_t n, char *const *ptr)
@@ -296,10 +339,10 @@ static void OPTIM_LOOP(adadelta_loop)(const void *scalars, int64_t n, char *cons
     }
 }
 
-static void OPTIM_LOOP(radam_loop)(const void *scalars, int64_t n, char *const *ptr)
+static inline __attribute__((always_inline)) void
+OPTIM_LOOP(radam_body)(const radam_scalars *s, int64_t n, char *const *ptr, optim_common common)
 {
-    const radam_scalars *s = scalars;
-    const optim_common common = s->common, *c = &common;
+    const optim_common *c = &common;
     T *restrict param = (T *)ptr[0];
     const T *restrict grad = (const T *)ptr[1];
     T *restrict exp_avg = (T *)ptr[2];
@@ -327,6 +370,18 @@ static void OPTIM_LOOP(radam_loop)(const void *scalars, int64_t n, char *const *
         }
         param[i] = p + (T)(-1) * update;
     }
+}
+
+static void OPTIM_LOOP(radam_loop)(const void *scalars, int64_t n, char *const *ptr)
+{
+    const radam_scalars *s = scalars;
+    if (!optim_common_plain(&s->common)) {
+        OPTIM_LOOP(radam_body)(s, n, ptr, s->common);
+        return;
+    }
+    const optim_common plain = {.lr = s->common.lr, .weight_decay = s->common.weight_decay,
+                                     .decoupled = s->common.decoupled};
+    OPTIM_LOOP(radam_body)(s, n, ptr, plain);
 }
 
 #undef T

@@ -957,6 +957,27 @@ const std::vector<Case> &hand_written_cases()
         {"multinomial.out", OK, {F({3}), I(4), B(true), None(), T(i64, {4})}},
         {"multinomial.out", ERR, {F({3}), I(2), B(false), None(), F({2})}},
         {"multinomial.out", ERR, {F({3}), I(2), B(false), None(), T(i64, {3})}},
+        // the optimizer kernels (kernels/optim.c): in place, nothing returned
+        {"_fused_sgd_", OK, {TL({F({2, 3}), F({})}), TL({F({2, 3}), F({})}), TL({F({2, 3}), F({})}), D(0.01), D(0.9), D(0.1), D(0), B(true), B(false), B(false), None(), None()}},
+        {"_fused_sgd_", OK, {TL({T(f64, {2, 2}, {1, 2})}), TL({T(f64, {2, 2})}), TL({}), D(0), D(0), D(0.1), D(0), B(false), B(true), B(true), None(), None()}},
+        {"_fused_sgd_", ERR, {TL({F({2}), F({3})}), TL({F({2})}), TL({}), D(0), D(0), D(0.1), D(0), B(false), B(false), B(false), None(), None()}},
+        {"_fused_adam_", OK, {TL({F({3}), F({})}), TL({F({3}), F({})}), TL({F({3}), F({})}), TL({F({3}), F({})}), TL({}), TL({F({}), F({})}), D(1e-3), D(0.9), D(0.999), D(0), D(1e-8), B(false), B(false), None(), None()}},
+        {"_fused_adam_", OK, {TL({T(f64, {2, 2}, {1, 2})}), TL({T(f64, {2, 2})}), TL({T(f64, {2, 2})}), TL({T(f64, {2, 2})}), TL({T(f64, {2, 2})}), TL({T(f64, {})}), D(1e-3), D(0.9), D(0.999), D(0.1), D(1e-8), B(true), B(true), None(), None()}},
+        {"_fused_adam_", ERR, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({}), TL({F({2})}), D(1e-3), D(0.9), D(0.999), D(0), D(1e-8), B(false), B(false), None(), None()}},
+        {"_fused_adamw_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({}), TL({F({})}), D(1e-3), D(0.9), D(0.999), D(0.01), D(1e-8), B(false), B(false), None(), None()}},
+        {"_fused_adamw_", ERR, {TL({T(i64, {3})}), TL({T(i64, {3})}), TL({T(i64, {3})}), TL({T(i64, {3})}), TL({}), TL({F({})}), D(1e-3), D(0.9), D(0.999), D(0.01), D(1e-8), B(false), B(false), None(), None()}},
+        {"_fused_adagrad_", OK, {TL({F({2, 2})}), TL({F({2, 2})}), TL({F({2, 2})}), TL({F({})}), D(0.01), D(0), D(0), D(1e-10), B(false), None(), None()}},
+        {"_fused_adagrad_", ERR, {TL({F({2, 2})}), TL({F({2, 2})}), TL({F({2, 3})}), TL({F({})}), D(0.01), D(0), D(0), D(1e-10), B(false), None(), None()}},
+        {"_fused_rmsprop_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({})}), D(0.01), D(0.99), D(1e-8), D(0), D(0.9), B(true), B(false)}},
+        {"_fused_rmsprop_", ERR, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({}), TL({}), TL({F({})}), D(0.01), D(0.99), D(1e-8), D(0), D(0.9), B(false), B(false)}},
+        {"_fused_adamax_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({})}), D(2e-3), D(0.9), D(0.999), D(1e-8), D(0), B(false)}},
+        {"_fused_adamax_", ERR, {TL({F({3})}), TL({F({3})}), TL({T(f64, {3})}), TL({F({3})}), TL({F({})}), D(2e-3), D(0.9), D(0.999), D(1e-8), D(0), B(false)}},
+        {"_fused_nadam_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({})}), TL({F({})}), D(2e-3), D(0.9), D(0.999), D(0), D(1e-8), D(4e-3), B(false), B(false)}},
+        {"_fused_nadam_", ERR, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({}), TL({F({})}), D(2e-3), D(0.9), D(0.999), D(0), D(1e-8), D(4e-3), B(false), B(false)}},
+        {"_fused_adadelta_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({})}), D(1.0), D(0.9), D(1e-6), D(0), B(false)}},
+        {"_fused_adadelta_", ERR, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({T(i64, {})}), D(1.0), D(0.9), D(1e-6), D(0), B(false)}},
+        {"_fused_radam_", OK, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({})}), D(1e-3), D(0.9), D(0.999), D(0), D(1e-8), B(false), B(false)}},
+        {"_fused_radam_", ERR, {TL({F({3})}), TL({F({3})}), TL({F({3})}), TL({F({3}, {2})}), TL({F({}), F({})}), D(1e-3), D(0.9), D(0.999), D(0), D(1e-8), B(false), B(false)}},
     };
     return cases;
 }
