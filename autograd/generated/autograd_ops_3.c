@@ -1478,7 +1478,7 @@ typedef struct {
     pith_tensor *summed;
 } EmbeddingBackward0_values;
 
-/* let summed = index_put(zeros_like(weight), [indices], masked_fill(grad, unsqueeze(eq(indices, padding_idx), -1), 0), True) */
+/* let summed = index_put(zeros_like(weight), [indices], case(padding_idx, -1, grad, masked_fill(grad, unsqueeze(eq(indices, padding_idx), -1), 0)), True) */
 static pith_status EmbeddingBackward0_let_summed(ag_node *node, pith_tensor *const *grads, EmbeddingBackward0_values *v)
 {
     EmbeddingBackward0 *n = (EmbeddingBackward0 *)node;
@@ -1487,10 +1487,11 @@ static pith_status EmbeddingBackward0_let_summed(ag_node *node, pith_tensor *con
         return PITH_OK;
     pith_tensor *tmp1 = NULL;
     const pith_tensor *items2[1];
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
+    pith_tensor *chosen3 = NULL;
+    pith_tensor *number4 = NULL;
     pith_tensor *tmp5 = NULL;
     pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp7 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if ((status = ag_zeros_like(&tmp1, n->weight_.meta, n->weight_.device)) != PITH_OK)
@@ -1498,31 +1499,38 @@ static pith_status EmbeddingBackward0_let_summed(ag_node *node, pith_tensor *con
     if (!v->indices && (status = ag_unpack(&n->indices_, node, &v->indices)) != PITH_OK)
         goto done;
     items2[0] = v->indices;
-    if ((status = ag_wrap(&number3, scalar_from_int(n->padding_idx_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_eq(res_, v->indices, number3)) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&number3);
-    if ((status = pith_call_unsqueeze(res_, tmp4, -1)) != PITH_OK)
-        goto done;
-    tmp5 = res_[0].u.t;
-    ag_drop(&tmp4);
-    if ((status = pith_call_masked_fill(res_, grad, tmp5, scalar_from_int(0))) != PITH_OK)
-        goto done;
-    tmp6 = res_[0].u.t;
-    ag_drop(&tmp5);
-    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items2, 1}, tmp6, true)) != PITH_OK)
+    if (n->padding_idx_ == -1) {
+        chosen3 = ag_retain(grad);
+    } else {
+        if ((status = ag_wrap(&number4, scalar_from_int(n->padding_idx_))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_eq(res_, v->indices, number4)) != PITH_OK)
+            goto done;
+        tmp5 = res_[0].u.t;
+        ag_drop(&number4);
+        if ((status = pith_call_unsqueeze(res_, tmp5, -1)) != PITH_OK)
+            goto done;
+        tmp6 = res_[0].u.t;
+        ag_drop(&tmp5);
+        if ((status = pith_call_masked_fill(res_, grad, tmp6, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        tmp7 = res_[0].u.t;
+        ag_drop(&tmp6);
+        chosen3 = tmp7;
+        tmp7 = NULL;
+    }
+    if ((status = pith_call_index_put(res_, tmp1, (pith_tensor_list){items2, 1}, chosen3, true)) != PITH_OK)
         goto done;
     v->summed = res_[0].u.t;
     ag_drop(&tmp1);
-    ag_drop(&tmp6);
+    ag_drop(&chosen3);
 done:
     pith_release(tmp1);
-    pith_release(number3);
-    pith_release(tmp4);
+    pith_release(chosen3);
+    pith_release(number4);
     pith_release(tmp5);
     pith_release(tmp6);
+    pith_release(tmp7);
     return status;
 }
 
