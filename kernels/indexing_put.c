@@ -67,6 +67,45 @@ static void element_add(char *dst, const char *src, pith_dtype dtype)
     }
 }
 
+/* Whether the n dims (sizes, element strides) are one dense row-major block. */
+static bool block_dense(int n, const int64_t *sizes, const int64_t *strides)
+{
+    int64_t expected = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        if (sizes[i] != 1 && strides[i] != expected)
+            return false;
+        expected *= sizes[i];
+    }
+    return true;
+}
+
+/* One item's inner block when both sides are dense (block_dense): a copy, or an add in
+ * float32/float64 that the compiler vectorises (an embedding's gradient adds rows this way);
+ * false for what the element-wise walk must do (other dtypes' adds). */
+static bool dense_block(char *to, const char *from, int64_t inner, pith_dtype dtype,
+                        size_t itemsize, bool accumulate)
+{
+    if (!accumulate) {
+        memcpy(to, from, (size_t)inner * itemsize);
+        return true;
+    }
+    if (dtype == PITH_FLOAT32) {
+        float *d = (float *)(void *)to;
+        const float *s = (const float *)(const void *)from;
+        for (int64_t k = 0; k < inner; k++)
+            d[k] += s[k];
+        return true;
+    }
+    if (dtype == PITH_FLOAT64) {
+        double *d = (double *)(void *)to;
+        const double *s = (const double *)(const void *)from;
+        for (int64_t k = 0; k < inner; k++)
+            d[k] += s[k];
+        return true;
+    }
+    return false;
+}
+
 /* Writes (or adds) the values `src`, of geometry `vg` (the plan's result shape), at the
  * plan's index into `dst`, self's data. The result is not empty. */
 static void plan_scatter(const index_plan *p, char *dst, const char *src,
@@ -81,6 +120,8 @@ static void plan_scatter(const index_plan *p, char *dst, const char *src,
     index_plan_blocks(p, &outer, &inner);
     int64_t items = outer * p->index_numel;
     int threads = serial || accumulate ? 1 : parallel_threads_for(p->out_numel);
+    bool dense = block_dense(nafter, g->sizes + after, g->strides + after) &&
+                 block_dense(nafter, vg->sizes + lead, vg->strides + lead);
     PITH_PARALLEL_REGION(threads, {
         int64_t begin, end;
         thread_range(items, &begin, &end);
@@ -88,6 +129,8 @@ static void plan_scatter(const index_plan *p, char *dst, const char *src,
             char *to = dst + index_plan_item_offset(p, item) * (int64_t)itemsize;
             const char *from =
                 src + geometry_offset_of(vg->sizes, vg->strides, lead, item) * (int64_t)itemsize;
+            if (dense && dense_block(to, from, inner, dtype, itemsize, accumulate))
+                continue;
             strided_walk wd, ws;
             walk_init(&wd, nafter, g->sizes + after, g->strides + after, itemsize, 0);
             walk_init(&ws, nafter, vg->sizes + lead, vg->strides + lead, itemsize, 0);
