@@ -99,6 +99,7 @@ pith_status log_sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith
 pith_status gelu_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate, const pith_tensor *out);
 pith_status gelu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
 pith_status clamp_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status hardtanh_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
@@ -300,6 +301,7 @@ pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_te
     _(gelu) \
     _(gelu_out) \
     _(gelu_) \
+    _(gelu_backward) \
     _(clamp) \
     _(clamp_) \
     _(hardtanh) \

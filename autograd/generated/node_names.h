@@ -68,6 +68,7 @@
     _("log_sigmoid", "LogSigmoidBackward0") \
     _("gelu", "GeluBackward0") \
     _("gelu_", "GeluBackward0") \
+    _("gelu_backward", "GeluBackwardBackward0") \
     _("clamp", "ClampBackward1") \
     _("clamp_", "ClampBackward1") \
     _("hardtanh", "HardtanhBackward0") \

@@ -1531,6 +1531,21 @@ static pith_status invoke_gelu_(const pith_op *op, void (*fn)(void), pith_keyset
     return ((pith_sig_gelu_)fn)(ks, ret, self, approximate);
 }
 
+static pith_status invoke_gelu_backward(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *grad_output;
+    if (unbox_TENSOR(op, 0, &args[0], &grad_output) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 1, &args[1], &self) != PITH_OK)
+        return pith_last_status();
+    const char *approximate;
+    if (unbox_STR(op, 2, &args[2], &approximate) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_gelu_backward)fn)(ks, ret, grad_output, self, approximate);
+}
+
 static pith_status invoke_clamp(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -4524,6 +4539,7 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_gelu,
     invoke_gelu_out,
     invoke_gelu_,
+    invoke_gelu_backward,
     invoke_clamp,
     invoke_clamp_,
     invoke_isnan,

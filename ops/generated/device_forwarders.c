@@ -120,6 +120,15 @@ pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
     return gelu__kernel(ks, ret, self, approximate, PITH_META);
 }
 
+pith_status gelu_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    return gelu_backward_kernel(ks, ret, grad_output, self, approximate, PITH_CPU);
+}
+pith_status gelu_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    return gelu_backward_kernel(ks, ret, grad_output, self, approximate, PITH_META);
+}
+
 pith_status clamp_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max)
 {
     return clamp_kernel(ks, ret, self, min, max, PITH_CPU);

@@ -134,6 +134,7 @@ typedef enum {
     PITH_OPID_gelu,
     PITH_OPID_gelu_out,
     PITH_OPID_gelu_,
+    PITH_OPID_gelu_backward,
     PITH_OPID_clamp,
     PITH_OPID_clamp_,
     PITH_OPID_isnan,
@@ -1084,6 +1085,13 @@ pith_status pith_redispatch_gelu_(pith_keyset ks, pith_value *ret, const pith_te
 pith_status gelu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate, pith_device kernel_device);
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+typedef pith_status (*pith_sig_gelu_backward)(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status pith_call_gelu_backward(pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status pith_redispatch_gelu_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate, pith_device kernel_device);
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 typedef pith_status (*pith_sig_clamp)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status pith_call_clamp(pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
