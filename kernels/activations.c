@@ -149,8 +149,12 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
  *         phi(x) = exp(-x^2 / 2) / sqrt(2 pi);
  *   tanh: dy * ((1 + t) / 2 + (x / 2) (1 - t^2) k (1 + 3 c x^2)), t = tanh(k (x + c x^3)),
  *         k = sqrt(2 / pi), c = 0.044715.
+ * The exact form's Phi(x) is gelu(x) / x, the table's gelu (within 6 ulps; erf took twice
+ * gelu's time), and 1/2 where |x| < 1e-20: Phi(x) rounds to 1/2 there, and gelu(x) of a
+ * float32 denormal is 0.
  * Each loop runs in chunks of GELU_BWD_CHUNK elements: the operands are read into buffers
- * of the compute type (float for float16, bfloat16 and float32, double for float64), erf
+ * of the compute type (float for float16, bfloat16 and float32, double for float64) unless
+ * all three are contiguous arrays of it, erf
  * and exp (or tanh) of the chunk come from the vectorised math table (See Note [Vectorised
  * math functions]), and one last loop combines them, so the tensor is read and written once
  * where the composite formula took ten passes. The vecmath functions' results depend only on
@@ -167,30 +171,54 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
 #define GB_STORE_f16(p, v) (*(pith_half *)(p) = float_to_half(v))
 #define GB_STORE_bf16(p, v) (*(pith_bfloat16 *)(p) = float_to_bfloat16(v))
 
-/* The loops gelu_backward_{exact,tanh}_<suffix>: T the compute type, V its vecmath suffix. */
-#define GELU_BWD_LOOPS(suffix, T, V)                                                        \
+/* Points g, x and o at chunk [start, start + m) of the operands: into the arrays themselves
+ * when the loop's dtype is the compute type and all three are contiguous (`direct`), else
+ * into the buffers gb, xb and ob, the inputs read into them. */
+#define GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                             \
+    const int64_t m = n[0] - start < GELU_BWD_CHUNK ? n[0] - start : GELU_BWD_CHUNK;        \
+    const T *g = gb, *x = xb;                                                               \
+    T *o = ob;                                                                              \
+    if (direct) {                                                                           \
+        g = (const T *)args[1] + start;                                                     \
+        x = (const T *)args[2] + start;                                                     \
+        o = (T *)args[0] + start;                                                           \
+    } else {                                                                                \
+        for (int64_t i = 0; i < m; i++) {                                                   \
+            gb[i] = GB_LOAD_##suffix(args[1] + (start + i) * s[1]);                         \
+            xb[i] = GB_LOAD_##suffix(args[2] + (start + i) * s[2]);                         \
+        }                                                                                   \
+    }
+#define GELU_BWD_CHUNK_END(suffix, direct)                                                  \
+    if (!(direct))                                                                          \
+        for (int64_t i = 0; i < m; i++)                                                     \
+            GB_STORE_##suffix(args[0] + (start + i) * s[0], ob[i]);
+
+/* The loops gelu_backward_{exact,tanh}_<suffix>: T the compute type, V its vecmath suffix,
+ * same: whether the stored type is T. */
+#define GELU_BWD_LOOPS(suffix, T, V, same)                                                  \
     static int gelu_backward_exact_##suffix(char **args, const int64_t *n, const int64_t *s, \
                                             void *ctx)                                      \
     {                                                                                       \
         (void)ctx;                                                                          \
         const vecmath_table *vm = vecmath_active();                                         \
-        const T alpha = (T)0.70710678118654752440, beta = (T)0.39894228040143267794;        \
-        T g[GELU_BWD_CHUNK], x[GELU_BWD_CHUNK], e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];       \
+        const int64_t sz = (int64_t)sizeof(T);                                              \
+        const int direct = same && s[0] == sz && s[1] == sz && s[2] == sz;                  \
+        const T beta = (T)0.39894228040143267794;                                           \
+        T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK];                       \
+        T e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];                                             \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            const int64_t m = n[0] - start < GELU_BWD_CHUNK ? n[0] - start : GELU_BWD_CHUNK; \
-            for (int64_t i = 0; i < m; i++) {                                               \
-                g[i] = GB_LOAD_##suffix(args[1] + (start + i) * s[1]);                      \
-                x[i] = GB_LOAD_##suffix(args[2] + (start + i) * s[2]);                      \
-                e[i] = x[i] * alpha;                                                        \
+            GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                         \
+            for (int64_t i = 0; i < m; i++)                                                 \
                 p[i] = x[i] * x[i] * (T)-0.5;                                               \
-            }                                                                               \
-            vm->erf_##V(e, e, m);                                                           \
+            vm->gelu_##V(e, x, m);                                                          \
             vm->exp_##V(p, p, m);                                                           \
             for (int64_t i = 0; i < m; i++) {                                               \
-                const T cdf = (T)0.5 * ((T)1 + e[i]);                                       \
+                const int tiny = x[i] < (T)1e-20 && x[i] > (T)-1e-20;                       \
+                const T cdf = e[i] / (tiny ? (T)1 : x[i]) + (tiny ? (T)0.5 : (T)0);         \
                 const T pdf = beta * p[i];                                                  \
-                GB_STORE_##suffix(args[0] + (start + i) * s[0], g[i] * (cdf + x[i] * pdf)); \
+                o[i] = g[i] * (cdf + x[i] * pdf);                                           \
             }                                                                               \
+            GELU_BWD_CHUNK_END(suffix, direct)                                              \
         }                                                                                   \
         return 0;                                                                           \
     }                                                                                       \
@@ -199,14 +227,14 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
     {                                                                                       \
         (void)ctx;                                                                          \
         const vecmath_table *vm = vecmath_active();                                         \
+        const int64_t sz = (int64_t)sizeof(T);                                              \
+        const int direct = same && s[0] == sz && s[1] == sz && s[2] == sz;                  \
         const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                      \
         const T three_kappa = (T)3 * kappa;                                                 \
-        T g[GELU_BWD_CHUNK], x[GELU_BWD_CHUNK], t[GELU_BWD_CHUNK];                          \
+        T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK], t[GELU_BWD_CHUNK];    \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            const int64_t m = n[0] - start < GELU_BWD_CHUNK ? n[0] - start : GELU_BWD_CHUNK; \
+            GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                         \
             for (int64_t i = 0; i < m; i++) {                                               \
-                g[i] = GB_LOAD_##suffix(args[1] + (start + i) * s[1]);                      \
-                x[i] = GB_LOAD_##suffix(args[2] + (start + i) * s[2]);                      \
                 const T x_cube = x[i] * (x[i] * x[i]);                                      \
                 t[i] = beta * (x[i] + kappa * x_cube);                                      \
             }                                                                               \
@@ -217,16 +245,16 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
                 const T tanh_derivative = (T)1 - t[i] * t[i];                               \
                 const T inner_derivative = beta * ((T)1 + three_kappa * (x[i] * x[i]));     \
                 const T right_derivative = left * tanh_derivative * inner_derivative;       \
-                GB_STORE_##suffix(args[0] + (start + i) * s[0],                             \
-                                  g[i] * (left_derivative + right_derivative));             \
+                o[i] = g[i] * (left_derivative + right_derivative);                         \
             }                                                                               \
+            GELU_BWD_CHUNK_END(suffix, direct)                                              \
         }                                                                                   \
         return 0;                                                                           \
     }
-GELU_BWD_LOOPS(f16, float, f32)
-GELU_BWD_LOOPS(bf16, float, f32)
-GELU_BWD_LOOPS(f32, float, f32)
-GELU_BWD_LOOPS(f64, double, f64)
+GELU_BWD_LOOPS(f16, float, f32, 0)
+GELU_BWD_LOOPS(bf16, float, f32, 0)
+GELU_BWD_LOOPS(f32, float, f32, 1)
+GELU_BWD_LOOPS(f64, double, f64, 1)
 
 static const elementwise_loop gelu_backward_exact_loops[PITH_NUM_DTYPES] = {
     EW_TAGS_FLOAT(EW_LOOP_ENTRY, gelu_backward_exact)};
