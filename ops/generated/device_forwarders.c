@@ -723,6 +723,15 @@ pith_status layer_norm_out_meta(pith_keyset ks, pith_value *ret, const pith_tens
     return layer_norm_out_kernel(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out, PITH_META);
 }
 
+pith_status _layer_norm_backward_input_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    return _layer_norm_backward_input_kernel(ks, ret, grad_out, input, normalized_shape, weight, eps, PITH_CPU);
+}
+pith_status _layer_norm_backward_input_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    return _layer_norm_backward_input_kernel(ks, ret, grad_out, input, normalized_shape, weight, eps, PITH_META);
+}
+
 pith_status _scaled_dot_product_fused_attention_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
 {
     return _scaled_dot_product_fused_attention_kernel(ks, ret, query, key, value, attn_mask, is_causal, scale, PITH_CPU);
