@@ -150,8 +150,9 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
  *   tanh: dy * ((1 + t) / 2 + (x / 2) (1 - t^2) k (1 + 3 c x^2)), t = tanh(k (x + c x^3)),
  *         k = sqrt(2 / pi), c = 0.044715.
  * The exact form's Phi(x) is gelu(x) / x, the table's gelu (within 6 ulps; erf took twice
- * gelu's time), and 1/2 where |x| < 1e-20: Phi(x) rounds to 1/2 there, and gelu(x) of a
- * float32 denormal is 0.
+ * gelu's time), with x replaced by 1e-20 where |x| < 1e-20: Phi(x) rounds to 1/2 there,
+ * and gelu(x) of 0 or of a float32 denormal is 0. The combining loop has no branch, so
+ * that it vectorises.
  * Each loop runs in chunks of GELU_BWD_CHUNK elements: the operands are read into buffers
  * of the compute type (float for float16, bfloat16 and float32, double for float64) unless
  * all three are contiguous arrays of it, erf
@@ -205,16 +206,18 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
         const int direct = same && s[0] == sz && s[1] == sz && s[2] == sz;                  \
         const T beta = (T)0.39894228040143267794;                                           \
         T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK];                       \
-        T e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];                                             \
+        T d[GELU_BWD_CHUNK], e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];                          \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
             GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                         \
-            for (int64_t i = 0; i < m; i++)                                                 \
+            for (int64_t i = 0; i < m; i++) {                                               \
+                const T ax = x[i] < 0 ? -x[i] : x[i];                                       \
+                d[i] = ax < (T)1e-20 ? (T)1e-20 : x[i];                                     \
                 p[i] = x[i] * x[i] * (T)-0.5;                                               \
-            vm->gelu_##V(e, x, m);                                                          \
+            }                                                                               \
+            vm->gelu_##V(e, d, m);                                                          \
             vm->exp_##V(p, p, m);                                                           \
             for (int64_t i = 0; i < m; i++) {                                               \
-                const int tiny = x[i] < (T)1e-20 && x[i] > (T)-1e-20;                       \
-                const T cdf = e[i] / (tiny ? (T)1 : x[i]) + (tiny ? (T)0.5 : (T)0);         \
+                const T cdf = e[i] / d[i];                                                  \
                 const T pdf = beta * p[i];                                                  \
                 o[i] = g[i] * (cdf + x[i] * pdf);                                           \
             }                                                                               \
