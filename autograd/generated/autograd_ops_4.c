@@ -124,111 +124,20 @@ typedef struct {
 typedef struct {
     pith_tensor *input;
     pith_tensor *weight;
-    ag_ints dims;
-    bool have_dims;
-    pith_tensor *centered;
-    pith_tensor *rstd;
     pith_tensor *xhat;
 } NativeLayerNormBackward0_values;
 
-/* let dims = last_dims(normalized_shape) */
-static pith_status NativeLayerNormBackward0_let_dims(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->have_dims)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_status status = PITH_OK;
-    if ((status = ag_last_dims(&ints1, ag_ints_list(&n->normalized_shape_))) != PITH_OK)
-        goto done;
-    if ((status = ag_ints_copy(&v->dims, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    ag_ints_release(&ints1);
-    v->have_dims = true;
-done:
-    ag_ints_release(&ints1);
-    return status;
-}
-
-/* let centered = sub(input, mean(input, dims, True)) */
-static pith_status NativeLayerNormBackward0_let_centered(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->centered)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
-        goto done;
-    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mean(res_, v->input, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = pith_call_sub(res_, v->input, tmp1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    v->centered = res_[0].u.t;
-    ag_drop(&tmp1);
-done:
-    pith_release(tmp1);
-    return status;
-}
-
-/* let rstd = rsqrt(add(mean(mul(centered, centered), dims, True), eps)) */
-static pith_status NativeLayerNormBackward0_let_rstd(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->rstd)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->centered, v->centered)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&tmp1);
-    if ((status = ag_wrap(&number3, scalar_from_double(n->eps_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, tmp2, number3, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&tmp2);
-    ag_drop(&number3);
-    if ((status = pith_call_rsqrt(res_, tmp4)) != PITH_OK)
-        goto done;
-    v->rstd = res_[0].u.t;
-    ag_drop(&tmp4);
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    return status;
-}
-
-/* let xhat = mul(centered, rstd) */
+/* let xhat = layer_norm(input, normalized_shape, None, None, eps) */
 static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
 {
+    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
     if (v->xhat)
         return PITH_OK;
     pith_value res_[1];
     pith_status status = PITH_OK;
-    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
+    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
         goto done;
-    if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->centered, v->rstd)) != PITH_OK)
+    if ((status = pith_call_layer_norm(res_, v->input, ag_ints_list(&n->normalized_shape_), NULL, NULL, n->eps_, true)) != PITH_OK)
         goto done;
     v->xhat = res_[0].u.t;
 done:
@@ -268,9 +177,6 @@ static pith_status NativeLayerNormBackward0_apply(ag_node *node, pith_tensor *co
 done:
     pith_release(v->input);
     pith_release(v->weight);
-    ag_ints_release(&v->dims);
-    pith_release(v->centered);
-    pith_release(v->rstd);
     pith_release(v->xhat);
     if (status != PITH_OK)
         ag_grads_clear(out, node->num_next);
@@ -2460,6 +2366,138 @@ pith_status repeat_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *
     if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
         (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
         (status_ = ag_ints_copy(&n_->repeats_, repeats)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- repeat_interleave ---- */
+
+/* repeat_interleave.self_int: repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+    pith_opt_int dim_;
+    int64_t repeats_;
+} RepeatInterleaveBackward0;
+
+static pith_status RepeatInterleaveBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    RepeatInterleaveBackward0 *n = (RepeatInterleaveBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_tensor *chosen1 = NULL;
+    int64_t items2[2];
+    pith_tensor *tmp3 = NULL;
+    int64_t items4[1];
+    pith_tensor *tmp5 = NULL;
+    ag_ints ints6 = {0};
+    pith_tensor *tmp7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_tensor *tmp9 = NULL;
+    pith_tensor *tmp10 = NULL;
+    ag_tensors list11 = {0};
+    pith_tensor *tmp12 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: case(dim, None, reshape(sum(reshape(grad, [-1, repeats]), [1]), sizes(self)), index_put(zeros_like(self), index_along(self, dim, repeat_interleave.self_int(slice_positions(self, dim, None, None, 1), repeats)), grad, True)) */
+        if (!n->dim_.present) {
+            items2[0] = -1;
+            items2[1] = n->repeats_;
+            if ((status = pith_call_reshape(res_, grad, (pith_int_list){items2, 2})) != PITH_OK)
+                goto done;
+            tmp3 = res_[0].u.t;
+            items4[0] = 1;
+            if ((status = pith_call_sum(res_, tmp3, (pith_opt_int_list){true, (pith_int_list){items4, 1}}, false, -1)) != PITH_OK)
+                goto done;
+            tmp5 = res_[0].u.t;
+            ag_drop(&tmp3);
+            if ((status = ag_sizes(&ints6, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_reshape(res_, tmp5, ag_ints_list(&ints6))) != PITH_OK)
+                goto done;
+            tmp7 = res_[0].u.t;
+            ag_drop(&tmp5);
+            ag_ints_release(&ints6);
+            chosen1 = tmp7;
+            tmp7 = NULL;
+        } else {
+            if ((status = ag_zeros_like(&tmp8, n->self_.meta, n->self_.device)) != PITH_OK)
+                goto done;
+            if ((status = ag_slice_positions(&tmp9, n->self_.meta, n->self_.device, n->dim_.value, (pith_opt_int){false, 0}, (pith_opt_int){false, 0}, 1)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_repeat_interleave_self_int(res_, tmp9, n->repeats_, (pith_opt_int){false, 0}, (pith_opt_int){false, 0})) != PITH_OK)
+                goto done;
+            tmp10 = res_[0].u.t;
+            ag_drop(&tmp9);
+            if ((status = ag_index_along(&list11, n->self_.meta, n->self_.device, n->dim_.value, tmp10)) != PITH_OK)
+                goto done;
+            ag_drop(&tmp10);
+            if ((status = pith_call_index_put(res_, tmp8, ag_tensors_list(&list11), grad, true)) != PITH_OK)
+                goto done;
+            tmp12 = res_[0].u.t;
+            ag_drop(&tmp8);
+            ag_tensors_release(&list11);
+            chosen1 = tmp12;
+            tmp12 = NULL;
+        }
+        out[0] = chosen1;
+        chosen1 = NULL;
+    }
+done:
+    pith_release(chosen1);
+    pith_release(tmp3);
+    pith_release(tmp5);
+    ag_ints_release(&ints6);
+    pith_release(tmp7);
+    pith_release(tmp8);
+    pith_release(tmp9);
+    pith_release(tmp10);
+    ag_tensors_release(&list11);
+    pith_release(tmp12);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void RepeatInterleaveBackward0_release_saved(ag_node *node)
+{
+    RepeatInterleaveBackward0 *n = (RepeatInterleaveBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable RepeatInterleaveBackward0_vtable = {
+    "RepeatInterleaveBackward0", RepeatInterleaveBackward0_apply, RepeatInterleaveBackward0_release_saved, sizeof(RepeatInterleaveBackward0)};
+
+/* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor */
+pith_status repeat_interleave_self_int_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t repeats, pith_opt_int dim, pith_opt_int output_size)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_repeat_interleave_self_int(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, repeats, dim, output_size);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_repeat_interleave_self_int(ag_below_enter(ks, &below_), ret, self, repeats, dim, output_size);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    RepeatInterleaveBackward0 *n_ = (RepeatInterleaveBackward0 *)ag_node_new(&RepeatInterleaveBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    n_->repeats_ = repeats;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
         (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
         goto fail;
     ag_node_release(&n_->node);
