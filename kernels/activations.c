@@ -154,8 +154,8 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
  * and gelu(x) of 0 or of a float32 denormal is 0. The combining loop has no branch, so
  * that it vectorises.
  * Each loop runs in chunks of GELU_BWD_CHUNK elements: the operands are read into buffers
- * of the compute type (float for float16, bfloat16 and float32, double for float64) unless
- * all three are contiguous arrays of it, erf
+ * of the compute type (float for float16, bfloat16 and float32, double for float64), each
+ * unless it is a contiguous array of it, erf
  * and exp (or tanh) of the chunk come from the vectorised math table (See Note [Vectorised
  * math functions]), and one last loop combines them, so the tensor is read and written once
  * where the composite formula took ten passes. The vecmath functions' results depend only on
@@ -172,27 +172,31 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
 #define GB_STORE_f16(p, v) (*(pith_half *)(p) = float_to_half(v))
 #define GB_STORE_bf16(p, v) (*(pith_bfloat16 *)(p) = float_to_bfloat16(v))
 
-/* Points g, x and o at chunk [start, start + m) of the operands: into the arrays themselves
- * when the loop's dtype is the compute type and all three are contiguous (`direct`), else
- * into the buffers gb, xb and ob, the inputs read into them. */
-#define GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                             \
+/* Points g, x and o at chunk [start, start + m) of the operands: into each array itself when
+ * the loop's dtype is the compute type and that operand is contiguous (direct[k] for
+ * operand k: 0 the output, 1 grad_output, 2 self), else into the buffers gb, xb and ob, the
+ * inputs read into them (a broadcast grad_output, of stride 0, is read from one place). */
+#define GELU_BWD_CHUNK_BEGIN(suffix, T)                                                     \
     const int64_t m = n[0] - start < GELU_BWD_CHUNK ? n[0] - start : GELU_BWD_CHUNK;        \
     const T *g = gb, *x = xb;                                                               \
-    T *o = ob;                                                                              \
-    if (direct) {                                                                           \
+    T *o = direct[0] ? (T *)args[0] + start : ob;                                           \
+    if (direct[1])                                                                          \
         g = (const T *)args[1] + start;                                                     \
-        x = (const T *)args[2] + start;                                                     \
-        o = (T *)args[0] + start;                                                           \
-    } else {                                                                                \
-        for (int64_t i = 0; i < m; i++) {                                                   \
+    else                                                                                    \
+        for (int64_t i = 0; i < m; i++)                                                     \
             gb[i] = GB_LOAD_##suffix(args[1] + (start + i) * s[1]);                         \
-            xb[i] = GB_LOAD_##suffix(args[2] + (start + i) * s[2]);                         \
-        }                                                                                   \
-    }
-#define GELU_BWD_CHUNK_END(suffix, direct)                                                  \
-    if (!(direct))                                                                          \
+    if (direct[2])                                                                          \
+        x = (const T *)args[2] + start;                                                     \
+    else                                                                                    \
+        for (int64_t i = 0; i < m; i++)                                                     \
+            xb[i] = GB_LOAD_##suffix(args[2] + (start + i) * s[2]);
+#define GELU_BWD_CHUNK_END(suffix)                                                          \
+    if (!direct[0])                                                                         \
         for (int64_t i = 0; i < m; i++)                                                     \
             GB_STORE_##suffix(args[0] + (start + i) * s[0], ob[i]);
+#define GELU_BWD_DIRECT(T, same)                                                            \
+    const int64_t sz = (int64_t)sizeof(T);                                                  \
+    const int direct[3] = {same && s[0] == sz, same && s[1] == sz, same && s[2] == sz};
 
 /* The loops gelu_backward_{exact,tanh}_<suffix>: T the compute type, V its vecmath suffix,
  * same: whether the stored type is T. */
@@ -202,13 +206,12 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
     {                                                                                       \
         (void)ctx;                                                                          \
         const vecmath_table *vm = vecmath_active();                                         \
-        const int64_t sz = (int64_t)sizeof(T);                                              \
-        const int direct = same && s[0] == sz && s[1] == sz && s[2] == sz;                  \
+        GELU_BWD_DIRECT(T, same)                                                            \
         const T beta = (T)0.39894228040143267794;                                           \
         T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK];                       \
         T d[GELU_BWD_CHUNK], e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];                          \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                         \
+            GELU_BWD_CHUNK_BEGIN(suffix, T)                                         \
             for (int64_t i = 0; i < m; i++) {                                               \
                 const T ax = x[i] < 0 ? -x[i] : x[i];                                       \
                 d[i] = ax < (T)1e-20 ? (T)1e-20 : x[i];                                     \
@@ -221,7 +224,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
                 const T pdf = beta * p[i];                                                  \
                 o[i] = g[i] * (cdf + x[i] * pdf);                                           \
             }                                                                               \
-            GELU_BWD_CHUNK_END(suffix, direct)                                              \
+            GELU_BWD_CHUNK_END(suffix)                                              \
         }                                                                                   \
         return 0;                                                                           \
     }                                                                                       \
@@ -230,13 +233,12 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
     {                                                                                       \
         (void)ctx;                                                                          \
         const vecmath_table *vm = vecmath_active();                                         \
-        const int64_t sz = (int64_t)sizeof(T);                                              \
-        const int direct = same && s[0] == sz && s[1] == sz && s[2] == sz;                  \
+        GELU_BWD_DIRECT(T, same)                                                            \
         const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                      \
         const T three_kappa = (T)3 * kappa;                                                 \
         T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK], t[GELU_BWD_CHUNK];    \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            GELU_BWD_CHUNK_BEGIN(suffix, T, direct)                                         \
+            GELU_BWD_CHUNK_BEGIN(suffix, T)                                         \
             for (int64_t i = 0; i < m; i++) {                                               \
                 const T x_cube = x[i] * (x[i] * x[i]);                                      \
                 t[i] = beta * (x[i] + kappa * x_cube);                                      \
@@ -250,7 +252,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
                 const T right_derivative = left * tanh_derivative * inner_derivative;       \
                 o[i] = g[i] * (left_derivative + right_derivative);                         \
             }                                                                               \
-            GELU_BWD_CHUNK_END(suffix, direct)                                              \
+            GELU_BWD_CHUNK_END(suffix)                                              \
         }                                                                                   \
         return 0;                                                                           \
     }
