@@ -144,7 +144,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
 }
 
 /* ---- gelu_backward: grad_output * GELU'(self) in one pass (gelu's derivative formula in
- * ops/ops.toml calls it), with PyTorch's formulas and constants (GeluBackwardKernelImpl):
+ * ops/ops.toml calls it), PyTorch's formulas (GeluBackwardKernelImpl) with its constants:
  *   none: dy * (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
  *         phi(x) = exp(-x^2 / 2) / sqrt(2 pi);
  *   tanh: dy * ((1 + t) / 2 + (x / 2) (1 - t^2) k (1 + 3 c x^2)), t = tanh(k (x + c x^3)),
@@ -155,11 +155,11 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
  * that it vectorises.
  * Each loop runs in chunks of GELU_BWD_CHUNK elements: the operands are read into buffers
  * of the compute type (float for float16, bfloat16 and float32, double for float64), each
- * unless it is a contiguous array of it, erf
- * and exp (or tanh) of the chunk come from the vectorised math table (See Note [Vectorised
- * math functions]), and one last loop combines them, so the tensor is read and written once
- * where the composite formula took ten passes. The vecmath functions' results depend only on
- * their lane, so a result does not depend on where a chunk or a thread's share ends. ---- */
+ * unless it is a contiguous array of it; gelu and exp (or tanh) of the chunk come from the
+ * vectorised math table (See Note [Vectorised math functions]), and one last loop combines
+ * them, so the tensor is read and written once where the composite formula took ten passes.
+ * The vecmath functions' results depend only on their lane, so a result does not depend on
+ * where a chunk or a thread's share ends. ---- */
 
 #define GELU_BWD_CHUNK 256
 
@@ -211,7 +211,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
         T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK];                       \
         T d[GELU_BWD_CHUNK], e[GELU_BWD_CHUNK], p[GELU_BWD_CHUNK];                          \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            GELU_BWD_CHUNK_BEGIN(suffix, T)                                         \
+            GELU_BWD_CHUNK_BEGIN(suffix, T)                                                 \
             for (int64_t i = 0; i < m; i++) {                                               \
                 const T ax = x[i] < 0 ? -x[i] : x[i];                                       \
                 d[i] = ax < (T)1e-20 ? (T)1e-20 : x[i];                                     \
@@ -224,7 +224,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
                 const T pdf = beta * p[i];                                                  \
                 o[i] = g[i] * (cdf + x[i] * pdf);                                           \
             }                                                                               \
-            GELU_BWD_CHUNK_END(suffix)                                              \
+            GELU_BWD_CHUNK_END(suffix)                                                      \
         }                                                                                   \
         return 0;                                                                           \
     }                                                                                       \
@@ -238,7 +238,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
         const T three_kappa = (T)3 * kappa;                                                 \
         T gb[GELU_BWD_CHUNK], xb[GELU_BWD_CHUNK], ob[GELU_BWD_CHUNK], t[GELU_BWD_CHUNK];    \
         for (int64_t start = 0; start < n[0]; start += GELU_BWD_CHUNK) {                    \
-            GELU_BWD_CHUNK_BEGIN(suffix, T)                                         \
+            GELU_BWD_CHUNK_BEGIN(suffix, T)                                                 \
             for (int64_t i = 0; i < m; i++) {                                               \
                 const T x_cube = x[i] * (x[i] * x[i]);                                      \
                 t[i] = beta * (x[i] + kappa * x_cube);                                      \
@@ -252,7 +252,7 @@ pith_status log_sigmoid_out_kernel(pith_keyset ks, pith_value *ret, const pith_t
                 const T right_derivative = left * tanh_derivative * inner_derivative;       \
                 o[i] = g[i] * (left_derivative + right_derivative);                         \
             }                                                                               \
-            GELU_BWD_CHUNK_END(suffix)                                              \
+            GELU_BWD_CHUNK_END(suffix)                                                      \
         }                                                                                   \
         return 0;                                                                           \
     }
