@@ -1,4 +1,5 @@
-/* normalisation.c — softmax, log_softmax and layer_norm and their out= forms (CPU and Meta
+/* normalisation.c — softmax, log_softmax and layer_norm and their out= forms, and
+ * _layer_norm_backward_input, layer_norm's input gradient (CPU and Meta
  * kernels).
  *
  * Both work on a contiguous copy of the input (none is made when it already is), seen as
@@ -500,4 +501,128 @@ pith_status layer_norm_out_kernel(pith_keyset ks, pith_value *ret, const pith_te
 {
     return layer_norm_impl(ret, input, normalized_shape, weight, bias, eps, device,
                            (pith_tensor *)out);
+}
+
+/* ---- _layer_norm_backward_input: layer_norm's input gradient, one row at a time ----
+ * Per row of len elements, with g = grad_out * weight (grad_out without weight):
+ * dx = rstd (g - mean(g) - xhat mean(g xhat)), xhat = (x - mean) rstd, where mean and rstd
+ * are recomputed as layer_norm's forward computes them (two-pass mean and biased variance,
+ * in the compute type CT: float for float32 and the 16-bit dtypes, double for float64). The
+ * row is summed three times (x, the squares about the mean, then g and g xhat together) and
+ * written once, all while it sits in cache, where the composite formula took ten passes over
+ * the whole tensor. The sums are `omp simd` reductions. */
+#define NM_LN_BWD_FN_(E, T, CT, LOAD, STORE, EXP, LOG)                                      \
+    static void layer_norm_backward_row_##E(const T *dy, const T *x, const T *w, T *dx,     \
+                                            int64_t len, double eps)                        \
+    {                                                                                       \
+        CT sum, m2, gsum = 0, gxsum = 0;                                                    \
+        NM_SUM_(CT, sum, (CT)LOAD(x[i]));                                                   \
+        const CT cmean = sum / (CT)len;                                                     \
+        NM_SUM_(CT, m2, ((CT)LOAD(x[i]) - cmean) * ((CT)LOAD(x[i]) - cmean));               \
+        const CT rstd = (CT)(1.0 / sqrt((double)m2 / (double)len + eps));                   \
+        _Pragma("omp simd reduction(+ : gsum, gxsum)")                                      \
+        for (int64_t i = 0; i < len; i++) {                                                 \
+            const CT g = w ? (CT)LOAD(dy[i]) * (CT)LOAD(w[i]) : (CT)LOAD(dy[i]);            \
+            gsum += g;                                                                      \
+            gxsum += g * (((CT)LOAD(x[i]) - cmean) * rstd);                                 \
+        }                                                                                   \
+        const CT gmean = gsum / (CT)len, gxmean = gxsum / (CT)len;                          \
+        for (int64_t i = 0; i < len; i++) {                                                 \
+            const CT g = w ? (CT)LOAD(dy[i]) * (CT)LOAD(w[i]) : (CT)LOAD(dy[i]);            \
+            const CT xhat = ((CT)LOAD(x[i]) - cmean) * rstd;                                \
+            dx[i] = STORE(rstd * (g - gmean - xhat * gxmean));                              \
+        }                                                                                   \
+    }                                                                                       \
+    static void layer_norm_backward_##E(const char *dys, const char *xs, const char *ws,    \
+                                        char *dxs, int64_t rows, int64_t len, double eps,   \
+                                        int nthreads)                                       \
+    {                                                                                       \
+        PITH_PARALLEL_FOR(r, rows, nthreads,                                                \
+                          layer_norm_backward_row_##E((const T *)dys + r * len,             \
+                                                      (const T *)xs + r * len,              \
+                                                      (const T *)ws, (T *)dxs + r * len,    \
+                                                      len, eps););                          \
+    }
+NM_FORALL_FLOAT_DTYPES(NM_LN_BWD_FN_)
+
+/* What layer_norm_backward_fill computes. */
+typedef struct {
+    const pith_tensor *grad_out, *input, *weight;
+    pith_int_list shape;
+    double eps;
+} layer_norm_backward_job;
+
+static pith_status layer_norm_backward_fill(const void *ctx, pith_tensor *dst)
+{
+    const layer_norm_backward_job *job = ctx;
+    if (dst->numel == 0)
+        return PITH_OK;
+    pith_tensor *dy = contiguous_of(job->grad_out), *x = NULL, *w = NULL;
+    if (dy)
+        x = contiguous_of(job->input);
+    if (x && job->weight)
+        w = contiguous_of(job->weight);
+    if (!dy || !x || (job->weight && !w)) {
+        pith_release(dy);
+        pith_release(x);
+        pith_release(w);
+        return pith_last_status();
+    }
+    int64_t len = 1;
+    for (size_t i = 0; i < job->shape.n; i++)
+        len *= job->shape.data[i];
+    const int64_t rows = job->input->numel / len;
+    const int nthreads = parallel_threads_for(job->input->numel);
+    const char *wd = w ? tensor_data(w) : NULL;
+    switch (job->input->dtype) {
+#define NM_LN_BWD_CASE_(E, T, CT, LOAD, STORE, EXP, LOG)                                    \
+    case E:                                                                                 \
+        layer_norm_backward_##E(tensor_data(dy), tensor_data(x), wd, tensor_data(dst), rows, \
+                                len, job->eps, nthreads);                                   \
+        break;
+        NM_FORALL_FLOAT_DTYPES(NM_LN_BWD_CASE_)
+#undef NM_LN_BWD_CASE_
+    default:
+        break;
+    }
+    pith_release(dy);
+    pith_release(x);
+    pith_release(w);
+    return PITH_OK;
+}
+
+/* _layer_norm_backward_input's kernel for both devices (device_kernel in ops/ops.toml):
+ * layer_norm's checks of input, normalized_shape and weight, and grad_out of input's shape
+ * and dtype. */
+pith_status _layer_norm_backward_input_kernel(pith_keyset ks, pith_value *ret,
+                                              const pith_tensor *grad_out,
+                                              const pith_tensor *input,
+                                              pith_int_list normalized_shape,
+                                              const pith_tensor *weight, double eps,
+                                              pith_device device)
+{
+    char have[256], want[256];
+    if (device == PITH_CPU &&
+        (reduce_check_cpu("_layer_norm_backward_input", grad_out) != PITH_OK ||
+         reduce_check_cpu("_layer_norm_backward_input", input) != PITH_OK ||
+         reduce_check_cpu("_layer_norm_backward_input", weight) != PITH_OK))
+        return pith_last_status();
+    if (layer_norm_prepare(input, normalized_shape, weight, NULL) != PITH_OK)
+        return pith_last_status();
+    if (!shape_equal(grad_out->ndim, grad_out->sizes, input->ndim, input->sizes)) {
+        shape_format(grad_out->ndim, grad_out->sizes, have, sizeof have);
+        shape_format(input->ndim, input->sizes, want, sizeof want);
+        return pith_set_error(PITH_ERR_VALUE,
+                              "_layer_norm_backward_input: expected grad_out of the input's "
+                              "shape %s, but got %s",
+                              want, have);
+    }
+    if (grad_out->dtype != input->dtype)
+        return pith_set_error(PITH_ERR_TYPE,
+                              "_layer_norm_backward_input: expected grad_out to have dtype %s "
+                              "(the input's), but got %s",
+                              pith_dtype_name(input->dtype), pith_dtype_name(grad_out->dtype));
+    layer_norm_backward_job job = {grad_out, input, weight, normalized_shape, eps};
+    return out_target_new(ret, input->ndim, input->sizes, input->dtype, device,
+                          layer_norm_backward_fill, &job);
 }

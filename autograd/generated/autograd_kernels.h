@@ -99,6 +99,7 @@ pith_status log_sigmoid_out_autograd(pith_keyset ks, pith_value *ret, const pith
 pith_status gelu_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate, const pith_tensor *out);
 pith_status gelu__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
 pith_status clamp_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status clamp__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status hardtanh_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min_val, pith_scalar max_val);
@@ -177,6 +178,7 @@ pith_status log_softmax_autograd(pith_keyset ks, pith_value *ret, const pith_ten
 pith_status log_softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out);
 pith_status layer_norm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable);
 pith_status layer_norm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out);
+pith_status _layer_norm_backward_input_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
 pith_status _scaled_dot_product_fused_attention_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
 pith_status _scaled_dot_product_attention_weights_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *logsumexp, const pith_tensor *attn_mask, bool is_causal, double scale);
 pith_status uniform__autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, double from, double to, pith_generator *generator);
@@ -300,6 +302,7 @@ pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_te
     _(gelu) \
     _(gelu_out) \
     _(gelu_) \
+    _(gelu_backward) \
     _(clamp) \
     _(clamp_) \
     _(hardtanh) \
@@ -378,6 +381,7 @@ pith_status bitwise_xor__autograd(pith_keyset ks, pith_value *ret, const pith_te
     _(log_softmax_out) \
     _(layer_norm) \
     _(layer_norm_out) \
+    _(_layer_norm_backward_input) \
     _(_scaled_dot_product_fused_attention) \
     _(_scaled_dot_product_attention_weights) \
     _(uniform_) \

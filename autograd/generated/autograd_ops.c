@@ -598,316 +598,24 @@ typedef struct {
     ag_str approximate_;
 } GeluBackward0;
 
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *self;
-    pith_tensor *twice_slope;
-    pith_tensor *th;
-    pith_tensor *tanh_slope;
-} GeluBackward0_values;
-
-/* let twice_slope = add(add(erf(mul(self, 0.7071067811865476)), mul(self, exp(mul(self, mul(self, -0.5)))), alpha=0.7978845608028654), 1) */
-static pith_status GeluBackward0_let_twice_slope(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
-{
-    GeluBackward0 *n = (GeluBackward0 *)node;
-    if (v->twice_slope)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *number4 = NULL;
-    pith_tensor *tmp5 = NULL;
-    pith_tensor *tmp6 = NULL;
-    pith_tensor *tmp7 = NULL;
-    pith_tensor *tmp8 = NULL;
-    pith_tensor *tmp9 = NULL;
-    pith_tensor *number10 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_double(0.7071067811865476))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->self, number1)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&number1);
-    if ((status = pith_call_erf(res_, tmp2)) != PITH_OK)
-        goto done;
-    tmp3 = res_[0].u.t;
-    ag_drop(&tmp2);
-    if ((status = ag_wrap(&number4, scalar_from_double(-0.5))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->self, number4)) != PITH_OK)
-        goto done;
-    tmp5 = res_[0].u.t;
-    ag_drop(&number4);
-    if ((status = pith_call_mul(res_, v->self, tmp5)) != PITH_OK)
-        goto done;
-    tmp6 = res_[0].u.t;
-    ag_drop(&tmp5);
-    if ((status = pith_call_exp(res_, tmp6)) != PITH_OK)
-        goto done;
-    tmp7 = res_[0].u.t;
-    ag_drop(&tmp6);
-    if ((status = pith_call_mul(res_, v->self, tmp7)) != PITH_OK)
-        goto done;
-    tmp8 = res_[0].u.t;
-    ag_drop(&tmp7);
-    if ((status = pith_call_add(res_, tmp3, tmp8, scalar_from_double(0.7978845608028654))) != PITH_OK)
-        goto done;
-    tmp9 = res_[0].u.t;
-    ag_drop(&tmp3);
-    ag_drop(&tmp8);
-    if ((status = ag_wrap(&number10, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, tmp9, number10, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    v->twice_slope = res_[0].u.t;
-    ag_drop(&tmp9);
-    ag_drop(&number10);
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    pith_release(tmp3);
-    pith_release(number4);
-    pith_release(tmp5);
-    pith_release(tmp6);
-    pith_release(tmp7);
-    pith_release(tmp8);
-    pith_release(tmp9);
-    pith_release(number10);
-    return status;
-}
-
-/* let th = tanh(mul(add(self, mul(pow(self, 3), 0.044715)), 0.7978845608028654)) */
-static pith_status GeluBackward0_let_th(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
-{
-    GeluBackward0 *n = (GeluBackward0 *)node;
-    if (v->th)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *tmp5 = NULL;
-    pith_tensor *number6 = NULL;
-    pith_tensor *tmp7 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(3))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_pow(res_, v->self, number1)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&number1);
-    if ((status = ag_wrap(&number3, scalar_from_double(0.044715))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp2, number3)) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&tmp2);
-    ag_drop(&number3);
-    if ((status = pith_call_add(res_, v->self, tmp4, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp5 = res_[0].u.t;
-    ag_drop(&tmp4);
-    if ((status = ag_wrap(&number6, scalar_from_double(0.7978845608028654))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp5, number6)) != PITH_OK)
-        goto done;
-    tmp7 = res_[0].u.t;
-    ag_drop(&tmp5);
-    ag_drop(&number6);
-    if ((status = pith_call_tanh(res_, tmp7)) != PITH_OK)
-        goto done;
-    v->th = res_[0].u.t;
-    ag_drop(&tmp7);
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    pith_release(tmp5);
-    pith_release(number6);
-    pith_release(tmp7);
-    return status;
-}
-
-/* let tanh_slope = add(mul(add(th, 1), 0.5), mul(mul(mul(self, 0.5), sub(1, mul(th, th))), mul(add(mul(mul(self, self), 0.134145), 1), 0.7978845608028654))) */
-static pith_status GeluBackward0_let_tanh_slope(ag_node *node, pith_tensor *const *grads, GeluBackward0_values *v)
-{
-    GeluBackward0 *n = (GeluBackward0 *)node;
-    if (v->tanh_slope)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *number5 = NULL;
-    pith_tensor *tmp6 = NULL;
-    pith_tensor *number7 = NULL;
-    pith_tensor *tmp8 = NULL;
-    pith_tensor *tmp9 = NULL;
-    pith_tensor *tmp10 = NULL;
-    pith_tensor *tmp11 = NULL;
-    pith_tensor *number12 = NULL;
-    pith_tensor *tmp13 = NULL;
-    pith_tensor *number14 = NULL;
-    pith_tensor *tmp15 = NULL;
-    pith_tensor *number16 = NULL;
-    pith_tensor *tmp17 = NULL;
-    pith_tensor *tmp18 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = GeluBackward0_let_th(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, v->th, number1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&number1);
-    if ((status = ag_wrap(&number3, scalar_from_double(0.5))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp2, number3)) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&tmp2);
-    ag_drop(&number3);
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number5, scalar_from_double(0.5))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->self, number5)) != PITH_OK)
-        goto done;
-    tmp6 = res_[0].u.t;
-    ag_drop(&number5);
-    if ((status = ag_wrap(&number7, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->th, v->th)) != PITH_OK)
-        goto done;
-    tmp8 = res_[0].u.t;
-    if ((status = pith_call_sub(res_, number7, tmp8, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp9 = res_[0].u.t;
-    ag_drop(&number7);
-    ag_drop(&tmp8);
-    if ((status = pith_call_mul(res_, tmp6, tmp9)) != PITH_OK)
-        goto done;
-    tmp10 = res_[0].u.t;
-    ag_drop(&tmp6);
-    ag_drop(&tmp9);
-    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
-        goto done;
-    tmp11 = res_[0].u.t;
-    if ((status = ag_wrap(&number12, scalar_from_double(0.134145))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp11, number12)) != PITH_OK)
-        goto done;
-    tmp13 = res_[0].u.t;
-    ag_drop(&tmp11);
-    ag_drop(&number12);
-    if ((status = ag_wrap(&number14, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, tmp13, number14, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp15 = res_[0].u.t;
-    ag_drop(&tmp13);
-    ag_drop(&number14);
-    if ((status = ag_wrap(&number16, scalar_from_double(0.7978845608028654))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, tmp15, number16)) != PITH_OK)
-        goto done;
-    tmp17 = res_[0].u.t;
-    ag_drop(&tmp15);
-    ag_drop(&number16);
-    if ((status = pith_call_mul(res_, tmp10, tmp17)) != PITH_OK)
-        goto done;
-    tmp18 = res_[0].u.t;
-    ag_drop(&tmp10);
-    ag_drop(&tmp17);
-    if ((status = pith_call_add(res_, tmp4, tmp18, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    v->tanh_slope = res_[0].u.t;
-    ag_drop(&tmp4);
-    ag_drop(&tmp18);
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    pith_release(number5);
-    pith_release(tmp6);
-    pith_release(number7);
-    pith_release(tmp8);
-    pith_release(tmp9);
-    pith_release(tmp10);
-    pith_release(tmp11);
-    pith_release(number12);
-    pith_release(tmp13);
-    pith_release(number14);
-    pith_release(tmp15);
-    pith_release(number16);
-    pith_release(tmp17);
-    pith_release(tmp18);
-    return status;
-}
-
 static pith_status GeluBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
 {
     GeluBackward0 *n = (GeluBackward0 *)node;
     pith_tensor *grad = grads[0];
-    GeluBackward0_values values_ = {0}, *v = &values_;
+    pith_tensor *self = NULL;
     ag_grads_init(out, node->num_next);
-    pith_tensor *chosen1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *number4 = NULL;
-    pith_tensor *tmp5 = NULL;
     pith_value res_[1];
     pith_status status = PITH_OK;
     if (ag_needs_grad(node, 0)) {
-        /* self: case(approximate, 'tanh', mul(grad, tanh_slope), mul(mul(grad, twice_slope), 0.5)) */
-        if (ag_str_get(&n->approximate_) && strcmp(ag_str_get(&n->approximate_), "tanh") == 0) {
-            if ((status = GeluBackward0_let_tanh_slope(node, grads, v)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_mul(res_, grad, v->tanh_slope)) != PITH_OK)
-                goto done;
-            tmp2 = res_[0].u.t;
-            chosen1 = tmp2;
-            tmp2 = NULL;
-        } else {
-            if ((status = GeluBackward0_let_twice_slope(node, grads, v)) != PITH_OK)
-                goto done;
-            if ((status = pith_call_mul(res_, grad, v->twice_slope)) != PITH_OK)
-                goto done;
-            tmp3 = res_[0].u.t;
-            if ((status = ag_wrap(&number4, scalar_from_double(0.5))) != PITH_OK)
-                goto done;
-            if ((status = pith_call_mul(res_, tmp3, number4)) != PITH_OK)
-                goto done;
-            tmp5 = res_[0].u.t;
-            ag_drop(&tmp3);
-            ag_drop(&number4);
-            chosen1 = tmp5;
-            tmp5 = NULL;
-        }
-        out[0] = chosen1;
-        chosen1 = NULL;
+        /* self: gelu_backward(grad, self, approximate=approximate) */
+        if (!self && (status = ag_unpack(&n->self_, node, &self)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_gelu_backward(res_, grad, self, ag_str_get(&n->approximate_))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
     }
 done:
-    pith_release(chosen1);
-    pith_release(tmp2);
-    pith_release(tmp3);
-    pith_release(number4);
-    pith_release(tmp5);
-    pith_release(v->self);
-    pith_release(v->twice_slope);
-    pith_release(v->th);
-    pith_release(v->tanh_slope);
+    pith_release(self);
     if (status != PITH_OK)
         ag_grads_clear(out, node->num_next);
     return status;
@@ -1005,6 +713,387 @@ fail:
     if (n_)
         ag_node_release(&n_->node);
     pith_release(original_);
+    return status_;
+}
+
+/* ---- gelu_backward ---- */
+
+/* gelu_backward: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved grad_output_;
+    ag_saved self_;
+    ag_str approximate_;
+} GeluBackwardBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *grad_output;
+    pith_tensor *self;
+    pith_tensor *th;
+    pith_tensor *du;
+    pith_tensor *tanh_curve;
+    pith_tensor *erf_curve;
+} GeluBackwardBackward0_values;
+
+/* let th = tanh(mul(add(self, mul(pow(self, 3), 0.044715)), 0.7978845608028654)) */
+static pith_status GeluBackwardBackward0_let_th(ag_node *node, pith_tensor *const *grads, GeluBackwardBackward0_values *v)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    if (v->th)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *number6 = NULL;
+    pith_tensor *tmp7 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(3))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_pow(res_, v->self, number1)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&number1);
+    if ((status = ag_wrap(&number3, scalar_from_double(0.044715))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp2, number3)) != PITH_OK)
+        goto done;
+    tmp4 = res_[0].u.t;
+    ag_drop(&tmp2);
+    ag_drop(&number3);
+    if ((status = pith_call_add(res_, v->self, tmp4, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp5 = res_[0].u.t;
+    ag_drop(&tmp4);
+    if ((status = ag_wrap(&number6, scalar_from_double(0.7978845608028654))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp5, number6)) != PITH_OK)
+        goto done;
+    tmp7 = res_[0].u.t;
+    ag_drop(&tmp5);
+    ag_drop(&number6);
+    if ((status = pith_call_tanh(res_, tmp7)) != PITH_OK)
+        goto done;
+    v->th = res_[0].u.t;
+    ag_drop(&tmp7);
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(number6);
+    pith_release(tmp7);
+    return status;
+}
+
+/* let du = mul(add(mul(mul(self, self), 0.134145), 1), 0.7978845608028654) */
+static pith_status GeluBackwardBackward0_let_du(ag_node *node, pith_tensor *const *grads, GeluBackwardBackward0_values *v)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    if (v->du)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *number4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *number6 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = ag_wrap(&number2, scalar_from_double(0.134145))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp1, number2)) != PITH_OK)
+        goto done;
+    tmp3 = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number2);
+    if ((status = ag_wrap(&number4, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_add(res_, tmp3, number4, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp5 = res_[0].u.t;
+    ag_drop(&tmp3);
+    ag_drop(&number4);
+    if ((status = ag_wrap(&number6, scalar_from_double(0.7978845608028654))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp5, number6)) != PITH_OK)
+        goto done;
+    v->du = res_[0].u.t;
+    ag_drop(&tmp5);
+    ag_drop(&number6);
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    pith_release(tmp3);
+    pith_release(number4);
+    pith_release(tmp5);
+    pith_release(number6);
+    return status;
+}
+
+/* let tanh_curve = mul(sub(1, mul(th, th)), add(sub(du, mul(mul(self, th), mul(du, du))), mul(mul(self, self), 0.10703222440890038))) */
+static pith_status GeluBackwardBackward0_let_tanh_curve(ag_node *node, pith_tensor *const *grads, GeluBackwardBackward0_values *v)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    if (v->tanh_curve)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_tensor *number9 = NULL;
+    pith_tensor *tmp10 = NULL;
+    pith_tensor *tmp11 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = GeluBackwardBackward0_let_th(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->th, v->th)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, number1, tmp2, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp3 = res_[0].u.t;
+    ag_drop(&number1);
+    ag_drop(&tmp2);
+    if ((status = GeluBackwardBackward0_let_du(node, grads, v)) != PITH_OK)
+        goto done;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->self, v->th)) != PITH_OK)
+        goto done;
+    tmp4 = res_[0].u.t;
+    if ((status = pith_call_mul(res_, v->du, v->du)) != PITH_OK)
+        goto done;
+    tmp5 = res_[0].u.t;
+    if ((status = pith_call_mul(res_, tmp4, tmp5)) != PITH_OK)
+        goto done;
+    tmp6 = res_[0].u.t;
+    ag_drop(&tmp4);
+    ag_drop(&tmp5);
+    if ((status = pith_call_sub(res_, v->du, tmp6, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp7 = res_[0].u.t;
+    ag_drop(&tmp6);
+    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
+        goto done;
+    tmp8 = res_[0].u.t;
+    if ((status = ag_wrap(&number9, scalar_from_double(0.10703222440890038))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp8, number9)) != PITH_OK)
+        goto done;
+    tmp10 = res_[0].u.t;
+    ag_drop(&tmp8);
+    ag_drop(&number9);
+    if ((status = pith_call_add(res_, tmp7, tmp10, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp11 = res_[0].u.t;
+    ag_drop(&tmp7);
+    ag_drop(&tmp10);
+    if ((status = pith_call_mul(res_, tmp3, tmp11)) != PITH_OK)
+        goto done;
+    v->tanh_curve = res_[0].u.t;
+    ag_drop(&tmp3);
+    ag_drop(&tmp11);
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(tmp7);
+    pith_release(tmp8);
+    pith_release(number9);
+    pith_release(tmp10);
+    pith_release(tmp11);
+    return status;
+}
+
+/* let erf_curve = mul(mul(exp(mul(mul(self, self), -0.5)), 0.3989422804014327), sub(2, mul(self, self))) */
+static pith_status GeluBackwardBackward0_let_erf_curve(ag_node *node, pith_tensor *const *grads, GeluBackwardBackward0_values *v)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    if (v->erf_curve)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *number5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_tensor *number7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_tensor *tmp9 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = ag_wrap(&number2, scalar_from_double(-0.5))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp1, number2)) != PITH_OK)
+        goto done;
+    tmp3 = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number2);
+    if ((status = pith_call_exp(res_, tmp3)) != PITH_OK)
+        goto done;
+    tmp4 = res_[0].u.t;
+    ag_drop(&tmp3);
+    if ((status = ag_wrap(&number5, scalar_from_double(0.3989422804014327))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, tmp4, number5)) != PITH_OK)
+        goto done;
+    tmp6 = res_[0].u.t;
+    ag_drop(&tmp4);
+    ag_drop(&number5);
+    if ((status = ag_wrap(&number7, scalar_from_int(2))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->self, v->self)) != PITH_OK)
+        goto done;
+    tmp8 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, number7, tmp8, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp9 = res_[0].u.t;
+    ag_drop(&number7);
+    ag_drop(&tmp8);
+    if ((status = pith_call_mul(res_, tmp6, tmp9)) != PITH_OK)
+        goto done;
+    v->erf_curve = res_[0].u.t;
+    ag_drop(&tmp6);
+    ag_drop(&tmp9);
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(number5);
+    pith_release(tmp6);
+    pith_release(number7);
+    pith_release(tmp8);
+    pith_release(tmp9);
+    return status;
+}
+
+static pith_status GeluBackwardBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    GeluBackwardBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *chosen2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* grad_output: gelu_backward(grad, self, approximate=approximate) */
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_gelu_backward(res_, grad, v->self, ag_str_get(&n->approximate_))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* self: mul(mul(grad, grad_output), case(approximate, 'tanh', tanh_curve, erf_curve)) */
+        if (!v->grad_output && (status = ag_unpack(&n->grad_output_, node, &v->grad_output)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, grad, v->grad_output)) != PITH_OK)
+            goto done;
+        tmp1 = res_[0].u.t;
+        if (ag_str_get(&n->approximate_) && strcmp(ag_str_get(&n->approximate_), "tanh") == 0) {
+            if ((status = GeluBackwardBackward0_let_tanh_curve(node, grads, v)) != PITH_OK)
+                goto done;
+            chosen2 = ag_retain(v->tanh_curve);
+        } else {
+            if ((status = GeluBackwardBackward0_let_erf_curve(node, grads, v)) != PITH_OK)
+                goto done;
+            chosen2 = ag_retain(v->erf_curve);
+        }
+        if ((status = pith_call_mul(res_, tmp1, chosen2)) != PITH_OK)
+            goto done;
+        out[1] = res_[0].u.t;
+        ag_drop(&tmp1);
+        ag_drop(&chosen2);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(chosen2);
+    pith_release(v->grad_output);
+    pith_release(v->self);
+    pith_release(v->th);
+    pith_release(v->du);
+    pith_release(v->tanh_curve);
+    pith_release(v->erf_curve);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void GeluBackwardBackward0_release_saved(ag_node *node)
+{
+    GeluBackwardBackward0 *n = (GeluBackwardBackward0 *)node;
+    ag_saved_release(&n->grad_output_);
+    ag_saved_release(&n->self_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_str_release(&n->approximate_);
+}
+
+static const ag_node_vtable GeluBackwardBackward0_vtable = {
+    "GeluBackwardBackward0", GeluBackwardBackward0_apply, GeluBackwardBackward0_release_saved, sizeof(GeluBackwardBackward0)};
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+pith_status gelu_backward_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    const pith_tensor *const inputs_[] = {grad_output, self};
+    if (!ag_should_record(inputs_, 2))
+        return pith_redispatch_gelu_backward(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, grad_output, self, approximate);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_gelu_backward(ag_below_enter(ks, &below_), ret, grad_output, self, approximate);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    GeluBackwardBackward0 *n_ = (GeluBackwardBackward0 *)ag_node_new(&GeluBackwardBackward0_vtable, 2, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, grad_output)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, self)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 1) &&
+        (status_ = ag_save(&n_->grad_output_, grad_output, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_str_copy(&n_->approximate_, approximate)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
     return status_;
 }
 
@@ -1994,472 +2083,4 @@ pith_status mean_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor
     if (ag_should_record(inputs_, 2))
         return ag_out_error("mean");
     return pith_redispatch_mean_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, dtype, out);
-}
-
-/* ---- prod ---- */
-
-/* prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved self_;
-    ag_saved result_;
-} ProdBackward0;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *self;
-    pith_tensor *result;
-    pith_tensor *zero;
-    pith_tensor *others;
-    pith_tensor *single;
-} ProdBackward0_values;
-
-/* let zero = eq(self, 0) */
-static pith_status ProdBackward0_let_zero(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
-{
-    ProdBackward0 *n = (ProdBackward0 *)node;
-    if (v->zero)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_eq(res_, v->self, number1)) != PITH_OK)
-        goto done;
-    v->zero = res_[0].u.t;
-    ag_drop(&number1);
-done:
-    pith_release(number1);
-    return status;
-}
-
-/* let others = prod.default(where(zero, 1, self)) */
-static pith_status ProdBackward0_let_others(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
-{
-    ProdBackward0 *n = (ProdBackward0 *)node;
-    if (v->others)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_where(res_, v->zero, number1, v->self)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&number1);
-    if ((status = pith_call_prod_all(res_, tmp2, -1)) != PITH_OK)
-        goto done;
-    v->others = res_[0].u.t;
-    ag_drop(&tmp2);
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    return status;
-}
-
-/* let single = eq(sum.default(zero), 1) */
-static pith_status ProdBackward0_let_single(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
-{
-    if (v->single)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *number2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_sum_all(res_, v->zero, -1)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_eq(res_, tmp1, number2)) != PITH_OK)
-        goto done;
-    v->single = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&number2);
-done:
-    pith_release(tmp1);
-    pith_release(number2);
-    return status;
-}
-
-static pith_status ProdBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    ProdBackward0 *n = (ProdBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ProdBackward0_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *tmp5 = NULL;
-    pith_tensor *tmp6 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: mul(grad, where(zero, where(single, others, 0), div(result, where(zero, 1, self)))) */
-        if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ProdBackward0_let_single(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ProdBackward0_let_others(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
-            goto done;
-        if ((status = pith_call_where(res_, v->single, v->others, number1)) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_drop(&number1);
-        if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
-            goto done;
-        if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
-            goto done;
-        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_where(res_, v->zero, number3, v->self)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        ag_drop(&number3);
-        if ((status = pith_call_div(res_, v->result, tmp4)) != PITH_OK)
-            goto done;
-        tmp5 = res_[0].u.t;
-        ag_drop(&tmp4);
-        if ((status = pith_call_where(res_, v->zero, tmp2, tmp5)) != PITH_OK)
-            goto done;
-        tmp6 = res_[0].u.t;
-        ag_drop(&tmp2);
-        ag_drop(&tmp5);
-        if ((status = pith_call_mul(res_, grad, tmp6)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp6);
-    }
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    pith_release(tmp5);
-    pith_release(tmp6);
-    pith_release(v->self);
-    pith_release(v->result);
-    pith_release(v->zero);
-    pith_release(v->others);
-    pith_release(v->single);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void ProdBackward0_release_saved(ag_node *node)
-{
-    ProdBackward0 *n = (ProdBackward0 *)node;
-    ag_saved_release(&n->self_);
-    ag_saved_release(&n->result_);
-}
-
-static const ag_node_vtable ProdBackward0_vtable = {
-    "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved, sizeof(ProdBackward0)};
-
-/* prod.dim_IntList: prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved self_;
-    ag_saved result_;
-    ag_ints dim_;
-} ProdBackward1;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *self;
-    pith_tensor *result;
-    pith_tensor *zero;
-    pith_tensor *g;
-    pith_tensor *r;
-    pith_tensor *others;
-    pith_tensor *single;
-} ProdBackward1_values;
-
-/* let zero = eq(self, 0) */
-static pith_status ProdBackward1_let_zero(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    if (v->zero)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_eq(res_, v->self, number1)) != PITH_OK)
-        goto done;
-    v->zero = res_[0].u.t;
-    ag_drop(&number1);
-done:
-    pith_release(number1);
-    return status;
-}
-
-/* let g = reshape(grad, reduced_sizes(self, dim)) */
-static pith_status ProdBackward1_let_g(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    pith_tensor *grad = grads[0];
-    if (v->g)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, ag_ints_opt(&n->dim_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    v->g = res_[0].u.t;
-    ag_ints_release(&ints1);
-done:
-    ag_ints_release(&ints1);
-    return status;
-}
-
-/* let r = reshape(result, reduced_sizes(self, dim)) */
-static pith_status ProdBackward1_let_r(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    if (v->r)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
-        goto done;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, ag_ints_opt(&n->dim_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    v->r = res_[0].u.t;
-    ag_ints_release(&ints1);
-done:
-    ag_ints_release(&ints1);
-    return status;
-}
-
-/* let others = prod(where(zero, 1, self), dim, True) */
-static pith_status ProdBackward1_let_others(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    if (v->others)
-        return PITH_OK;
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_where(res_, v->zero, number1, v->self)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&number1);
-    if ((status = pith_call_prod(res_, tmp2, ag_ints_opt(&n->dim_), true, -1)) != PITH_OK)
-        goto done;
-    v->others = res_[0].u.t;
-    ag_drop(&tmp2);
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    return status;
-}
-
-/* let single = eq(sum(zero, dim, True), 1) */
-static pith_status ProdBackward1_let_single(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    if (v->single)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *number2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_sum(res_, v->zero, ag_ints_opt(&n->dim_), true, -1)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_eq(res_, tmp1, number2)) != PITH_OK)
-        goto done;
-    v->single = res_[0].u.t;
-    ag_drop(&tmp1);
-    ag_drop(&number2);
-done:
-    pith_release(tmp1);
-    pith_release(number2);
-    return status;
-}
-
-static pith_status ProdBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    ProdBackward1_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    pith_tensor *number1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *tmp5 = NULL;
-    pith_tensor *tmp6 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: mul(g, where(zero, where(single, others, 0), div(r, where(zero, 1, self)))) */
-        if ((status = ProdBackward1_let_g(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ProdBackward1_let_single(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ProdBackward1_let_others(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
-            goto done;
-        if ((status = pith_call_where(res_, v->single, v->others, number1)) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_drop(&number1);
-        if ((status = ProdBackward1_let_r(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
-            goto done;
-        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_where(res_, v->zero, number3, v->self)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        ag_drop(&number3);
-        if ((status = pith_call_div(res_, v->r, tmp4)) != PITH_OK)
-            goto done;
-        tmp5 = res_[0].u.t;
-        ag_drop(&tmp4);
-        if ((status = pith_call_where(res_, v->zero, tmp2, tmp5)) != PITH_OK)
-            goto done;
-        tmp6 = res_[0].u.t;
-        ag_drop(&tmp2);
-        ag_drop(&tmp5);
-        if ((status = pith_call_mul(res_, v->g, tmp6)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp6);
-    }
-done:
-    pith_release(number1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    pith_release(tmp5);
-    pith_release(tmp6);
-    pith_release(v->self);
-    pith_release(v->result);
-    pith_release(v->zero);
-    pith_release(v->g);
-    pith_release(v->r);
-    pith_release(v->others);
-    pith_release(v->single);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void ProdBackward1_release_saved(ag_node *node)
-{
-    ProdBackward1 *n = (ProdBackward1 *)node;
-    ag_saved_release(&n->self_);
-    ag_saved_release(&n->result_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->dim_);
-}
-
-static const ag_node_vtable ProdBackward1_vtable = {
-    "ProdBackward1", ProdBackward1_apply, ProdBackward1_release_saved, sizeof(ProdBackward1)};
-
-/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
-pith_status prod_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_prod_all(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_prod_all(ag_below_enter(ks, &below_), ret, self, dtype);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    ProdBackward0 *n_ = (ProdBackward0 *)ag_node_new(&ProdBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-pith_status prod_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_prod(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, dtype);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_prod(ag_below_enter(ks, &below_), ret, self, dim, keepdim, dtype);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    ProdBackward1 *n_ = (ProdBackward1 *)ag_node_new(&ProdBackward1_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
-        (status_ = ag_ints_copy_opt(&n_->dim_, dim)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
 }

@@ -6,6 +6,474 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- prod ---- */
+
+/* prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved self_;
+    ag_saved result_;
+} ProdBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *self;
+    pith_tensor *result;
+    pith_tensor *zero;
+    pith_tensor *others;
+    pith_tensor *single;
+} ProdBackward0_values;
+
+/* let zero = eq(self, 0) */
+static pith_status ProdBackward0_let_zero(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    if (v->zero)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, v->self, number1)) != PITH_OK)
+        goto done;
+    v->zero = res_[0].u.t;
+    ag_drop(&number1);
+done:
+    pith_release(number1);
+    return status;
+}
+
+/* let others = prod.default(where(zero, 1, self)) */
+static pith_status ProdBackward0_let_others(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    if (v->others)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_where(res_, v->zero, number1, v->self)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&number1);
+    if ((status = pith_call_prod_all(res_, tmp2, -1)) != PITH_OK)
+        goto done;
+    v->others = res_[0].u.t;
+    ag_drop(&tmp2);
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    return status;
+}
+
+/* let single = eq(sum.default(zero), 1) */
+static pith_status ProdBackward0_let_single(ag_node *node, pith_tensor *const *grads, ProdBackward0_values *v)
+{
+    if (v->single)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_sum_all(res_, v->zero, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, tmp1, number2)) != PITH_OK)
+        goto done;
+    v->single = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number2);
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    return status;
+}
+
+static pith_status ProdBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ProdBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: mul(grad, where(zero, where(single, others, 0), div(result, where(zero, 1, self)))) */
+        if ((status = ProdBackward0_let_zero(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward0_let_single(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward0_let_others(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->single, v->others, number1)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_drop(&number1);
+        if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->zero, number3, v->self)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&number3);
+        if ((status = pith_call_div(res_, v->result, tmp4)) != PITH_OK)
+            goto done;
+        tmp5 = res_[0].u.t;
+        ag_drop(&tmp4);
+        if ((status = pith_call_where(res_, v->zero, tmp2, tmp5)) != PITH_OK)
+            goto done;
+        tmp6 = res_[0].u.t;
+        ag_drop(&tmp2);
+        ag_drop(&tmp5);
+        if ((status = pith_call_mul(res_, grad, tmp6)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp6);
+    }
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(v->self);
+    pith_release(v->result);
+    pith_release(v->zero);
+    pith_release(v->others);
+    pith_release(v->single);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ProdBackward0_release_saved(ag_node *node)
+{
+    ProdBackward0 *n = (ProdBackward0 *)node;
+    ag_saved_release(&n->self_);
+    ag_saved_release(&n->result_);
+}
+
+static const ag_node_vtable ProdBackward0_vtable = {
+    "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved, sizeof(ProdBackward0)};
+
+/* prod.dim_IntList: prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved self_;
+    ag_saved result_;
+    ag_ints dim_;
+} ProdBackward1;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *self;
+    pith_tensor *result;
+    pith_tensor *zero;
+    pith_tensor *g;
+    pith_tensor *r;
+    pith_tensor *others;
+    pith_tensor *single;
+} ProdBackward1_values;
+
+/* let zero = eq(self, 0) */
+static pith_status ProdBackward1_let_zero(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    if (v->zero)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, v->self, number1)) != PITH_OK)
+        goto done;
+    v->zero = res_[0].u.t;
+    ag_drop(&number1);
+done:
+    pith_release(number1);
+    return status;
+}
+
+/* let g = reshape(grad, reduced_sizes(self, dim)) */
+static pith_status ProdBackward1_let_g(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    pith_tensor *grad = grads[0];
+    if (v->g)
+        return PITH_OK;
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, ag_ints_opt(&n->dim_))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+        goto done;
+    v->g = res_[0].u.t;
+    ag_ints_release(&ints1);
+done:
+    ag_ints_release(&ints1);
+    return status;
+}
+
+/* let r = reshape(result, reduced_sizes(self, dim)) */
+static pith_status ProdBackward1_let_r(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    if (v->r)
+        return PITH_OK;
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->result && (status = ag_unpack(&n->result_, node, &v->result)) != PITH_OK)
+        goto done;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = ag_reduced_sizes(&ints1, v->self, v->self->device, ag_ints_opt(&n->dim_))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_reshape(res_, v->result, ag_ints_list(&ints1))) != PITH_OK)
+        goto done;
+    v->r = res_[0].u.t;
+    ag_ints_release(&ints1);
+done:
+    ag_ints_release(&ints1);
+    return status;
+}
+
+/* let others = prod(where(zero, 1, self), dim, True) */
+static pith_status ProdBackward1_let_others(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    if (v->others)
+        return PITH_OK;
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = ag_wrap(&number1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_where(res_, v->zero, number1, v->self)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&number1);
+    if ((status = pith_call_prod(res_, tmp2, ag_ints_opt(&n->dim_), true, -1)) != PITH_OK)
+        goto done;
+    v->others = res_[0].u.t;
+    ag_drop(&tmp2);
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    return status;
+}
+
+/* let single = eq(sum(zero, dim, True), 1) */
+static pith_status ProdBackward1_let_single(ag_node *node, pith_tensor *const *grads, ProdBackward1_values *v)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    if (v->single)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *number2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_sum(res_, v->zero, ag_ints_opt(&n->dim_), true, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = ag_wrap(&number2, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_eq(res_, tmp1, number2)) != PITH_OK)
+        goto done;
+    v->single = res_[0].u.t;
+    ag_drop(&tmp1);
+    ag_drop(&number2);
+done:
+    pith_release(tmp1);
+    pith_release(number2);
+    return status;
+}
+
+static pith_status ProdBackward1_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    ProdBackward1_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *number1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: mul(g, where(zero, where(single, others, 0), div(r, where(zero, 1, self)))) */
+        if ((status = ProdBackward1_let_g(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward1_let_zero(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward1_let_single(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ProdBackward1_let_others(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number1, scalar_from_int(0))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->single, v->others, number1)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        ag_drop(&number1);
+        if ((status = ProdBackward1_let_r(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = ag_wrap(&number3, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        if (!v->self && (status = ag_unpack(&n->self_, node, &v->self)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_where(res_, v->zero, number3, v->self)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&number3);
+        if ((status = pith_call_div(res_, v->r, tmp4)) != PITH_OK)
+            goto done;
+        tmp5 = res_[0].u.t;
+        ag_drop(&tmp4);
+        if ((status = pith_call_where(res_, v->zero, tmp2, tmp5)) != PITH_OK)
+            goto done;
+        tmp6 = res_[0].u.t;
+        ag_drop(&tmp2);
+        ag_drop(&tmp5);
+        if ((status = pith_call_mul(res_, v->g, tmp6)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp6);
+    }
+done:
+    pith_release(number1);
+    pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(v->self);
+    pith_release(v->result);
+    pith_release(v->zero);
+    pith_release(v->g);
+    pith_release(v->r);
+    pith_release(v->others);
+    pith_release(v->single);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ProdBackward1_release_saved(ag_node *node)
+{
+    ProdBackward1 *n = (ProdBackward1 *)node;
+    ag_saved_release(&n->self_);
+    ag_saved_release(&n->result_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->dim_);
+}
+
+static const ag_node_vtable ProdBackward1_vtable = {
+    "ProdBackward1", ProdBackward1_apply, ProdBackward1_release_saved, sizeof(ProdBackward1)};
+
+/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+pith_status prod_all_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_prod_all(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_prod_all(ag_below_enter(ks, &below_), ret, self, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    ProdBackward0 *n_ = (ProdBackward0 *)ag_node_new(&ProdBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* prod.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+pith_status prod_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_opt_int_list dim, bool keepdim, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_prod(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, keepdim, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_prod(ag_below_enter(ks, &below_), ret, self, dim, keepdim, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    ProdBackward1 *n_ = (ProdBackward1 *)ag_node_new(&ProdBackward1_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save(&n_->self_, self, false)) != PITH_OK ||
+        (status_ = ag_ints_copy_opt(&n_->dim_, dim)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- amax ---- */
 
 /* amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -2007,432 +2475,4 @@ pith_status linear_out_autograd(pith_keyset ks, pith_value *ret, const pith_tens
     if (ag_should_record(inputs_, 4))
         return ag_out_error("linear");
     return pith_redispatch_linear_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, weight, bias, out);
-}
-
-/* ---- view ---- */
-
-/* view: view(Tensor(a) self, int[] size) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-} ViewBackward0;
-
-static pith_status ViewBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    ViewBackward0 *n = (ViewBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: reshape(grad, sizes(self)) */
-        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_ints_release(&ints1);
-    }
-done:
-    ag_ints_release(&ints1);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void ViewBackward0_release_saved(ag_node *node)
-{
-    ViewBackward0 *n = (ViewBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable ViewBackward0_vtable = {
-    "ViewBackward0", ViewBackward0_apply, ViewBackward0_release_saved, sizeof(ViewBackward0)};
-
-/* view(Tensor(a) self, int[] size) -> Tensor(a) */
-pith_status view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_view(ag_below_enter(ks, &below_), ret, self, size);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    ViewBackward0 *n_ = (ViewBackward0 *)ag_node_new(&ViewBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- _unsafe_view ---- */
-
-/* _unsafe_view: _unsafe_view(Tensor self, int[] size) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved_metadata self_;
-} UnsafeViewBackward0;
-
-static pith_status UnsafeViewBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: reshape(grad, sizes(self)) */
-        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_ints_release(&ints1);
-    }
-done:
-    ag_ints_release(&ints1);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void UnsafeViewBackward0_release_saved(ag_node *node)
-{
-    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_saved_metadata_release(&n->self_);
-}
-
-static const ag_node_vtable UnsafeViewBackward0_vtable = {
-    "UnsafeViewBackward0", UnsafeViewBackward0_apply, UnsafeViewBackward0_release_saved, sizeof(UnsafeViewBackward0)};
-
-/* _unsafe_view(Tensor self, int[] size) -> Tensor */
-pith_status unsafe_view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_unsafe_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_unsafe_view(ag_below_enter(ks, &below_), ret, self, size);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    UnsafeViewBackward0 *n_ = (UnsafeViewBackward0 *)ag_node_new(&UnsafeViewBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- permute ---- */
-
-/* permute: permute(Tensor(a) self, int[] dims) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    ag_ints dims_;
-} PermuteBackward0;
-
-static pith_status PermuteBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    PermuteBackward0 *n = (PermuteBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    ag_ints ints1 = {0};
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: permute(grad, invert_permutation(dims)) */
-        if ((status = ag_invert_permutation(&ints1, ag_ints_list(&n->dims_))) != PITH_OK)
-            goto done;
-        if ((status = pith_call_permute(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_ints_release(&ints1);
-    }
-done:
-    ag_ints_release(&ints1);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void PermuteBackward0_release_saved(ag_node *node)
-{
-    PermuteBackward0 *n = (PermuteBackward0 *)node;
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->dims_);
-}
-
-static const ag_node_vtable PermuteBackward0_vtable = {
-    "PermuteBackward0", PermuteBackward0_apply, PermuteBackward0_release_saved, sizeof(PermuteBackward0)};
-
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
-pith_status permute_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_permute(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dims);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_permute(ag_below_enter(ks, &below_), ret, self, dims);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    PermuteBackward0 *n_ = (PermuteBackward0 *)ag_node_new(&PermuteBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->dims_, dims)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- transpose ---- */
-
-/* transpose.int: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-    int64_t dim0_;
-    int64_t dim1_;
-} TransposeBackward0;
-
-static pith_status TransposeBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    TransposeBackward0 *n = (TransposeBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: transpose(grad, dim0, dim1) */
-        if ((status = pith_call_transpose(res_, grad, n->dim0_, n->dim1_)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-    }
-done:
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable TransposeBackward0_vtable = {
-    "TransposeBackward0", TransposeBackward0_apply, NULL, sizeof(TransposeBackward0)};
-
-/* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
-pith_status transpose_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim0, int64_t dim1)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_transpose(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim0, dim1);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_transpose(ag_below_enter(ks, &below_), ret, self, dim0, dim1);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    TransposeBackward0 *n_ = (TransposeBackward0 *)ag_node_new(&TransposeBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim0_ = dim0;
-    n_->dim1_ = dim1;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- t ---- */
-
-/* t: t(Tensor(a) self) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-} TBackward0;
-
-static pith_status TBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: t(grad) */
-        if ((status = pith_call_t(res_, grad)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-    }
-done:
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable TBackward0_vtable = {
-    "TBackward0", TBackward0_apply, NULL, sizeof(TBackward0)};
-
-/* t(Tensor(a) self) -> Tensor(a) */
-pith_status t_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_t(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_t(ag_below_enter(ks, &below_), ret, self);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    TBackward0 *n_ = (TBackward0 *)ag_node_new(&TBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- expand ---- */
-
-/* expand: expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a) */
-typedef struct {
-    ag_node node;
-} ExpandBackward0;
-
-static pith_status ExpandBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    pith_tensor *grad = grads[0];
-    ag_grads_init(out, node->num_next);
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: grad */
-        out[0] = ag_retain(grad);
-    }
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static const ag_node_vtable ExpandBackward0_vtable = {
-    "ExpandBackward0", ExpandBackward0_apply, NULL, sizeof(ExpandBackward0)};
-
-/* expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a) */
-pith_status expand_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, bool implicit)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1)) {
-        pith_status below_status_ = pith_redispatch_expand(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, implicit);
-        return below_status_ == PITH_OK && self->autograd
-                   ? ag_note_view_result(ret, self)
-                   : below_status_;
-    }
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_expand(ag_below_enter(ks, &below_), ret, self, size, implicit);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    /* The op returned an input itself, which keeps its own history. */
-    if (ret[0].u.t == self)
-        return PITH_OK;
-    ExpandBackward0 *n_ = (ExpandBackward0 *)ag_node_new(&ExpandBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
 }

@@ -6,6 +6,434 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- view ---- */
+
+/* view: view(Tensor(a) self, int[] size) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} ViewBackward0;
+
+static pith_status ViewBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    ViewBackward0 *n = (ViewBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: reshape(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void ViewBackward0_release_saved(ag_node *node)
+{
+    ViewBackward0 *n = (ViewBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable ViewBackward0_vtable = {
+    "ViewBackward0", ViewBackward0_apply, ViewBackward0_release_saved, sizeof(ViewBackward0)};
+
+/* view(Tensor(a) self, int[] size) -> Tensor(a) */
+pith_status view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_view(ag_below_enter(ks, &below_), ret, self, size);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    ViewBackward0 *n_ = (ViewBackward0 *)ag_node_new(&ViewBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- _unsafe_view ---- */
+
+/* _unsafe_view: _unsafe_view(Tensor self, int[] size) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved_metadata self_;
+} UnsafeViewBackward0;
+
+static pith_status UnsafeViewBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: reshape(grad, sizes(self)) */
+        if ((status = ag_sizes(&ints1, n->self_.meta, n->self_.device)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_reshape(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void UnsafeViewBackward0_release_saved(ag_node *node)
+{
+    UnsafeViewBackward0 *n = (UnsafeViewBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_saved_metadata_release(&n->self_);
+}
+
+static const ag_node_vtable UnsafeViewBackward0_vtable = {
+    "UnsafeViewBackward0", UnsafeViewBackward0_apply, UnsafeViewBackward0_release_saved, sizeof(UnsafeViewBackward0)};
+
+/* _unsafe_view(Tensor self, int[] size) -> Tensor */
+pith_status unsafe_view_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_unsafe_view(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_unsafe_view(ag_below_enter(ks, &below_), ret, self, size);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    UnsafeViewBackward0 *n_ = (UnsafeViewBackward0 *)ag_node_new(&UnsafeViewBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_save_metadata(&n_->self_, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- permute ---- */
+
+/* permute: permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    ag_ints dims_;
+} PermuteBackward0;
+
+static pith_status PermuteBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    PermuteBackward0 *n = (PermuteBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    ag_ints ints1 = {0};
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: permute(grad, invert_permutation(dims)) */
+        if ((status = ag_invert_permutation(&ints1, ag_ints_list(&n->dims_))) != PITH_OK)
+            goto done;
+        if ((status = pith_call_permute(res_, grad, ag_ints_list(&ints1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_ints_release(&ints1);
+    }
+done:
+    ag_ints_release(&ints1);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void PermuteBackward0_release_saved(ag_node *node)
+{
+    PermuteBackward0 *n = (PermuteBackward0 *)node;
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->dims_);
+}
+
+static const ag_node_vtable PermuteBackward0_vtable = {
+    "PermuteBackward0", PermuteBackward0_apply, PermuteBackward0_release_saved, sizeof(PermuteBackward0)};
+
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+pith_status permute_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list dims)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_permute(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dims);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_permute(ag_below_enter(ks, &below_), ret, self, dims);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    PermuteBackward0 *n_ = (PermuteBackward0 *)ag_node_new(&PermuteBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_ints_copy(&n_->dims_, dims)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- transpose ---- */
+
+/* transpose.int: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+    int64_t dim0_;
+    int64_t dim1_;
+} TransposeBackward0;
+
+static pith_status TransposeBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    TransposeBackward0 *n = (TransposeBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: transpose(grad, dim0, dim1) */
+        if ((status = pith_call_transpose(res_, grad, n->dim0_, n->dim1_)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable TransposeBackward0_vtable = {
+    "TransposeBackward0", TransposeBackward0_apply, NULL, sizeof(TransposeBackward0)};
+
+/* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+pith_status transpose_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim0, int64_t dim1)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_transpose(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim0, dim1);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_transpose(ag_below_enter(ks, &below_), ret, self, dim0, dim1);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    TransposeBackward0 *n_ = (TransposeBackward0 *)ag_node_new(&TransposeBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim0_ = dim0;
+    n_->dim1_ = dim1;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- t ---- */
+
+/* t: t(Tensor(a) self) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+} TBackward0;
+
+static pith_status TBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: t(grad) */
+        if ((status = pith_call_t(res_, grad)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+done:
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable TBackward0_vtable = {
+    "TBackward0", TBackward0_apply, NULL, sizeof(TBackward0)};
+
+/* t(Tensor(a) self) -> Tensor(a) */
+pith_status t_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_t(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_t(ag_below_enter(ks, &below_), ret, self);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    TBackward0 *n_ = (TBackward0 *)ag_node_new(&TBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* ---- expand ---- */
+
+/* expand: expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a) */
+typedef struct {
+    ag_node node;
+} ExpandBackward0;
+
+static pith_status ExpandBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    pith_tensor *grad = grads[0];
+    ag_grads_init(out, node->num_next);
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: grad */
+        out[0] = ag_retain(grad);
+    }
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static const ag_node_vtable ExpandBackward0_vtable = {
+    "ExpandBackward0", ExpandBackward0_apply, NULL, sizeof(ExpandBackward0)};
+
+/* expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a) */
+pith_status expand_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_int_list size, bool implicit)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1)) {
+        pith_status below_status_ = pith_redispatch_expand(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, size, implicit);
+        return below_status_ == PITH_OK && self->autograd
+                   ? ag_note_view_result(ret, self)
+                   : below_status_;
+    }
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_expand(ag_below_enter(ks, &below_), ret, self, size, implicit);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    /* The op returned an input itself, which keeps its own history. */
+    if (ret[0].u.t == self)
+        return PITH_OK;
+    ExpandBackward0 *n_ = (ExpandBackward0 *)ag_node_new(&ExpandBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_note_view_result(ret, self)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- as_strided ---- */
 
 /* as_strided: as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a) */
@@ -2063,410 +2491,4 @@ pith_status softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_ten
     if (ag_should_record(inputs_, 2))
         return ag_out_error("softmax");
     return pith_redispatch_softmax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
-}
-
-/* ---- log_softmax ---- */
-
-/* log_softmax.int: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved result_;
-    int64_t dim_;
-} LogSoftmaxBackward0;
-
-static pith_status LogSoftmaxBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    LogSoftmaxBackward0 *n = (LogSoftmaxBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    pith_tensor *result = NULL;
-    ag_grads_init(out, node->num_next);
-    pith_tensor *tmp1 = NULL;
-    int64_t items2[1];
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* self: sub(grad, mul(exp(result), sum(grad, [dim], True))) */
-        if (!result && (status = ag_unpack(&n->result_, node, &result)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_exp(res_, result)) != PITH_OK)
-            goto done;
-        tmp1 = res_[0].u.t;
-        items2[0] = n->dim_;
-        if ((status = pith_call_sum(res_, grad, (pith_opt_int_list){true, (pith_int_list){items2, 1}}, true, -1)) != PITH_OK)
-            goto done;
-        tmp3 = res_[0].u.t;
-        if ((status = pith_call_mul(res_, tmp1, tmp3)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        ag_drop(&tmp1);
-        ag_drop(&tmp3);
-        if ((status = pith_call_sub(res_, grad, tmp4, scalar_from_int(1))) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp4);
-    }
-done:
-    pith_release(tmp1);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(result);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void LogSoftmaxBackward0_release_saved(ag_node *node)
-{
-    LogSoftmaxBackward0 *n = (LogSoftmaxBackward0 *)node;
-    ag_saved_release(&n->result_);
-}
-
-static const ag_node_vtable LogSoftmaxBackward0_vtable = {
-    "LogSoftmaxBackward0", LogSoftmaxBackward0_apply, LogSoftmaxBackward0_release_saved, sizeof(LogSoftmaxBackward0)};
-
-/* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
-pith_status log_softmax_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
-{
-    const pith_tensor *const inputs_[] = {self};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch_log_softmax(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_log_softmax(ag_below_enter(ks, &below_), ret, self, dim, dtype);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    LogSoftmaxBackward0 *n_ = (LogSoftmaxBackward0 *)ag_node_new(&LogSoftmaxBackward0_vtable, 1, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->dim_ = dim;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
-pith_status log_softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
-{
-    const pith_tensor *const inputs_[] = {self, out};
-    pith_status status_;
-    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
-        return status_;
-    if (ag_should_record(inputs_, 2))
-        return ag_out_error("log_softmax");
-    return pith_redispatch_log_softmax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
-}
-
-/* ---- layer_norm ---- */
-
-/* layer_norm: layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
-typedef struct {
-    ag_node node;
-    ag_saved input_;
-    ag_saved weight_;
-    ag_ints normalized_shape_;
-    double eps_;
-} NativeLayerNormBackward0;
-
-/* What apply reads, each unpacked or computed once, when first needed. */
-typedef struct {
-    pith_tensor *input;
-    pith_tensor *weight;
-    ag_ints dims;
-    bool have_dims;
-    pith_tensor *centered;
-    pith_tensor *rstd;
-    pith_tensor *xhat;
-    pith_tensor *g;
-} NativeLayerNormBackward0_values;
-
-/* let dims = last_dims(normalized_shape) */
-static pith_status NativeLayerNormBackward0_let_dims(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->have_dims)
-        return PITH_OK;
-    ag_ints ints1 = {0};
-    pith_status status = PITH_OK;
-    if ((status = ag_last_dims(&ints1, ag_ints_list(&n->normalized_shape_))) != PITH_OK)
-        goto done;
-    if ((status = ag_ints_copy(&v->dims, ag_ints_list(&ints1))) != PITH_OK)
-        goto done;
-    ag_ints_release(&ints1);
-    v->have_dims = true;
-done:
-    ag_ints_release(&ints1);
-    return status;
-}
-
-/* let centered = sub(input, mean(input, dims, True)) */
-static pith_status NativeLayerNormBackward0_let_centered(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->centered)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
-        goto done;
-    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mean(res_, v->input, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = pith_call_sub(res_, v->input, tmp1, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    v->centered = res_[0].u.t;
-    ag_drop(&tmp1);
-done:
-    pith_release(tmp1);
-    return status;
-}
-
-/* let rstd = rsqrt(add(mean(mul(centered, centered), dims, True), eps)) */
-static pith_status NativeLayerNormBackward0_let_rstd(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    if (v->rstd)
-        return PITH_OK;
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *number3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->centered, v->centered)) != PITH_OK)
-        goto done;
-    tmp1 = res_[0].u.t;
-    if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-        goto done;
-    tmp2 = res_[0].u.t;
-    ag_drop(&tmp1);
-    if ((status = ag_wrap(&number3, scalar_from_double(n->eps_))) != PITH_OK)
-        goto done;
-    if ((status = pith_call_add(res_, tmp2, number3, scalar_from_int(1))) != PITH_OK)
-        goto done;
-    tmp4 = res_[0].u.t;
-    ag_drop(&tmp2);
-    ag_drop(&number3);
-    if ((status = pith_call_rsqrt(res_, tmp4)) != PITH_OK)
-        goto done;
-    v->rstd = res_[0].u.t;
-    ag_drop(&tmp4);
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    pith_release(number3);
-    pith_release(tmp4);
-    return status;
-}
-
-/* let xhat = mul(centered, rstd) */
-static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    if (v->xhat)
-        return PITH_OK;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if ((status = NativeLayerNormBackward0_let_centered(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
-        goto done;
-    if ((status = pith_call_mul(res_, v->centered, v->rstd)) != PITH_OK)
-        goto done;
-    v->xhat = res_[0].u.t;
-done:
-    return status;
-}
-
-/* let g = case(weight, None, grad, mul(grad, weight)) */
-static pith_status NativeLayerNormBackward0_let_g(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    pith_tensor *grad = grads[0];
-    if (v->g)
-        return PITH_OK;
-    pith_tensor *chosen1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (!v->weight && (status = ag_unpack(&n->weight_, node, &v->weight)) != PITH_OK)
-        goto done;
-    if (!v->weight) {
-        chosen1 = ag_retain(grad);
-    } else {
-        if ((status = pith_call_mul(res_, grad, v->weight)) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        chosen1 = tmp2;
-        tmp2 = NULL;
-    }
-    v->g = chosen1;
-    chosen1 = NULL;
-done:
-    pith_release(chosen1);
-    pith_release(tmp2);
-    return status;
-}
-
-static pith_status NativeLayerNormBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    pith_tensor *grad = grads[0];
-    NativeLayerNormBackward0_values values_ = {0}, *v = &values_;
-    ag_grads_init(out, node->num_next);
-    pith_tensor *tmp1 = NULL;
-    pith_tensor *tmp2 = NULL;
-    pith_tensor *tmp3 = NULL;
-    pith_tensor *tmp4 = NULL;
-    pith_tensor *tmp5 = NULL;
-    pith_tensor *tmp6 = NULL;
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* input: mul(rstd, sub(sub(g, mean(g, dims, True)), mul(xhat, mean(mul(g, xhat), dims, True)))) */
-        if ((status = NativeLayerNormBackward0_let_rstd(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = NativeLayerNormBackward0_let_g(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = NativeLayerNormBackward0_let_dims(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mean(res_, v->g, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-            goto done;
-        tmp1 = res_[0].u.t;
-        if ((status = pith_call_sub(res_, v->g, tmp1, scalar_from_int(1))) != PITH_OK)
-            goto done;
-        tmp2 = res_[0].u.t;
-        ag_drop(&tmp1);
-        if ((status = NativeLayerNormBackward0_let_xhat(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, v->g, v->xhat)) != PITH_OK)
-            goto done;
-        tmp3 = res_[0].u.t;
-        if ((status = pith_call_mean(res_, tmp3, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
-            goto done;
-        tmp4 = res_[0].u.t;
-        ag_drop(&tmp3);
-        if ((status = pith_call_mul(res_, v->xhat, tmp4)) != PITH_OK)
-            goto done;
-        tmp5 = res_[0].u.t;
-        ag_drop(&tmp4);
-        if ((status = pith_call_sub(res_, tmp2, tmp5, scalar_from_int(1))) != PITH_OK)
-            goto done;
-        tmp6 = res_[0].u.t;
-        ag_drop(&tmp2);
-        ag_drop(&tmp5);
-        if ((status = pith_call_mul(res_, v->rstd, tmp6)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-        ag_drop(&tmp6);
-    }
-    if (ag_needs_grad(node, 1)) {
-        /* weight: mul(grad, xhat) */
-        if ((status = NativeLayerNormBackward0_let_xhat(node, grads, v)) != PITH_OK)
-            goto done;
-        if ((status = pith_call_mul(res_, grad, v->xhat)) != PITH_OK)
-            goto done;
-        out[1] = res_[0].u.t;
-    }
-    if (ag_needs_grad(node, 2)) {
-        /* bias: grad */
-        out[2] = ag_retain(grad);
-    }
-done:
-    pith_release(tmp1);
-    pith_release(tmp2);
-    pith_release(tmp3);
-    pith_release(tmp4);
-    pith_release(tmp5);
-    pith_release(tmp6);
-    pith_release(v->input);
-    pith_release(v->weight);
-    ag_ints_release(&v->dims);
-    pith_release(v->centered);
-    pith_release(v->rstd);
-    pith_release(v->xhat);
-    pith_release(v->g);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void NativeLayerNormBackward0_release_saved(ag_node *node)
-{
-    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
-    ag_saved_release(&n->input_);
-    ag_saved_release(&n->weight_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->normalized_shape_);
-}
-
-static const ag_node_vtable NativeLayerNormBackward0_vtable = {
-    "NativeLayerNormBackward0", NativeLayerNormBackward0_apply, NativeLayerNormBackward0_release_saved, sizeof(NativeLayerNormBackward0)};
-
-/* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
-pith_status layer_norm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable)
-{
-    const pith_tensor *const inputs_[] = {input, weight, bias};
-    if (!ag_should_record(inputs_, 3))
-        return pith_redispatch_layer_norm(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, normalized_shape, weight, bias, eps, cudnn_enable);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch_layer_norm(ag_below_enter(ks, &below_), ret, input, normalized_shape, weight, bias, eps, cudnn_enable);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    NativeLayerNormBackward0 *n_ = (NativeLayerNormBackward0 *)ag_node_new(&NativeLayerNormBackward0_vtable, 3, 1);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->eps_ = eps;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, input)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 1, weight)) != PITH_OK ||
-        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK)
-        goto fail;
-    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1)) &&
-        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK)
-        goto fail;
-    if (ag_has_edge(&n_->node, 0) &&
-        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK)
-        goto fail;
-    if ((status_ = ag_ints_copy(&n_->normalized_shape_, normalized_shape)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    return status_;
-}
-
-/* layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True, *, Tensor(a!) out) -> Tensor(a!) */
-pith_status layer_norm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out)
-{
-    const pith_tensor *const inputs_[] = {input, weight, bias, out};
-    pith_status status_;
-    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
-        return status_;
-    if (ag_should_record(inputs_, 4))
-        return ag_out_error("layer_norm");
-    return pith_redispatch_layer_norm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);
 }

@@ -6,6 +6,749 @@
 
 #include "autograd/generated/autograd_kernels.h"
 
+/* ---- log_softmax ---- */
+
+/* log_softmax.int: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved result_;
+    int64_t dim_;
+} LogSoftmaxBackward0;
+
+static pith_status LogSoftmaxBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    LogSoftmaxBackward0 *n = (LogSoftmaxBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    pith_tensor *result = NULL;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *tmp1 = NULL;
+    int64_t items2[1];
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* self: sub(grad, mul(exp(result), sum(grad, [dim], True))) */
+        if (!result && (status = ag_unpack(&n->result_, node, &result)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_exp(res_, result)) != PITH_OK)
+            goto done;
+        tmp1 = res_[0].u.t;
+        items2[0] = n->dim_;
+        if ((status = pith_call_sum(res_, grad, (pith_opt_int_list){true, (pith_int_list){items2, 1}}, true, -1)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        if ((status = pith_call_mul(res_, tmp1, tmp3)) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&tmp1);
+        ag_drop(&tmp3);
+        if ((status = pith_call_sub(res_, grad, tmp4, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+        ag_drop(&tmp4);
+    }
+done:
+    pith_release(tmp1);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(result);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void LogSoftmaxBackward0_release_saved(ag_node *node)
+{
+    LogSoftmaxBackward0 *n = (LogSoftmaxBackward0 *)node;
+    ag_saved_release(&n->result_);
+}
+
+static const ag_node_vtable LogSoftmaxBackward0_vtable = {
+    "LogSoftmaxBackward0", LogSoftmaxBackward0_apply, LogSoftmaxBackward0_release_saved, sizeof(LogSoftmaxBackward0)};
+
+/* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
+pith_status log_softmax_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype)
+{
+    const pith_tensor *const inputs_[] = {self};
+    if (!ag_should_record(inputs_, 1))
+        return pith_redispatch_log_softmax(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_log_softmax(ag_below_enter(ks, &below_), ret, self, dim, dtype);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    LogSoftmaxBackward0 *n_ = (LogSoftmaxBackward0 *)ag_node_new(&LogSoftmaxBackward0_vtable, 1, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->dim_ = dim;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, self)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
+        (status_ = ag_save(&n_->result_, ret[0].u.t, true)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
+pith_status log_softmax_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *self, int64_t dim, pith_opt_dtype dtype, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {self, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
+    if (ag_should_record(inputs_, 2))
+        return ag_out_error("log_softmax");
+    return pith_redispatch_log_softmax_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, self, dim, dtype, out);
+}
+
+/* ---- layer_norm ---- */
+
+/* layer_norm: layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved input_;
+    ag_saved weight_;
+    ag_ints normalized_shape_;
+    double eps_;
+} NativeLayerNormBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *input;
+    pith_tensor *weight;
+    pith_tensor *xhat;
+} NativeLayerNormBackward0_values;
+
+/* let xhat = layer_norm(input, normalized_shape, None, None, eps) */
+static pith_status NativeLayerNormBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, NativeLayerNormBackward0_values *v)
+{
+    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
+    if (v->xhat)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_layer_norm(res_, v->input, ag_ints_list(&n->normalized_shape_), NULL, NULL, n->eps_, true)) != PITH_OK)
+        goto done;
+    v->xhat = res_[0].u.t;
+done:
+    return status;
+}
+
+static pith_status NativeLayerNormBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    NativeLayerNormBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* input: _layer_norm_backward_input(grad, input, normalized_shape, weight, eps) */
+        if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
+            goto done;
+        if (!v->weight && (status = ag_unpack(&n->weight_, node, &v->weight)) != PITH_OK)
+            goto done;
+        if ((status = pith_call__layer_norm_backward_input(res_, grad, v->input, ag_ints_list(&n->normalized_shape_), v->weight, n->eps_)) != PITH_OK)
+            goto done;
+        out[0] = res_[0].u.t;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* weight: mul(grad, xhat) */
+        if ((status = NativeLayerNormBackward0_let_xhat(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, grad, v->xhat)) != PITH_OK)
+            goto done;
+        out[1] = res_[0].u.t;
+    }
+    if (ag_needs_grad(node, 2)) {
+        /* bias: grad */
+        out[2] = ag_retain(grad);
+    }
+done:
+    pith_release(v->input);
+    pith_release(v->weight);
+    pith_release(v->xhat);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void NativeLayerNormBackward0_release_saved(ag_node *node)
+{
+    NativeLayerNormBackward0 *n = (NativeLayerNormBackward0 *)node;
+    ag_saved_release(&n->input_);
+    ag_saved_release(&n->weight_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->normalized_shape_);
+}
+
+static const ag_node_vtable NativeLayerNormBackward0_vtable = {
+    "NativeLayerNormBackward0", NativeLayerNormBackward0_apply, NativeLayerNormBackward0_release_saved, sizeof(NativeLayerNormBackward0)};
+
+/* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
+pith_status layer_norm_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable)
+{
+    const pith_tensor *const inputs_[] = {input, weight, bias};
+    if (!ag_should_record(inputs_, 3))
+        return pith_redispatch_layer_norm(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, normalized_shape, weight, bias, eps, cudnn_enable);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch_layer_norm(ag_below_enter(ks, &below_), ret, input, normalized_shape, weight, bias, eps, cudnn_enable);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    NativeLayerNormBackward0 *n_ = (NativeLayerNormBackward0 *)ag_node_new(&NativeLayerNormBackward0_vtable, 3, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->eps_ = eps;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, input)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, weight)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 2, bias)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1)) &&
+        (status_ = ag_save(&n_->input_, input, false)) != PITH_OK)
+        goto fail;
+    if (ag_has_edge(&n_->node, 0) &&
+        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_ints_copy(&n_->normalized_shape_, normalized_shape)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
+/* layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True, *, Tensor(a!) out) -> Tensor(a!) */
+pith_status layer_norm_out_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out)
+{
+    const pith_tensor *const inputs_[] = {input, weight, bias, out};
+    pith_status status_;
+    if (out && (status_ = ag_check_inference_write(out)) != PITH_OK)
+        return status_;
+    if (ag_should_record(inputs_, 4))
+        return ag_out_error("layer_norm");
+    return pith_redispatch_layer_norm_out(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);
+}
+
+/* ---- _layer_norm_backward_input ---- */
+
+/* _layer_norm_backward_input: _layer_norm_backward_input(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight=None, float eps=1e-05) -> Tensor */
+typedef struct {
+    ag_node node;
+    ag_saved grad_out_;
+    ag_saved input_;
+    ag_saved weight_;
+    ag_ints normalized_shape_;
+    double eps_;
+} LayerNormBackwardInputBackward0;
+
+/* What apply reads, each unpacked or computed once, when first needed. */
+typedef struct {
+    pith_tensor *grad_out;
+    pith_tensor *input;
+    pith_tensor *weight;
+    ag_ints dims;
+    bool have_dims;
+    pith_tensor *centered;
+    pith_tensor *rstd;
+    pith_tensor *xhat;
+    pith_tensor *g;
+    pith_tensor *av;
+    pith_tensor *gc;
+    pith_tensor *b;
+    pith_tensor *p;
+    pith_tensor *s;
+    pith_tensor *jg;
+} LayerNormBackwardInputBackward0_values;
+
+/* let dims = last_dims(normalized_shape) */
+static pith_status LayerNormBackwardInputBackward0_let_dims(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    if (v->have_dims)
+        return PITH_OK;
+    ag_ints ints1 = {0};
+    pith_status status = PITH_OK;
+    if ((status = ag_last_dims(&ints1, ag_ints_list(&n->normalized_shape_))) != PITH_OK)
+        goto done;
+    if ((status = ag_ints_copy(&v->dims, ag_ints_list(&ints1))) != PITH_OK)
+        goto done;
+    ag_ints_release(&ints1);
+    v->have_dims = true;
+done:
+    ag_ints_release(&ints1);
+    return status;
+}
+
+/* let centered = sub(input, mean(input, dims, True)) */
+static pith_status LayerNormBackwardInputBackward0_let_centered(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    if (v->centered)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, v->input, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, v->input, tmp1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    v->centered = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let rstd = rsqrt(add(mean(mul(centered, centered), dims, True), eps)) */
+static pith_status LayerNormBackwardInputBackward0_let_rstd(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    if (v->rstd)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *number3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_centered(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->centered, v->centered)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    tmp2 = res_[0].u.t;
+    ag_drop(&tmp1);
+    if ((status = ag_wrap(&number3, scalar_from_double(n->eps_))) != PITH_OK)
+        goto done;
+    if ((status = pith_call_add(res_, tmp2, number3, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    tmp4 = res_[0].u.t;
+    ag_drop(&tmp2);
+    ag_drop(&number3);
+    if ((status = pith_call_rsqrt(res_, tmp4)) != PITH_OK)
+        goto done;
+    v->rstd = res_[0].u.t;
+    ag_drop(&tmp4);
+done:
+    pith_release(tmp1);
+    pith_release(tmp2);
+    pith_release(number3);
+    pith_release(tmp4);
+    return status;
+}
+
+/* let xhat = mul(centered, rstd) */
+static pith_status LayerNormBackwardInputBackward0_let_xhat(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    if (v->xhat)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_centered(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_rstd(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->centered, v->rstd)) != PITH_OK)
+        goto done;
+    v->xhat = res_[0].u.t;
+done:
+    return status;
+}
+
+/* let g = case(weight, None, grad_out, mul(grad_out, weight)) */
+static pith_status LayerNormBackwardInputBackward0_let_g(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    if (v->g)
+        return PITH_OK;
+    pith_tensor *chosen1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->weight && (status = ag_unpack(&n->weight_, node, &v->weight)) != PITH_OK)
+        goto done;
+    if (!v->weight) {
+        if (!v->grad_out && (status = ag_unpack(&n->grad_out_, node, &v->grad_out)) != PITH_OK)
+            goto done;
+        chosen1 = ag_retain(v->grad_out);
+    } else {
+        if (!v->grad_out && (status = ag_unpack(&n->grad_out_, node, &v->grad_out)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, v->grad_out, v->weight)) != PITH_OK)
+            goto done;
+        tmp2 = res_[0].u.t;
+        chosen1 = tmp2;
+        tmp2 = NULL;
+    }
+    v->g = chosen1;
+    chosen1 = NULL;
+done:
+    pith_release(chosen1);
+    pith_release(tmp2);
+    return status;
+}
+
+/* let av = _layer_norm_backward_input(grad, input, normalized_shape, None, eps) */
+static pith_status LayerNormBackwardInputBackward0_let_av(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    pith_tensor *grad = grads[0];
+    if (v->av)
+        return PITH_OK;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (!v->input && (status = ag_unpack(&n->input_, node, &v->input)) != PITH_OK)
+        goto done;
+    if ((status = pith_call__layer_norm_backward_input(res_, grad, v->input, ag_ints_list(&n->normalized_shape_), NULL, n->eps_)) != PITH_OK)
+        goto done;
+    v->av = res_[0].u.t;
+done:
+    return status;
+}
+
+/* let gc = sub(g, mean(g, dims, True)) */
+static pith_status LayerNormBackwardInputBackward0_let_gc(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    if (v->gc)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_g(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, v->g, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, v->g, tmp1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    v->gc = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let b = mean(mul(g, xhat), dims, True) */
+static pith_status LayerNormBackwardInputBackward0_let_b(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    if (v->b)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_g(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_xhat(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->g, v->xhat)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    v->b = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let p = mean(mul(grad, xhat), dims, True) */
+static pith_status LayerNormBackwardInputBackward0_let_p(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    pith_tensor *grad = grads[0];
+    if (v->p)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_xhat(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, grad, v->xhat)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    v->p = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let s = mean(mul(grad, gc), dims, True) */
+static pith_status LayerNormBackwardInputBackward0_let_s(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    pith_tensor *grad = grads[0];
+    if (v->s)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_gc(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, grad, v->gc)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = LayerNormBackwardInputBackward0_let_dims(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mean(res_, tmp1, (pith_opt_int_list){true, ag_ints_list(&v->dims)}, true, -1)) != PITH_OK)
+        goto done;
+    v->s = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+/* let jg = sub(gc, mul(xhat, b)) */
+static pith_status LayerNormBackwardInputBackward0_let_jg(ag_node *node, pith_tensor *const *grads, LayerNormBackwardInputBackward0_values *v)
+{
+    if (v->jg)
+        return PITH_OK;
+    pith_tensor *tmp1 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if ((status = LayerNormBackwardInputBackward0_let_gc(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_xhat(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = LayerNormBackwardInputBackward0_let_b(node, grads, v)) != PITH_OK)
+        goto done;
+    if ((status = pith_call_mul(res_, v->xhat, v->b)) != PITH_OK)
+        goto done;
+    tmp1 = res_[0].u.t;
+    if ((status = pith_call_sub(res_, v->gc, tmp1, scalar_from_int(1))) != PITH_OK)
+        goto done;
+    v->jg = res_[0].u.t;
+    ag_drop(&tmp1);
+done:
+    pith_release(tmp1);
+    return status;
+}
+
+static pith_status LayerNormBackwardInputBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    LayerNormBackwardInputBackward0_values values_ = {0}, *v = &values_;
+    ag_grads_init(out, node->num_next);
+    pith_tensor *chosen1 = NULL;
+    pith_tensor *tmp2 = NULL;
+    pith_tensor *tmp3 = NULL;
+    pith_tensor *tmp4 = NULL;
+    pith_tensor *tmp5 = NULL;
+    pith_tensor *tmp6 = NULL;
+    pith_tensor *tmp7 = NULL;
+    pith_tensor *tmp8 = NULL;
+    pith_tensor *tmp9 = NULL;
+    pith_tensor *tmp10 = NULL;
+    pith_tensor *tmp11 = NULL;
+    pith_value res_[1];
+    pith_status status = PITH_OK;
+    if (ag_needs_grad(node, 0)) {
+        /* grad_out: case(weight, None, av, mul(av, weight)) */
+        if (!v->weight && (status = ag_unpack(&n->weight_, node, &v->weight)) != PITH_OK)
+            goto done;
+        if (!v->weight) {
+            if ((status = LayerNormBackwardInputBackward0_let_av(node, grads, v)) != PITH_OK)
+                goto done;
+            chosen1 = ag_retain(v->av);
+        } else {
+            if ((status = LayerNormBackwardInputBackward0_let_av(node, grads, v)) != PITH_OK)
+                goto done;
+            if ((status = pith_call_mul(res_, v->av, v->weight)) != PITH_OK)
+                goto done;
+            tmp2 = res_[0].u.t;
+            chosen1 = tmp2;
+            tmp2 = NULL;
+        }
+        out[0] = chosen1;
+        chosen1 = NULL;
+    }
+    if (ag_needs_grad(node, 1)) {
+        /* input: neg(mul(rstd, add(mul(rstd, add(mul(xhat, sub(s, mul(b, p))), mul(p, jg))), mul(b, av)))) */
+        if ((status = LayerNormBackwardInputBackward0_let_rstd(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = LayerNormBackwardInputBackward0_let_xhat(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = LayerNormBackwardInputBackward0_let_s(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = LayerNormBackwardInputBackward0_let_b(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = LayerNormBackwardInputBackward0_let_p(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, v->b, v->p)) != PITH_OK)
+            goto done;
+        tmp3 = res_[0].u.t;
+        if ((status = pith_call_sub(res_, v->s, tmp3, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        tmp4 = res_[0].u.t;
+        ag_drop(&tmp3);
+        if ((status = pith_call_mul(res_, v->xhat, tmp4)) != PITH_OK)
+            goto done;
+        tmp5 = res_[0].u.t;
+        ag_drop(&tmp4);
+        if ((status = LayerNormBackwardInputBackward0_let_jg(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, v->p, v->jg)) != PITH_OK)
+            goto done;
+        tmp6 = res_[0].u.t;
+        if ((status = pith_call_add(res_, tmp5, tmp6, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        tmp7 = res_[0].u.t;
+        ag_drop(&tmp5);
+        ag_drop(&tmp6);
+        if ((status = pith_call_mul(res_, v->rstd, tmp7)) != PITH_OK)
+            goto done;
+        tmp8 = res_[0].u.t;
+        ag_drop(&tmp7);
+        if ((status = LayerNormBackwardInputBackward0_let_av(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, v->b, v->av)) != PITH_OK)
+            goto done;
+        tmp9 = res_[0].u.t;
+        if ((status = pith_call_add(res_, tmp8, tmp9, scalar_from_int(1))) != PITH_OK)
+            goto done;
+        tmp10 = res_[0].u.t;
+        ag_drop(&tmp8);
+        ag_drop(&tmp9);
+        if ((status = pith_call_mul(res_, v->rstd, tmp10)) != PITH_OK)
+            goto done;
+        tmp11 = res_[0].u.t;
+        ag_drop(&tmp10);
+        if ((status = pith_call_neg(res_, tmp11)) != PITH_OK)
+            goto done;
+        out[1] = res_[0].u.t;
+        ag_drop(&tmp11);
+    }
+    if (ag_needs_grad(node, 2)) {
+        /* weight: mul(grad_out, av) */
+        if (!v->grad_out && (status = ag_unpack(&n->grad_out_, node, &v->grad_out)) != PITH_OK)
+            goto done;
+        if ((status = LayerNormBackwardInputBackward0_let_av(node, grads, v)) != PITH_OK)
+            goto done;
+        if ((status = pith_call_mul(res_, v->grad_out, v->av)) != PITH_OK)
+            goto done;
+        out[2] = res_[0].u.t;
+    }
+done:
+    pith_release(chosen1);
+    pith_release(tmp2);
+    pith_release(tmp3);
+    pith_release(tmp4);
+    pith_release(tmp5);
+    pith_release(tmp6);
+    pith_release(tmp7);
+    pith_release(tmp8);
+    pith_release(tmp9);
+    pith_release(tmp10);
+    pith_release(tmp11);
+    pith_release(v->grad_out);
+    pith_release(v->input);
+    pith_release(v->weight);
+    ag_ints_release(&v->dims);
+    pith_release(v->centered);
+    pith_release(v->rstd);
+    pith_release(v->xhat);
+    pith_release(v->g);
+    pith_release(v->av);
+    pith_release(v->gc);
+    pith_release(v->b);
+    pith_release(v->p);
+    pith_release(v->s);
+    pith_release(v->jg);
+    if (status != PITH_OK)
+        ag_grads_clear(out, node->num_next);
+    return status;
+}
+
+static void LayerNormBackwardInputBackward0_release_saved(ag_node *node)
+{
+    LayerNormBackwardInputBackward0 *n = (LayerNormBackwardInputBackward0 *)node;
+    ag_saved_release(&n->grad_out_);
+    ag_saved_release(&n->input_);
+    ag_saved_release(&n->weight_);
+    if (!ag_node_freeing(node))
+        return;
+    ag_ints_release(&n->normalized_shape_);
+}
+
+static const ag_node_vtable LayerNormBackwardInputBackward0_vtable = {
+    "LayerNormBackwardInputBackward0", LayerNormBackwardInputBackward0_apply, LayerNormBackwardInputBackward0_release_saved, sizeof(LayerNormBackwardInputBackward0)};
+
+/* _layer_norm_backward_input(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight=None, float eps=1e-05) -> Tensor */
+pith_status _layer_norm_backward_input_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    const pith_tensor *const inputs_[] = {grad_out, input, weight};
+    if (!ag_should_record(inputs_, 3))
+        return pith_redispatch__layer_norm_backward_input(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, grad_out, input, normalized_shape, weight, eps);
+    ag_below_guard below_;
+    pith_status status_ = pith_redispatch__layer_norm_backward_input(ag_below_enter(ks, &below_), ret, grad_out, input, normalized_shape, weight, eps);
+    ag_below_exit(&below_);
+    if (status_ != PITH_OK)
+        return status_;
+    LayerNormBackwardInputBackward0 *n_ = (LayerNormBackwardInputBackward0 *)ag_node_new(&LayerNormBackwardInputBackward0_vtable, 3, 1);
+    if (!n_) {
+        status_ = pith_last_status();
+        goto fail;
+    }
+    n_->eps_ = eps;
+    if ((status_ = ag_set_next_edge(&n_->node, 0, grad_out)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 1, input)) != PITH_OK ||
+        (status_ = ag_set_next_edge(&n_->node, 2, weight)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 1) || ag_has_edge(&n_->node, 2)) &&
+        (status_ = ag_save(&n_->grad_out_, grad_out, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_save(&n_->input_, input, false)) != PITH_OK)
+        goto fail;
+    if ((ag_has_edge(&n_->node, 0) || ag_has_edge(&n_->node, 1)) &&
+        (status_ = ag_save(&n_->weight_, weight, false)) != PITH_OK)
+        goto fail;
+    if ((status_ = ag_ints_copy(&n_->normalized_shape_, normalized_shape)) != PITH_OK ||
+        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK)
+        goto fail;
+    ag_node_release(&n_->node);
+    return PITH_OK;
+fail:
+    if (n_)
+        ag_node_release(&n_->node);
+    value_clear(&ret[0]);
+    return status_;
+}
+
 /* ---- _scaled_dot_product_fused_attention ---- */
 
 /* _scaled_dot_product_fused_attention: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) */
@@ -1763,108 +2506,5 @@ fail:
     if (n_)
         ag_node_release(&n_->node);
     value_clear(&ret[0]);
-    return status_;
-}
-
-/* ---- _ctc_loss ---- */
-
-/* _ctc_loss: _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
-typedef struct {
-    ag_node node;
-    ag_saved log_probs_;
-    ag_saved targets_;
-    ag_saved neg_log_likelihood_;
-    ag_saved log_alpha_;
-    ag_ints input_lengths_;
-    ag_ints target_lengths_;
-    int64_t blank_;
-    bool zero_infinity_;
-} CtcLossBackward0;
-
-static pith_status CtcLossBackward0_apply(ag_node *node, pith_tensor *const *grads, pith_tensor **out)
-{
-    CtcLossBackward0 *n = (CtcLossBackward0 *)node;
-    pith_tensor *grad_neg_log_likelihood = grads[0];
-    pith_tensor *log_alpha = NULL;
-    pith_tensor *neg_log_likelihood = NULL;
-    pith_tensor *targets = NULL;
-    pith_tensor *log_probs = NULL;
-    ag_grads_init(out, node->num_next);
-    pith_value res_[1];
-    pith_status status = PITH_OK;
-    if (ag_needs_grad(node, 0)) {
-        /* log_probs: _ctc_loss_backward(grad_neg_log_likelihood, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity) */
-        if (!log_probs && (status = ag_unpack(&n->log_probs_, node, &log_probs)) != PITH_OK)
-            goto done;
-        if (!targets && (status = ag_unpack(&n->targets_, node, &targets)) != PITH_OK)
-            goto done;
-        if (!neg_log_likelihood && (status = ag_unpack(&n->neg_log_likelihood_, node, &neg_log_likelihood)) != PITH_OK)
-            goto done;
-        if (!log_alpha && (status = ag_unpack(&n->log_alpha_, node, &log_alpha)) != PITH_OK)
-            goto done;
-        if ((status = pith_call__ctc_loss_backward(res_, grad_neg_log_likelihood, log_probs, targets, ag_ints_list(&n->input_lengths_), ag_ints_list(&n->target_lengths_), neg_log_likelihood, log_alpha, n->blank_, n->zero_infinity_)) != PITH_OK)
-            goto done;
-        out[0] = res_[0].u.t;
-    }
-done:
-    pith_release(log_probs);
-    pith_release(targets);
-    pith_release(neg_log_likelihood);
-    pith_release(log_alpha);
-    if (status != PITH_OK)
-        ag_grads_clear(out, node->num_next);
-    return status;
-}
-
-static void CtcLossBackward0_release_saved(ag_node *node)
-{
-    CtcLossBackward0 *n = (CtcLossBackward0 *)node;
-    ag_saved_release(&n->log_probs_);
-    ag_saved_release(&n->targets_);
-    ag_saved_release(&n->neg_log_likelihood_);
-    ag_saved_release(&n->log_alpha_);
-    if (!ag_node_freeing(node))
-        return;
-    ag_ints_release(&n->input_lengths_);
-    ag_ints_release(&n->target_lengths_);
-}
-
-static const ag_node_vtable CtcLossBackward0_vtable = {
-    "CtcLossBackward0", CtcLossBackward0_apply, CtcLossBackward0_release_saved, sizeof(CtcLossBackward0)};
-
-/* _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor neg_log_likelihood, Tensor log_alpha) */
-pith_status _ctc_loss_autograd(pith_keyset ks, pith_value *ret, const pith_tensor *log_probs, const pith_tensor *targets, pith_int_list input_lengths, pith_int_list target_lengths, int64_t blank, bool zero_infinity)
-{
-    const pith_tensor *const inputs_[] = {log_probs};
-    if (!ag_should_record(inputs_, 1))
-        return pith_redispatch__ctc_loss(ks & ~PITH_KEYSET(PITH_KEY_AUTOGRAD), ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
-    ag_below_guard below_;
-    pith_status status_ = pith_redispatch__ctc_loss(ag_below_enter(ks, &below_), ret, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
-    ag_below_exit(&below_);
-    if (status_ != PITH_OK)
-        return status_;
-    CtcLossBackward0 *n_ = (CtcLossBackward0 *)ag_node_new(&CtcLossBackward0_vtable, 1, 2);
-    if (!n_) {
-        status_ = pith_last_status();
-        goto fail;
-    }
-    n_->blank_ = blank;
-    n_->zero_infinity_ = zero_infinity;
-    if ((status_ = ag_set_next_edge(&n_->node, 0, log_probs)) != PITH_OK ||
-        (status_ = ag_save(&n_->log_probs_, log_probs, false)) != PITH_OK ||
-        (status_ = ag_save(&n_->targets_, targets, false)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->input_lengths_, input_lengths)) != PITH_OK ||
-        (status_ = ag_ints_copy(&n_->target_lengths_, target_lengths)) != PITH_OK ||
-        (status_ = ag_set_history(&n_->node, 0, ret[0].u.t)) != PITH_OK ||
-        (status_ = ag_save(&n_->neg_log_likelihood_, ret[0].u.t, true)) != PITH_OK ||
-        (status_ = ag_save(&n_->log_alpha_, ret[1].u.t, false)) != PITH_OK)
-        goto fail;
-    ag_node_release(&n_->node);
-    return PITH_OK;
-fail:
-    if (n_)
-        ag_node_release(&n_->node);
-    value_clear(&ret[0]);
-    value_clear(&ret[1]);
     return status_;
 }

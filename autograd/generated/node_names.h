@@ -68,6 +68,7 @@
     _("log_sigmoid", "LogSigmoidBackward0") \
     _("gelu", "GeluBackward0") \
     _("gelu_", "GeluBackward0") \
+    _("gelu_backward", "GeluBackwardBackward0") \
     _("clamp", "ClampBackward1") \
     _("clamp_", "ClampBackward1") \
     _("hardtanh", "HardtanhBackward0") \
@@ -127,6 +128,7 @@
     _("softmax.int", "SoftmaxBackward0") \
     _("log_softmax.int", "LogSoftmaxBackward0") \
     _("layer_norm", "NativeLayerNormBackward0") \
+    _("_layer_norm_backward_input", "LayerNormBackwardInputBackward0") \
     _("_scaled_dot_product_fused_attention", "ScaledDotProductFlashAttentionForCpuBackward0") \
     _("_scaled_dot_product_attention_weights", "ScaledDotProductAttentionWeightsBackward0") \
     _("uniform_", "UniformBackward0") \

@@ -1531,6 +1531,21 @@ static pith_status invoke_gelu_(const pith_op *op, void (*fn)(void), pith_keyset
     return ((pith_sig_gelu_)fn)(ks, ret, self, approximate);
 }
 
+static pith_status invoke_gelu_backward(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *grad_output;
+    if (unbox_TENSOR(op, 0, &args[0], &grad_output) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 1, &args[1], &self) != PITH_OK)
+        return pith_last_status();
+    const char *approximate;
+    if (unbox_STR(op, 2, &args[2], &approximate) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig_gelu_backward)fn)(ks, ret, grad_output, self, approximate);
+}
+
 static pith_status invoke_clamp(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -3145,6 +3160,27 @@ static pith_status invoke_layer_norm_out(const pith_op *op, void (*fn)(void), pi
     return ((pith_sig_layer_norm_out)fn)(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out);
 }
 
+static pith_status invoke__layer_norm_backward_input(const pith_op *op, void (*fn)(void), pith_keyset ks,
+                                const pith_value *args, pith_value *ret)
+{
+    const pith_tensor *grad_out;
+    if (unbox_TENSOR(op, 0, &args[0], &grad_out) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *input;
+    if (unbox_TENSOR(op, 1, &args[1], &input) != PITH_OK)
+        return pith_last_status();
+    pith_int_list normalized_shape;
+    if (unbox_INT_LIST(op, 2, &args[2], &normalized_shape) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *weight;
+    if (unbox_OPT_TENSOR(op, 3, &args[3], &weight) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 4, &args[4], &eps) != PITH_OK)
+        return pith_last_status();
+    return ((pith_sig__layer_norm_backward_input)fn)(ks, ret, grad_out, input, normalized_shape, weight, eps);
+}
+
 static pith_status invoke__scaled_dot_product_fused_attention(const pith_op *op, void (*fn)(void), pith_keyset ks,
                                 const pith_value *args, pith_value *ret)
 {
@@ -4524,6 +4560,7 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_gelu,
     invoke_gelu_out,
     invoke_gelu_,
+    invoke_gelu_backward,
     invoke_clamp,
     invoke_clamp_,
     invoke_isnan,
@@ -4634,6 +4671,7 @@ const compile_invoker compile_invokers[PITH_NUM_BUILTIN_OPS] = {
     invoke_log_softmax_out,
     invoke_layer_norm,
     invoke_layer_norm_out,
+    invoke__layer_norm_backward_input,
     invoke__scaled_dot_product_fused_attention,
     invoke__scaled_dot_product_attention_weights,
     invoke_empty,

@@ -120,6 +120,15 @@ pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self,
     return gelu__kernel(ks, ret, self, approximate, PITH_META);
 }
 
+pith_status gelu_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    return gelu_backward_kernel(ks, ret, grad_output, self, approximate, PITH_CPU);
+}
+pith_status gelu_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    return gelu_backward_kernel(ks, ret, grad_output, self, approximate, PITH_META);
+}
+
 pith_status clamp_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max)
 {
     return clamp_kernel(ks, ret, self, min, max, PITH_CPU);
@@ -712,6 +721,15 @@ pith_status layer_norm_out_cpu(pith_keyset ks, pith_value *ret, const pith_tenso
 pith_status layer_norm_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out)
 {
     return layer_norm_out_kernel(ks, ret, input, normalized_shape, weight, bias, eps, cudnn_enable, out, PITH_META);
+}
+
+pith_status _layer_norm_backward_input_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    return _layer_norm_backward_input_kernel(ks, ret, grad_out, input, normalized_shape, weight, eps, PITH_CPU);
+}
+pith_status _layer_norm_backward_input_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    return _layer_norm_backward_input_kernel(ks, ret, grad_out, input, normalized_shape, weight, eps, PITH_META);
 }
 
 pith_status _scaled_dot_product_fused_attention_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)

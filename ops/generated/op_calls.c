@@ -1195,6 +1195,84 @@ static const pith_kernel_record record_cpu_gelu_ = {
 static const pith_kernel_record record_meta_gelu_ = {
     (void (*)(void))gelu__meta, boxed_adapter_gelu_, (void *)&record_meta_gelu_};
 
+/* ---- gelu_backward: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general_gelu_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID_gelu_backward];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig_gelu_backward)kernel->unboxed)(ks, ret, grad_output, self, approximate);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, grad_output);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, self);
+    if (status == PITH_OK)
+        status = box_STR(stack, approximate);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch_gelu_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID_gelu_backward], ks);
+    if (kernel)
+        return ((pith_sig_gelu_backward)kernel->unboxed)(ks, ret, grad_output, self, approximate);
+    return redispatch_general_gelu_backward(ks, ret, grad_output, self, approximate);
+}
+pith_status pith_call_gelu_backward(pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate)
+{
+    if (!grad_output)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "gelu_backward", "grad_output");
+    if (!self)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "gelu_backward", "self");
+    if (!approximate)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "gelu_backward", "approximate");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(grad_output);
+    ks |= tensor_keyset_of(self);
+    return pith_redispatch_gelu_backward(keyset_effective(ks), ret, grad_output, self, approximate);
+}
+static pith_status boxed_adapter_gelu_backward(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 3)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)3, stack->size);
+    const size_t base_ = stack->size - 3;
+    (void)base_;
+    const pith_tensor *grad_output;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &grad_output) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *self;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &self) != PITH_OK)
+        return pith_last_status();
+    const char *approximate;
+    if (unbox_STR(op, 2, stack_at(stack, base_ + 2), &approximate) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 3));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig_gelu_backward)record->unboxed)(ks, ret, grad_output, self, approximate);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 3);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu_gelu_backward = {
+    (void (*)(void))gelu_backward_cpu, boxed_adapter_gelu_backward, (void *)&record_cpu_gelu_backward};
+static const pith_kernel_record record_meta_gelu_backward = {
+    (void (*)(void))gelu_backward_meta, boxed_adapter_gelu_backward, (void *)&record_meta_gelu_backward};
+
 /* ---- clamp: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor ---- */
 static __attribute__((noinline))
 pith_status redispatch_general_clamp(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max)
@@ -9326,6 +9404,95 @@ static const pith_kernel_record record_cpu_layer_norm_out = {
 static const pith_kernel_record record_meta_layer_norm_out = {
     (void (*)(void))layer_norm_out_meta, boxed_adapter_layer_norm_out, (void *)&record_meta_layer_norm_out};
 
+/* ---- _layer_norm_backward_input: _layer_norm_backward_input(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight=None, float eps=1e-05) -> Tensor ---- */
+static __attribute__((noinline))
+pith_status redispatch_general__layer_norm_backward_input(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    const pith_op *op = pith_builtin_ops[PITH_OPID__layer_norm_backward_input];
+    const pith_kernel_record *kernel;
+    int key_;  /* not `key`: an argument may be named so (attention's) */
+    if (dispatch_pick(op, ks, &kernel, &key_) != PITH_OK)
+        return pith_last_status();
+    if (kernel->unboxed)
+        return ((pith_sig__layer_norm_backward_input)kernel->unboxed)(ks, ret, grad_out, input, normalized_shape, weight, eps);
+    pith_stack stack_ = {0}, *stack = &stack_;
+    pith_status status = PITH_OK;
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, grad_out);
+    if (status == PITH_OK)
+        status = box_TENSOR(stack, input);
+    if (status == PITH_OK)
+        status = box_INT_LIST(stack, normalized_shape);
+    if (status == PITH_OK)
+        status = box_OPT_TENSOR(stack, weight);
+    if (status == PITH_OK)
+        status = box_FLOAT(stack, eps);
+    if (status == PITH_OK)
+        status = kernel->boxed(op, stack, kernel->ctx);
+    if (status == PITH_OK)
+        status = op_stack_pop_returns(op, stack, ret);
+    op_stack_release(stack);
+    return status;
+}
+pith_status pith_redispatch__layer_norm_backward_input(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    const pith_kernel_record *kernel =
+        dispatch_pick_unboxed(pith_builtin_ops[PITH_OPID__layer_norm_backward_input], ks);
+    if (kernel)
+        return ((pith_sig__layer_norm_backward_input)kernel->unboxed)(ks, ret, grad_out, input, normalized_shape, weight, eps);
+    return redispatch_general__layer_norm_backward_input(ks, ret, grad_out, input, normalized_shape, weight, eps);
+}
+pith_status pith_call__layer_norm_backward_input(pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps)
+{
+    if (!grad_out)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_layer_norm_backward_input", "grad_out");
+    if (!input)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_layer_norm_backward_input", "input");
+    if (normalized_shape.n && !normalized_shape.data)
+        return pith_set_error(PITH_ERR_VALUE, "%s: argument '%s' is NULL", "_layer_norm_backward_input", "normalized_shape");
+    pith_keyset ks = 0;
+    ks |= tensor_keyset_of(grad_out);
+    ks |= tensor_keyset_of(input);
+    ks |= tensor_keyset_of(weight);
+    return pith_redispatch__layer_norm_backward_input(keyset_effective(ks), ret, grad_out, input, normalized_shape, weight, eps);
+}
+static pith_status boxed_adapter__layer_norm_backward_input(const pith_op *op, pith_stack *stack, void *ctx)
+{
+    const pith_kernel_record *record = ctx;
+    if (stack->size < 5)
+        return pith_set_error(PITH_ERR_VALUE, "%s: expected %zu arguments, got %zu",
+                              op->qualified_name, (size_t)5, stack->size);
+    const size_t base_ = stack->size - 5;
+    (void)base_;
+    const pith_tensor *grad_out;
+    if (unbox_TENSOR(op, 0, stack_at(stack, base_ + 0), &grad_out) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *input;
+    if (unbox_TENSOR(op, 1, stack_at(stack, base_ + 1), &input) != PITH_OK)
+        return pith_last_status();
+    pith_int_list normalized_shape;
+    if (unbox_INT_LIST(op, 2, stack_at(stack, base_ + 2), &normalized_shape) != PITH_OK)
+        return pith_last_status();
+    const pith_tensor *weight;
+    if (unbox_OPT_TENSOR(op, 3, stack_at(stack, base_ + 3), &weight) != PITH_OK)
+        return pith_last_status();
+    double eps;
+    if (unbox_FLOAT(op, 4, stack_at(stack, base_ + 4), &eps) != PITH_OK)
+        return pith_last_status();
+    pith_keyset ks = keyset_effective(stack_keyset(stack, 5));
+    pith_value ret[PITH_MAX_RETURNS];
+    op_returns_clear(ret);
+    pith_status status = ((pith_sig__layer_norm_backward_input)record->unboxed)(ks, ret, grad_out, input, normalized_shape, weight, eps);
+    if (status != PITH_OK)
+        return status;
+    pith_stack_drop(stack, 5);
+    return op_stack_push_returns(op, stack, ret);
+}
+static const pith_kernel_record record_cpu__layer_norm_backward_input = {
+    (void (*)(void))_layer_norm_backward_input_cpu, boxed_adapter__layer_norm_backward_input, (void *)&record_cpu__layer_norm_backward_input};
+static const pith_kernel_record record_meta__layer_norm_backward_input = {
+    (void (*)(void))_layer_norm_backward_input_meta, boxed_adapter__layer_norm_backward_input, (void *)&record_meta__layer_norm_backward_input};
+
 /* ---- _scaled_dot_product_fused_attention: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) ---- */
 static __attribute__((noinline))
 pith_status redispatch_general__scaled_dot_product_fused_attention(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale)
@@ -14737,6 +14904,8 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_STR, PITH_TYPE_TENSOR}, 3, &record_cpu_gelu_out, &record_meta_gelu_out},
     {"gelu_", "gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_STR}, 2, &record_cpu_gelu_, &record_meta_gelu_},
+    {"gelu_backward", "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_STR}, 3, &record_cpu_gelu_backward, &record_meta_gelu_backward},
     {"clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_OPT_SCALAR, PITH_TYPE_OPT_SCALAR}, 3, &record_cpu_clamp, &record_meta_clamp},
     {"clamp_", "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
@@ -14957,6 +15126,8 @@ const op_row op_rows[PITH_NUM_BUILTIN_OPS] = {
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_FLOAT, PITH_TYPE_BOOL}, 6, &record_cpu_layer_norm, &record_meta_layer_norm},
     {"layer_norm_out", "layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True, *, Tensor(a!) out) -> Tensor(a!)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_FLOAT, PITH_TYPE_BOOL, PITH_TYPE_TENSOR}, 7, &record_cpu_layer_norm_out, &record_meta_layer_norm_out},
+    {"_layer_norm_backward_input", "_layer_norm_backward_input(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight=None, float eps=1e-05) -> Tensor",
+     (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_INT_LIST, PITH_TYPE_OPT_TENSOR, PITH_TYPE_FLOAT}, 5, &record_cpu__layer_norm_backward_input, &record_meta__layer_norm_backward_input},
     {"_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp)",
      (const pith_arg_type[]){PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_TENSOR, PITH_TYPE_OPT_TENSOR, PITH_TYPE_BOOL, PITH_TYPE_FLOAT}, 6, &record_cpu__scaled_dot_product_fused_attention, &record_meta__scaled_dot_product_fused_attention},
     {"_scaled_dot_product_attention_weights", "_scaled_dot_product_attention_weights(Tensor query, Tensor key, Tensor logsumexp, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> Tensor",

@@ -134,6 +134,7 @@ typedef enum {
     PITH_OPID_gelu,
     PITH_OPID_gelu_out,
     PITH_OPID_gelu_,
+    PITH_OPID_gelu_backward,
     PITH_OPID_clamp,
     PITH_OPID_clamp_,
     PITH_OPID_isnan,
@@ -244,6 +245,7 @@ typedef enum {
     PITH_OPID_log_softmax_out,
     PITH_OPID_layer_norm,
     PITH_OPID_layer_norm_out,
+    PITH_OPID__layer_norm_backward_input,
     PITH_OPID__scaled_dot_product_fused_attention,
     PITH_OPID__scaled_dot_product_attention_weights,
     PITH_OPID_empty,
@@ -1084,6 +1086,13 @@ pith_status pith_redispatch_gelu_(pith_keyset ks, pith_value *ret, const pith_te
 pith_status gelu__cpu(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu__meta(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate);
 pith_status gelu__kernel(pith_keyset ks, pith_value *ret, const pith_tensor *self, const char *approximate, pith_device kernel_device);
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+typedef pith_status (*pith_sig_gelu_backward)(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status pith_call_gelu_backward(pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status pith_redispatch_gelu_backward(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate);
+pith_status gelu_backward_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *grad_output, const pith_tensor *self, const char *approximate, pith_device kernel_device);
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 typedef pith_status (*pith_sig_clamp)(pith_keyset ks, pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
 pith_status pith_call_clamp(pith_value *ret, const pith_tensor *self, pith_scalar min, pith_scalar max);
@@ -1772,6 +1781,13 @@ pith_status pith_redispatch_layer_norm_out(pith_keyset ks, pith_value *ret, cons
 pith_status layer_norm_out_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out);
 pith_status layer_norm_out_meta(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out);
 pith_status layer_norm_out_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, const pith_tensor *bias, double eps, bool cudnn_enable, const pith_tensor *out, pith_device kernel_device);
+/* _layer_norm_backward_input(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight=None, float eps=1e-05) -> Tensor */
+typedef pith_status (*pith_sig__layer_norm_backward_input)(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
+pith_status pith_call__layer_norm_backward_input(pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
+pith_status pith_redispatch__layer_norm_backward_input(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
+pith_status _layer_norm_backward_input_cpu(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
+pith_status _layer_norm_backward_input_meta(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps);
+pith_status _layer_norm_backward_input_kernel(pith_keyset ks, pith_value *ret, const pith_tensor *grad_out, const pith_tensor *input, pith_int_list normalized_shape, const pith_tensor *weight, double eps, pith_device kernel_device);
 /* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float scale=1.0) -> (Tensor output, Tensor logsumexp) */
 typedef pith_status (*pith_sig__scaled_dot_product_fused_attention)(pith_keyset ks, pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);
 pith_status pith_call__scaled_dot_product_fused_attention(pith_value *ret, const pith_tensor *query, const pith_tensor *key, const pith_tensor *value, const pith_tensor *attn_mask, bool is_causal, double scale);

@@ -388,6 +388,9 @@ KNOWN[("name", "_scaled_dot_product_fused_attention")] = (
 KNOWN[("name", "_scaled_dot_product_attention_weights")] = (
     "pith's own op (Note [Fused attention]): torch has none of its name, and the formula "
     "test's adapter composes it of torch ops, the last an exp")
+KNOWN[("name", "_layer_norm_backward_input")] = (
+    "pith's own op (layer_norm's input gradient, kernels/normalisation.c): torch has none of "
+    "its name, and the formula test's adapter composes it of torch ops, the last a mul")
 KNOWN[("create_graph", "_ctc_loss")] = (
     "_ctc_loss_backward has no derivative in the op file (docs/training.md, Losses): pith's "
     "CTC gradient made with create_graph=True does not require grad; torch's does, and its "

@@ -79,7 +79,24 @@ def attention_weights(query, key, logsumexp, attn_mask, is_causal, scale):
             logsumexp.unsqueeze(-1)).exp()
 
 
+def layer_norm_backward_input(grad_out, input, normalized_shape, weight, eps):
+    """pith's _layer_norm_backward_input (kernels/normalisation.c), layer_norm's input
+    gradient, in differentiable torch ops; what layer_norm refuses, and a grad_out not of
+    the input's shape, it refuses too."""
+    torch.nn.functional.layer_norm(input.detach(), normalized_shape,
+                                   None if weight is None else weight.detach(), None, eps)
+    if grad_out.shape != input.shape:
+        raise RuntimeError("expected grad_out of the input's shape")
+    dims = list(range(-len(normalized_shape), 0))
+    centered = input - input.mean(dims, keepdim=True)
+    rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = centered * rstd
+    g = grad_out if weight is None else grad_out * weight
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
 ADAPTERS = {
+    "_layer_norm_backward_input": layer_norm_backward_input,
     # pith's own ops (See Note [Fused attention], kernels/attention.c), in torch ops
     "_scaled_dot_product_fused_attention": fused_attention,
     "_scaled_dot_product_attention_weights": attention_weights,
@@ -353,6 +370,10 @@ SAMPLES = {
     "softplus": [{"self": r(3, 4), "beta": 2.0, "threshold": 1.0}, {"self": r(5)},
                  {"self": edges, "beta": 2.0, "threshold": 1.0}],
     "gelu": [{"self": r(3, 4)}, {"self": r(3, 4), "approximate": "tanh"}, {"self": r()}],
+    "gelu_backward": [{"grad_output": r(3, 4), "self": r(3, 4)},
+                      {"grad_output": r(3, 4), "self": r(3, 4), "approximate": "tanh"},
+                      {"grad_output": r(4), "self": r(3, 4), "approximate": "tanh"},
+                      {"grad_output": r(3, 4), "self": r()}],
     "clamp": [{"self": r(3, 4), "min": -0.5, "max": 0.5}, {"self": r(3, 4), "max": 0.3},
               {"self": r(), "min": -0.3}, {"self": edges, "min": -0.5, "max": 0.5}],
     "hardtanh": [{"self": r(3, 4), "min_val": -0.5, "max_val": 0.5}, {"self": r(3, 4)},
@@ -450,6 +471,11 @@ SAMPLES = {
     "layer_norm": [{"input": r(2, 3, 4), "normalized_shape": [4], "weight": r(4), "bias": r(4)},
                    {"input": r(2, 3, 4), "normalized_shape": [3, 4]},
                    {"input": r(3, 4), "normalized_shape": [4], "weight": r(4), "eps": 0.1}],
+    "_layer_norm_backward_input": [
+        {"grad_out": r(2, 3, 4), "input": r(2, 3, 4), "normalized_shape": [4], "weight": r(4)},
+        {"grad_out": r(2, 3, 4), "input": r(2, 3, 4), "normalized_shape": [3, 4]},
+        {"grad_out": r(3, 4), "input": r(3, 4), "normalized_shape": [4], "weight": r(4),
+         "eps": 0.1}],
     "_scaled_dot_product_fused_attention": [
         {"query": r(2, 3, 4), "key": r(2, 5, 4), "value": r(2, 5, 3), "scale": 0.7},
         {"query": r(2, 2, 4, 3), "key": r(2, 2, 4, 3), "value": r(2, 2, 4, 2),
