@@ -209,20 +209,25 @@ PACKAGES = [
 # match to 1e-8), and with GPT-2's initialisation some entries of c_attn.weight get a first
 # gradient of 6e-9 (gpt.py: h.1 row 191, column 53, -6.44e-9 in torch and -6.26e-9 in
 # pith, a step of 3.9e-4 against 3.85e-4: 6.7e-6 apart at the end). So the programs that
-# train a GPT with Adam compare the weights with atol 2e-5 (the bound of one step at
-# lr 1e-3; 6.6e-6 is measured); the losses keep rtol 1e-4, and every entry larger than 0.2
-# keeps rtol 1e-4 too.
+# train a GPT with Adam compare the weights with atol 4e-5: the bound of one such step at
+# lr 1e-3 is 2e-5, and an entry whose gradient is still that small at a later step steps on
+# rounding again (up to 2e-5 each time, 2e-4 over 10 steps at worst). 6.6e-6 was measured
+# while GELU's backward was a composite of pith ops; with its fused kernel (whose last-ulp
+# rounding differs from torch's own) one entry of gpt.py's h.1.attn.c_attn.weight ends
+# 2.35e-5 apart, more than one step's bound, so two steps' bound it is. The losses keep
+# rtol 1e-4, and every entry larger than 0.2 keeps rtol 1e-4 too.
 _ADAM_WHY = ("See Note [Adam steps on the rounding of near-zero gradients]: entries whose "
              "gradient is near Adam's eps (the key bias, zero in exact arithmetic; some "
              "first-step weight gradients of 6e-9) step on the rounding of the matmul and "
              "scaled_dot_product_attention backward sums, whose order differs: up to "
-             "lr * |dg| / eps = 2e-5 apart, so atol 2e-5 on the weights")
+             "lr * |dg| / eps = 2e-5 apart per step, 2.35e-5 measured over 10 steps, so atol "
+             "4e-5 on the weights (two steps' bound)")
 
 SCRIPTS = [
     Program("tutorial: quickstart classifier (DataLoader, save/load)", file="quickstart.py",
             trains=True),
     Program("tutorial: nanoGPT-style GPT with generate()", file="gpt.py", trains=True,
-            train_atol=2e-5, train_tolerance_why=_ADAM_WHY),
+            train_atol=4e-5, train_tolerance_why=_ADAM_WHY),
     Program("tutorial: llama-style transformer (RMSNorm, RoPE, SwiGLU)", file="llama.py",
             trains=True),
     Program("tutorial: variational autoencoder (pytorch/examples style)", file="vae.py",
@@ -243,7 +248,7 @@ SCRIPTS = [
                 "the sum over the positions, which the flip does not change, and keeps "
                 "the default; every loss and every other entry keeps rtol 1e-4.")),
     Program("nanoGPT character model (AdamW groups, warmup+cosine, clip_grad_norm_)",
-            file="nanogpt.py", trains=True, train_atol=2e-5, train_tolerance_why=_ADAM_WHY),
+            file="nanogpt.py", trains=True, train_atol=4e-5, train_tolerance_why=_ADAM_WHY),
     Program("regression with LBFGS (strong_wolfe, closure, float64)",
             file="lbfgs_regression.py", trains=True),
 ]
